@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The project's one entry point. Installs what it needs into ./.venv and
+# ./node_modules (Python packages pinned by constraints.txt, Node.js 22 and the
+# CDK CLI pinned by package-lock.json), then runs one job:
+#   ./dev.sh synth [SPEC]  synthesize SPEC (default examples/enterprise.yaml) into build/
+#   ./dev.sh test [ARGS]   run the whole test suite (pytest ARGS)
+#   ./dev.sh bench         run the benchmarks in bench/ (not part of the tests)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=${PYTHON:-python3}
+
+setup() {
+  if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "hyperpod-gov needs Python 3.11 or later (found $("$PY" --version 2>&1))" >&2
+    exit 2
+  fi
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  local want have
+  want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+  have=$(cat .venv/.hyperpod-gov-installed 2>/dev/null || true)
+  if [ "$want" != "$have" ]; then
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+    echo "$want" > .venv/.hyperpod-gov-installed
+  fi
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  have=$(cat node_modules/.hyperpod-gov-installed 2>/dev/null || true)
+  if [ "$want" != "$have" ]; then
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$want" > node_modules/.hyperpod-gov-installed
+  fi
+  # jsii runs on this Node.js 22 (the npm package `node`), not the machine's Node.js 20.
+  export PATH="$PWD/node_modules/.bin:$PWD/.venv/bin:$PATH"
+  node -e 'process.exit(parseInt(process.versions.node) >= 22 ? 0 : 1)' || {
+    echo "node_modules/.bin/node is not Node.js 22+; delete node_modules and retry" >&2; exit 2; }
+}
+
+job=${1:-}
+shift || true
+case "$job" in
+  synth)
+    setup
+    spec=${1:-examples/enterprise.yaml}
+    hyperpod-gov validate "$spec"
+    hyperpod-gov explain "$spec"
+    ;;
+  test)
+    setup
+    exec python -m pytest "$@"
+    ;;
+  bench)
+    setup
+    for b in bench/*.py; do python "$b"; done
+    ;;
+  *)
+    echo "usage: ./dev.sh synth [SPEC] | test [PYTEST ARGS] | bench" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,82 @@
+"""The `hyperpod-gov` command: validate, explain and synthesize a governance spec."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from .spec import GovernanceSpec, SpecError, load_spec, spec_warnings
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def _load(args: argparse.Namespace) -> GovernanceSpec:
+    return load_spec(args.spec, strict=args.strict)
+
+
+def _print_warnings(spec: GovernanceSpec) -> None:
+    for issue in spec_warnings(spec):
+        print(f"warning: {issue}", file=sys.stderr)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    spec = _load(args)
+    _print_warnings(spec)
+    print(f"{args.spec}: valid ({len(spec.teams)} teams, {spec.scheduler.mode} mode)")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+    from .plan import build_plan
+
+    spec = _load(args)
+    _print_warnings(spec)
+    sys.stdout.write(explain(spec, build_plan(spec)))
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    schema = GovernanceSpec.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "hyperpod-gov governance spec"
+    print(json.dumps(schema, indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hyperpod-gov", description="Govern a shared SageMaker HyperPod cluster from one spec."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_spec(name: str, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("spec", help="path of the governance spec (YAML)")
+        p.add_argument("--strict", action="store_true", help="treat warnings (e.g. overdue contracts) as errors")
+        return p
+
+    with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise").set_defaults(
+        func=cmd_validate
+    )
+    with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit").set_defaults(
+        func=cmd_explain
+    )
+    sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SpecError as exc:
+        print(exc.render() if exc.source else f"{getattr(args, 'spec', '')}: {exc.render()}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The governance spec: pydantic models, YAML loading and cross-field rules. No CDK import."""
+
+from .errors import SpecError, SpecIssue
+from .loader import load_spec, parse_spec, read_yaml, spec_warnings, validate
+from .models import (
+    Access,
+    Account,
+    Accounts,
+    Cluster,
+    ConsumerAccount,
+    Contract,
+    EgressRule,
+    GovernanceSpec,
+    HelmChart,
+    InstanceGroup,
+    PriorityClass,
+    QuotaEntry,
+    Scheduler,
+    SharedPool,
+    Sharing,
+    Team,
+    Vpc,
+    WorkloadIdentity,
+)
+
+__all__ = [
+    "Access",
+    "Account",
+    "Accounts",
+    "Cluster",
+    "ConsumerAccount",
+    "Contract",
+    "EgressRule",
+    "GovernanceSpec",
+    "HelmChart",
+    "InstanceGroup",
+    "PriorityClass",
+    "QuotaEntry",
+    "Scheduler",
+    "SharedPool",
+    "Sharing",
+    "SpecError",
+    "SpecIssue",
+    "Team",
+    "Vpc",
+    "WorkloadIdentity",
+    "load_spec",
+    "parse_spec",
+    "read_yaml",
+    "spec_warnings",
+    "validate",
+]

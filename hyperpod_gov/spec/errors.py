@@ -1,0 +1,62 @@
+"""One error type for every problem found in a spec, each with path, value and fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal
+
+Severity = Literal["error", "warning"]
+
+
+def show_value(value: Any) -> str:
+    """Render a spec value for a message: short, quoted like YAML would show it."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} entries"
+    if isinstance(value, dict):
+        keys = ", ".join(sorted(str(k) for k in value)[:6])
+        return f"a mapping with keys {keys}" if value else "an empty mapping"
+    if value is None:
+        return "nothing (null)"
+    return repr(value)
+
+
+@dataclass(frozen=True, order=True)
+class SpecIssue:
+    """One finding about a spec: where it is, what is wrong, the value, how to fix it."""
+
+    path: str
+    problem: str
+    value: Any
+    fix: str
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        shown = "" if self.value is _NO_VALUE else f" ({show_value(self.value)})"
+        return f"{self.path}: {self.problem}{shown}; {self.fix}"
+
+
+class _NoValue:
+    def __repr__(self) -> str:  # pragma: no cover - only for debugging
+        return "<no value>"
+
+
+_NO_VALUE: Any = _NoValue()
+NO_VALUE = _NO_VALUE
+
+
+class SpecError(Exception):
+    """The spec is not valid. ``issues`` holds every problem found, not just the first."""
+
+    def __init__(self, issues: Iterable[SpecIssue], source: str | None = None):
+        self.issues: tuple[SpecIssue, ...] = tuple(issues)
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        head = f"{self.source}: " if self.source else ""
+        count = len(self.issues)
+        lines = [f"{head}{count} problem{'s' if count != 1 else ''} in the spec:"]
+        lines += [f"  - {issue}" for issue in self.issues]
+        return "\n".join(lines)

@@ -1,0 +1,225 @@
+"""Load a spec from YAML or a mapping and turn every problem into a ``SpecIssue``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from pathlib import Path
+from typing import Any, Mapping, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import NO_VALUE, SpecError, SpecIssue
+from .models import GovernanceSpec
+from .rules import check_spec
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys instead of silently keeping the last one."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                f"found the key {key!r} twice (first at line {seen[key].start_mark.line + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read a YAML file; every failure is a ``SpecError`` that says where and how to fix it."""
+    p = Path(path)
+    source = str(path)
+    if not p.exists():
+        raise SpecError([SpecIssue("(file)", "no such file", source, "check the path, e.g. examples/enterprise.yaml")])
+    if p.is_dir():
+        raise SpecError([SpecIssue("(file)", "is a directory", source, "give the path of a spec file inside it")])
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([SpecIssue("(file)", f"cannot be read ({exc})", source, "check permissions and encoding")])
+    if not text.strip():
+        raise SpecError(
+            [SpecIssue("(file)", "is empty", source, "write a spec; `hyperpod-gov schema` shows every key")],
+            source,
+        )
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        line = text.splitlines()[mark.line].strip() if mark and mark.line < len(text.splitlines()) else ""
+        raise SpecError(
+            [SpecIssue(where, f"YAML syntax error: {problem}", line or NO_VALUE, "fix the YAML at that line "
+                       "(indentation with spaces, a space after each ':', quotes around values with ':' or '#')")],
+            source,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([SpecIssue("(yaml)", f"YAML error: {exc}", NO_VALUE, "fix the YAML")], source) from None
+    return data
+
+
+def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None) -> GovernanceSpec:
+    """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem."""
+    return parse_spec(read_yaml(path), strict=strict, today=today, source=str(path))
+
+
+def parse_spec(
+    data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+) -> GovernanceSpec:
+    """Validate a mapping (as loaded from YAML, camelCase keys) into a ``GovernanceSpec``."""
+    if not isinstance(data, Mapping):
+        raise SpecError(
+            [SpecIssue("(top level)", "is not a mapping of keys", data, "start the file with `name:`, "
+                       "`accounts:`, `cluster:` and `teams:` (see examples/)")],
+            source,
+        )
+    try:
+        spec = GovernanceSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(issues_from_validation(exc), source) from None
+    return validate(spec, strict=strict, today=today, source=source)
+
+
+def validate(
+    spec: GovernanceSpec, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+) -> GovernanceSpec:
+    """Run the cross-field rules over an already built spec (e.g. one built in Python)."""
+    found = check_spec(spec, today=today or dt.date.today())
+    errors = [i for i in found if i.severity == "error" or strict]
+    if errors:
+        raise SpecError(errors, source)
+    return spec
+
+
+def spec_warnings(spec: GovernanceSpec, *, today: dt.date | None = None) -> list[SpecIssue]:
+    """Findings that do not stop a synth (they become errors with ``strict``)."""
+    return [i for i in check_spec(spec, today=today or dt.date.today()) if i.severity == "warning"]
+
+
+# --- pydantic errors -> SpecIssue -------------------------------------------------------
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that holds the mapping at ``loc`` (for listing allowed keys)."""
+    model: Any = GovernanceSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = {f.alias or name: f for name, f in model.model_fields.items()}
+        field = fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+        model = _unwrap_model(annotation)
+        if model is None:
+            return None
+    return model
+
+
+def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) is not None:
+        for arg in get_args(annotation):
+            found = _unwrap_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    model = _model_at(loc)
+    if model is None:
+        return []
+    return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def _bounds(loc: tuple[Any, ...]) -> dict[str, Any]:
+    """Both bounds of a numeric field, so a message can give the whole range."""
+    model = _model_at(tuple(p for p in loc[:-1]))
+    name = loc[-1]
+    if model is None or isinstance(name, int):
+        return {}
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    field = fields.get(name)
+    out: dict[str, Any] = {}
+    for meta in field.metadata if field else ():
+        for key in ("ge", "gt", "le", "lt"):
+            if getattr(meta, key, None) is not None:
+                out[key] = getattr(meta, key)
+    return out
+
+
+def _fix_for(err: Mapping[str, Any]) -> tuple[str, str]:
+    """(problem, fix) for one pydantic error."""
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    loc = tuple(err["loc"])
+    value = err.get("input")
+    if kind == "spec_rule":
+        return err["msg"], ctx["fix"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        near = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        return "is not a key the spec knows", f"{hint}remove it or use one of: {', '.join(allowed)}"
+    if kind == "missing":
+        return "is required", f"add `{loc[-1]}:` here (`hyperpod-gov schema` describes it)"
+    if kind == "literal_error":
+        return "is not one of the allowed values", f"use one of: {ctx.get('expected')}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "is not a whole number", "write a whole number without quotes, e.g. 8"
+    if kind == "string_type":
+        if isinstance(value, (int, float)):
+            return "is a number where text is expected", f'quote it in YAML, e.g. "{value}"'
+        return "is not text", "write it as a string"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bounds = _bounds(loc) or {k: v for k, v in ctx.items() if k in ("ge", "gt", "le", "lt")}
+        words = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+        return "is out of range", "use a value " + " and ".join(f"{words[k]} {v}" for k, v in bounds.items())
+    if kind == "too_long":
+        return f"has {ctx.get('actual_length')} entries", f"keep at most {ctx.get('max_length')}"
+    if kind == "too_short":
+        return f"has {ctx.get('actual_length')} entries", f"give at least {ctx.get('min_length')}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return "is not a mapping", f"write a mapping with keys: {', '.join(_allowed_keys(loc)) or 'see the schema'}"
+    if kind in ("tuple_type", "list_type"):
+        return "is not a list", "write a YAML list (one `- item` per line) or [a, b]"
+    if kind.startswith("date"):
+        return "is not a date", "write the date as YYYY-MM-DD, e.g. 2027-03-01"
+    if kind == "bool_type" or kind == "bool_parsing":
+        return "is not true or false", "write true or false"
+    return err["msg"], "see `hyperpod-gov schema` for the expected shape"
+
+
+def issues_from_validation(exc: ValidationError) -> list[SpecIssue]:
+    issues = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        problem, fix = _fix_for(err)
+        value = NO_VALUE if err["type"] == "missing" else err.get("input")
+        issues.append(SpecIssue(_path(loc), problem, value, fix))
+    return issues

@@ -1,0 +1,215 @@
+"""Cross-field rules over a structurally valid spec, one small pure function each.
+
+Each rule yields ``SpecIssue`` s; ``check_spec`` runs them all so that every
+problem is reported at once. Field-level rules (formats, ranges) live on the
+models themselves.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from typing import Callable, Iterable, Iterator
+
+from .. import catalog
+from .errors import NO_VALUE, SpecIssue
+from .models import GovernanceSpec
+
+Rule = Callable[[GovernanceSpec, dt.date], Iterable[SpecIssue]]
+
+MAX_KUEUE_FLAVORS = 16  # Kueue: at most 16 flavors in a resource group
+
+
+def _duplicates(path: str, names: list[str], what: str) -> Iterator[SpecIssue]:
+    counts = Counter(names)
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if counts[name] > 1 and name in seen:
+            yield SpecIssue(f"{path}[{i}].name", f"duplicate {what} name", name, f"give each {what} a unique name")
+        seen.add(name)
+
+
+def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    team_names = [t.name for t in spec.teams]
+    yield from _duplicates("teams", team_names, "team")
+    if spec.shared_pool and spec.shared_pool.name in team_names:
+        yield SpecIssue(
+            "sharedPool.name", "is also the name of a team", spec.shared_pool.name,
+            "name the pool differently (e.g. 'shared')",
+        )
+    yield from _duplicates("scheduler.priorityClasses", [p.name for p in spec.scheduler.priority_classes],
+                           "priority class")
+    yield from _duplicates("cluster.instanceGroups", [g.name for g in spec.cluster.instance_groups],
+                           "instance group")
+    consumers = spec.accounts.consumers
+    yield from _duplicates("accounts.consumers", [c.name for c in consumers], "consumer account")
+    seen: dict[tuple[str, str], int] = {}
+    for i, c in enumerate(consumers):
+        key = (c.id, c.region)
+        if key in seen:
+            yield SpecIssue(
+                f"accounts.consumers[{i}].id", f"names the same account and region as accounts.consumers[{seen[key]}]",
+                c.id, "declare each consumer account and region once",
+            )
+        seen.setdefault(key, i)
+    for ti, team in enumerate(spec.teams):
+        types = [q.instance_type for q in team.quota]
+        for qi, t in enumerate(types):
+            if t in types[:qi]:
+                yield SpecIssue(
+                    f"teams[{ti}].quota[{qi}].instanceType", "appears twice in the team's quota", t,
+                    "merge the two entries into one",
+                )
+        sas = [w.service_account for w in team.workload_identities]
+        for wi, sa in enumerate(sas):
+            if sa in sas[:wi]:
+                yield SpecIssue(
+                    f"teams[{ti}].workloadIdentities[{wi}].serviceAccount", "appears twice in the team", sa,
+                    "give each workload identity its own service account",
+                )
+
+
+def _capacity(spec: GovernanceSpec) -> dict[str, int]:
+    instances: dict[str, int] = defaultdict(int)
+    for group in spec.cluster.instance_groups:
+        instances[group.instance_type] += group.count
+    return dict(instances)
+
+
+def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    instances = _capacity(spec)
+    asked: dict[str, list[tuple[str, int, bool]]] = defaultdict(list)  # type -> (team, amount, in accelerators)
+    for ti, team in enumerate(spec.teams):
+        for qi, q in enumerate(team.quota):
+            path = f"teams[{ti}].quota[{qi}]"
+            facts = catalog.lookup(q.instance_type)
+            if q.instance_type not in instances:
+                have = ", ".join(sorted(instances)) or "none"
+                yield SpecIssue(
+                    f"{path}.instanceType", "no instance group has this type", q.instance_type,
+                    f"add an instance group of that type or use one the cluster has ({have})",
+                )
+                continue
+            if q.accelerators is not None and facts.accelerators == 0:
+                yield SpecIssue(
+                    f"{path}.accelerators", f"{q.instance_type} has no accelerators", q.accelerators,
+                    "give the quota as count: N instances",
+                )
+                continue
+            if q.accelerators is not None:
+                asked[q.instance_type].append((team.name, q.accelerators, True))
+            else:
+                asked[q.instance_type].append((team.name, q.count or 0, False))
+    for itype in sorted(asked):
+        facts = catalog.lookup(itype)
+        in_acc = any(acc for _, _, acc in asked[itype])
+        per = facts.accelerators if in_acc else 1
+        unit = "accelerators" if in_acc else "instances"
+        total = sum(n if acc else n * per for _, n, acc in asked[itype])
+        capacity = instances[itype] * per
+        if total > capacity:
+            parts = ", ".join(f"{team} {n if acc else n * per}" for team, n, acc in asked[itype])
+            yield SpecIssue(
+                f"teams[*].quota[{itype}]",
+                f"quotas on {itype} add up to {total} {unit} ({parts}) but the instance groups hold "
+                f"{capacity} ({instances[itype]} x {itype})",
+                total,
+                f"lower the quotas by {total - capacity} {unit} or add instances of {itype}",
+            )
+
+
+def sharing_is_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    for ti, team in enumerate(spec.teams):
+        s = team.sharing
+        path = f"teams[{ti}].sharing.borrowLimitPercent"
+        if s.borrow_limit_percent is None:
+            continue
+        if s.strategy != "LendAndBorrow":
+            yield SpecIssue(
+                path, f"a {s.strategy} team cannot borrow", s.borrow_limit_percent,
+                "remove borrowLimitPercent, or set strategy: LendAndBorrow",
+            )
+        elif not 1 <= s.borrow_limit_percent <= 500:
+            yield SpecIssue(path, "is outside 1..500", s.borrow_limit_percent, "use a percentage from 1 to 500")
+
+
+def identities_target_declared_accounts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    declared = {c.id for c in spec.accounts.consumers}
+    for ti, team in enumerate(spec.teams):
+        for wi, w in enumerate(team.workload_identities):
+            account = w.target_account
+            if account is not None and account not in declared:
+                names = ", ".join(sorted(declared)) or "none declared"
+                yield SpecIssue(
+                    f"teams[{ti}].workloadIdentities[{wi}].targetRoleArn",
+                    f"is in account {account}, which is not a declared consumer account",
+                    w.target_role_arn,
+                    f"add {account} under accounts.consumers, or use a role in one of: {names}",
+                )
+
+
+def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    if c.admin_cidrs and c.endpoint_access == "private":
+        yield SpecIssue(
+            "cluster.adminCidrs", "is only used with a public endpoint, but endpointAccess is private",
+            list(c.admin_cidrs), "remove adminCidrs, or set endpointAccess: public-and-private",
+        )
+    if c.endpoint_access == "public-and-private" and not c.admin_cidrs:
+        yield SpecIssue(
+            "cluster.adminCidrs", "is empty, so the public endpoint would be open to every address",
+            NO_VALUE, "list the administrators' CIDRs, or set endpointAccess: private",
+        )
+
+
+def kueue_flavor_limit(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    types = {g.instance_type for g in spec.cluster.instance_groups}
+    if spec.scheduler.mode == "kueue" and len(types) > MAX_KUEUE_FLAVORS:
+        yield SpecIssue(
+            "cluster.instanceGroups", f"use {len(types)} instance types; Kueue takes at most "
+            f"{MAX_KUEUE_FLAVORS} flavors per ClusterQueue", len(types), "merge instance types or use task-governance",
+        )
+
+
+def contracts_are_current(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    for ti, team in enumerate(spec.teams):
+        if team.contract is None:
+            yield SpecIssue(
+                f"teams[{ti}].contract", "is missing: nobody answers for this team's use of the cluster",
+                NO_VALUE, "add a contract with owners, data classification and reviewBy", severity="warning",
+            )
+        elif team.contract.review_by < today:
+            yield SpecIssue(
+                f"teams[{ti}].contract.reviewBy", f"has passed (today is {today.isoformat()})",
+                team.contract.review_by.isoformat(),
+                "review the contract with its owners and set a new reviewBy date", severity="warning",
+            )
+
+
+def shared_pool_has_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.shared_pool is None:
+        return
+    from ..plan.quotas import shared_pool_quota  # plan imports spec, not the other way at import time
+
+    if not shared_pool_quota(spec):
+        yield SpecIssue(
+            "sharedPool", "would hold nothing: the teams' quotas take all capacity", spec.shared_pool.name,
+            "remove sharedPool, or lower quotas to leave capacity in the pool", severity="warning",
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    unique_names,
+    quotas_fit_capacity,
+    sharing_is_consistent,
+    identities_target_declared_accounts,
+    endpoint_access_matches_cidrs,
+    kueue_flavor_limit,
+    contracts_are_current,
+    shared_pool_has_capacity,
+)
+
+
+def check_spec(spec: GovernanceSpec, *, today: dt.date) -> list[SpecIssue]:
+    """Every finding of every rule, errors and warnings, in a stable order."""
+    return [issue for rule in RULES for issue in rule(spec, today)]

@@ -1,0 +1,72 @@
+"""Shared fixtures. CDK/jsii start-up is slow: synthesize once per session, not per test."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TODAY = dt.date(2026, 11, 30)  # fixed, so contract review dates never make the tests flaky
+
+BASE = {
+    "name": "acme",
+    "accounts": {
+        "capacity": {"id": "111111111111", "region": "us-west-2"},
+        "consumers": [{"name": "data", "id": "222222222222", "region": "us-west-2"}],
+    },
+    "cluster": {
+        "name": "ml",
+        "kubernetesVersion": "1.33",
+        "admins": ["arn:aws:iam::111111111111:role/Admin"],
+        "instanceGroups": [
+            {"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 2},
+            {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 4},
+        ],
+    },
+    "scheduler": {"priorityClasses": [{"name": "training", "weight": 80}]},
+    "teams": [
+        {
+            "name": "team-a",
+            "quota": [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}],
+            "sharing": {"strategy": "LendAndBorrow", "borrowLimitPercent": 50},
+            "access": {"submitters": ["arn:aws:iam::111111111111:role/A"]},
+            "workloadIdentities": [
+                {"serviceAccount": "trainer", "targetRoleArn": "arn:aws:iam::222222222222:role/reader"}
+            ],
+        },
+        {
+            "name": "team-b",
+            "quota": [{"instanceType": "ml.g5.8xlarge", "count": 2}],
+            "sharing": {"strategy": "DontLend"},
+        },
+    ],
+}
+
+
+@pytest.fixture
+def base() -> dict:
+    """A small valid spec as loaded from YAML; tests mutate their own copy."""
+    return copy.deepcopy(BASE)
+
+
+@pytest.fixture(scope="session")
+def today() -> dt.date:
+    return TODAY
+
+
+@pytest.fixture(scope="session")
+def enterprise_spec():
+    from hyperpod_gov.spec import load_spec
+
+    return load_spec(EXAMPLES / "enterprise.yaml", today=TODAY)
+
+
+@pytest.fixture(scope="session")
+def startup_spec():
+    from hyperpod_gov.spec import load_spec
+
+    return load_spec(EXAMPLES / "startup.yaml", today=TODAY)
