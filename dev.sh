@@ -2,7 +2,7 @@
 # The project's one entry point. Installs what it needs into ./.venv and
 # ./node_modules (Python packages pinned by constraints.txt, Node.js 22 and the
 # CDK CLI pinned by package-lock.json), then runs one job:
-#   ./dev.sh synth [SPEC]  synthesize SPEC (default examples/enterprise.yaml) into build/
+#   ./dev.sh synth [SPEC]  validate, explain and synthesize SPEC (default examples/enterprise.yaml) into build/
 #   ./dev.sh test [ARGS]   run the whole test suite (pytest ARGS)
 #   ./dev.sh bench         run the benchmarks in bench/ (not part of the tests)
 set -euo pipefail
@@ -41,8 +41,8 @@ case "$job" in
   synth)
     setup
     spec=${1:-examples/enterprise.yaml}
-    hyperpod-gov validate "$spec"
     hyperpod-gov explain "$spec"
+    hyperpod-gov synth "$spec" --out build
     ;;
   test)
     setup

@@ -38,6 +38,29 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .synth import PolicyValidationError, assembly_warnings, synth
+
+    spec = _load(args)
+    _print_warnings(spec)
+    out = Path(args.out)
+    try:
+        assembly = synth(spec, out, base_dir=Path(args.spec).resolve().parent)
+    except PolicyValidationError as exc:
+        print(f"{len(exc.violations)} cdk-nag violation(s) without an acknowledgement:", file=sys.stderr)
+        for line in exc.violations:
+            print(f"  - {line}", file=sys.stderr)
+        print(f"full report: {exc.report}", file=sys.stderr)
+        return EXIT_INVALID
+    for warning in assembly_warnings(assembly):
+        print(f"warning: {warning}", file=sys.stderr)
+    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
+        print(f"{stack.stack_name}: {len(stack.template.get('Resources', {}))} resources -> {out / 'cdk.out' / stack.template_file}")
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     schema = GovernanceSpec.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -64,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit").set_defaults(
         func=cmd_explain
     )
+    synth_parser = with_spec("synth", "write the CDK cloud assembly to OUT/cdk.out (and manifests to OUT/k8s)")
+    synth_parser.add_argument("--out", default="build", help="output directory (default: build)")
+    synth_parser.set_defaults(func=cmd_synth)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
     return parser
 

@@ -70,3 +70,26 @@ def startup_spec():
     from hyperpod_gov.spec import load_spec
 
     return load_spec(EXAMPLES / "startup.yaml", today=TODAY)
+
+
+@pytest.fixture(scope="session")
+def enterprise(enterprise_spec, tmp_path_factory):
+    """The enterprise example synthesized once per session (cdk-nag runs as part of it)."""
+    from tests.synth_helpers import synthesize
+
+    return synthesize(enterprise_spec, tmp_path_factory.mktemp("enterprise"))
+
+
+@pytest.fixture(scope="session")
+def startup(startup_spec, tmp_path_factory):
+    from tests.synth_helpers import synthesize
+
+    return synthesize(startup_spec, tmp_path_factory.mktemp("startup"))
+
+
+@pytest.fixture
+def snapshot_json(snapshot):
+    """syrupy snapshots stored as readable, sorted JSON (one file per test)."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    return snapshot.use_extension(JSONSnapshotExtension)

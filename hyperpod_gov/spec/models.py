@@ -84,6 +84,12 @@ class Accounts(SpecModel):
 class Vpc(SpecModel):
     """The cluster's VPC."""
 
+    availability_zones: tuple[str, ...] = Field(
+        default=(),
+        description="AZ names for the subnets (default: the region's a, b, c... up to maxAzs). Given explicitly, "
+        "synth needs no AWS lookup.",
+    )
+
     cidr: str = Field(default="10.192.0.0/16", description="IPv4 CIDR of the VPC (default: 10.192.0.0/16).")
     max_azs: int = Field(
         default=2, ge=2, le=6, description="Availability zones with private subnets (default: 2; EKS needs 2)."
@@ -156,6 +162,63 @@ class HelmChart(SpecModel):
         return "repository" if self.repository else "oci" if self.oci else "directory"
 
 
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
+
+
+ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
+
+
+class AddonVersions(SpecModel):
+    """Pinned EKS add-on versions. Check what a region offers with `aws eks describe-addon-versions`."""
+
+    cloudwatch_observability: str = Field(
+        default="v4.1.0-eksbuild.1",
+        description="amazon-cloudwatch-observability; at least v3.1.0 (Kueue metrics need v2.4.0, Pod Identity v3.1.0).",
+    )
+    task_governance: str = Field(
+        default="v1.6.0-eksbuild.1",
+        description="amazon-sagemaker-hyperpod-taskgovernance (task-governance mode; v1.6.0 bundles Kueue 0.19.2).",
+    )
+    vpc_cni: Optional[str] = Field(default=None, description="vpc-cni (default: EKS's default, >= 1.18.3 on 1.30+).")
+    coredns: Optional[str] = Field(default=None, description="coredns (default: EKS's default for the version).")
+    kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: EKS's default).")
+    pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: EKS's).")
+    kueue_chart: str = Field(default="0.19.2", description="Kueue Helm chart version (kueue mode), 0.19.x.")
+
+    @field_validator("cloudwatch_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
+                     "pod_identity_agent")
+    @classmethod
+    def _format(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not ADDON_VERSION.match(v):
+            raise spec_error("is not an EKS add-on version", "write it as EKS lists it, e.g. v1.6.0-eksbuild.1")
+        return v
+
+    @field_validator("cloudwatch_observability")
+    @classmethod
+    def _observability(cls, v: str) -> str:
+        if _version_tuple(v[1:]) < (3, 1, 0):
+            raise spec_error(
+                "is older than v3.1.0",
+                "use v3.1.0 or later: Kueue metrics need v2.4.0 and EKS Pod Identity for the agent v3.1.0",
+            )
+        return v
+
+    @field_validator("vpc_cni")
+    @classmethod
+    def _cni(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and _version_tuple(v[1:]) < (1, 18, 3):
+            raise spec_error("is older than v1.18.3, which HyperPod on EKS needs", "use v1.18.3 or later")
+        return v
+
+    @field_validator("kueue_chart")
+    @classmethod
+    def _kueue(cls, v: str) -> str:
+        if not re.fullmatch(r"0\.19\.\d+", v):
+            raise spec_error("is not a Kueue 0.19.x chart version", "use 0.19.2 (the Kueue objects are v1beta2)")
+        return v
+
+
 class Cluster(SpecModel):
     """The HyperPod cluster and the EKS cluster that orchestrates it."""
 
@@ -175,6 +238,9 @@ class Cluster(SpecModel):
     )
     instance_groups: tuple[InstanceGroup, ...] = Field(
         min_length=1, description="HyperPod instance groups; their capacity bounds every quota."
+    )
+    addon_versions: AddonVersions = Field(
+        default_factory=AddonVersions, description="Pinned EKS add-on and Kueue chart versions."
     )
     dependencies_chart: Optional[HelmChart] = Field(
         default=None,

@@ -1,0 +1,51 @@
+"""Time the synth of each example and of an empty CDK app, in one process.
+
+Run with `./dev.sh bench`. Not part of the test suite. Prints one line per case:
+best and median wall time over REPEATS runs, after the jsii start-up (timed apart).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+REPEATS = 3
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    import aws_cdk as cdk  # jsii starts its Node.js process here
+
+    cdk.App()
+    startup = time.perf_counter() - t0
+
+    from hyperpod_gov.spec import load_spec
+    from hyperpod_gov.synth import synth
+
+    def empty(out: Path) -> None:
+        cdk.App(outdir=str(out)).synth()
+
+    cases = {"empty CDK app": empty}
+    for name in ("enterprise", "startup"):
+        spec = load_spec(ROOT / "examples" / f"{name}.yaml")
+        cases[f"examples/{name}.yaml"] = lambda out, spec=spec: synth(spec, out)
+
+    print(f"jsii start-up (import aws_cdk + first App): {startup:.2f} s")
+    print(f"{'case':28} {'best s':>8} {'median s':>9}  ({REPEATS} runs)")
+    for name, fn in cases.items():
+        times = []
+        for _ in range(REPEATS):
+            with tempfile.TemporaryDirectory() as tmp:
+                t = time.perf_counter()
+                fn(Path(tmp))
+                times.append(time.perf_counter() - t)
+        print(f"{name:28} {min(times):8.2f} {statistics.median(times):9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The EKS cluster that orchestrates HyperPod: private API, KMS-encrypted secrets, every log type."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam, aws_kms as kms
+from aws_cdk.lambda_layer_kubectl_v33 import KubectlV33Layer
+from constructs import Construct
+
+from ..spec.models import GovernanceSpec
+from ._nag import acknowledge, managed_policy, wildcard
+from .network import Network
+
+# HyperPod on EKS needs access entries (API) and keeps aws-auth for tools that still read it.
+AUTHENTICATION_MODE = "API_AND_CONFIG_MAP"
+ALL_LOG_TYPES = (
+    eks.ClusterLoggingTypes.API,
+    eks.ClusterLoggingTypes.AUDIT,
+    eks.ClusterLoggingTypes.AUTHENTICATOR,
+    eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
+    eks.ClusterLoggingTypes.SCHEDULER,
+)
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+
+class EksCluster(Construct):
+    """EKS cluster with access entries for the spec's admins only, and a kubectl handler inside the VPC."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, network: Network) -> None:
+        super().__init__(scope, id)
+        c = spec.cluster
+        self.secrets_key = kms.Key(
+            self,
+            "SecretsKey",
+            enable_key_rotation=True,
+            description=f"Envelope encryption of Kubernetes secrets in {c.eks_cluster_name}",
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        if c.endpoint_access == "private":
+            endpoint = eks.EndpointAccess.PRIVATE
+        else:
+            endpoint = eks.EndpointAccess.PUBLIC_AND_PRIVATE.only_from(*c.admin_cidrs)
+
+        self.kubectl_security_group = ec2.SecurityGroup(
+            self, "KubectlSecurityGroup", vpc=network.vpc, allow_all_outbound=True,
+            description="kubectl handler: reaches the private EKS API and the VPC endpoints",
+        )
+        self.cluster = eks.Cluster(
+            self,
+            "Resource",
+            cluster_name=c.eks_cluster_name,
+            version=eks.KubernetesVersion.of(c.kubernetes_version),
+            vpc=network.vpc,
+            vpc_subnets=[network.private_subnets],
+            endpoint_access=endpoint,
+            secrets_encryption_key=self.secrets_key,
+            cluster_logging=list(ALL_LOG_TYPES),
+            default_capacity=0,
+            default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
+            bootstrap_cluster_creator_admin_permissions=False,
+            kubectl_provider_options=eks.KubectlProviderOptions(
+                kubectl_layer=KubectlV33Layer(self, "KubectlLayer"),
+                private_subnets=network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS).subnets,
+                security_groups=[self.kubectl_security_group],
+            ),
+        )
+        self.cfn_cluster: eks.CfnCluster = self.cluster.node.default_child  # type: ignore[assignment]
+        self.cfn_cluster.add_property_override("AccessConfig.AuthenticationMode", AUTHENTICATION_MODE)
+        # The kubectl handler calls the private endpoint from inside the VPC.
+        for sg in self.cluster.connections.security_groups:
+            sg.add_ingress_rule(self.kubectl_security_group, ec2.Port.tcp(443), "kubectl handler")
+
+        for i, arn in enumerate(sorted(c.admins)):
+            eks.AccessEntry(
+                self,
+                f"Admin{_principal_id(arn)}",
+                cluster=self.cluster,
+                principal=arn,
+                access_policies=[
+                    eks.AccessPolicy.from_access_policy_name(
+                        CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
+                    )
+                ],
+            )
+        self._acknowledge(spec)
+
+    def _acknowledge(self, spec: GovernanceSpec) -> None:
+        handler = "the kubectl handler that aws_eks_v2 runs inside the VPC"
+        acknowledge(
+            self.cluster,
+            [
+                (managed_policy("AmazonEKSClusterPolicy"),
+                 "AmazonEKSClusterPolicy is the AWS-managed policy EKS requires on its cluster role."),
+                (managed_policy("service-role/AWSLambdaBasicExecutionRole"),
+                 f"Lets {handler} write its own logs; AWS-managed and limited to CloudWatch Logs."),
+                (managed_policy("service-role/AWSLambdaVPCAccessExecutionRole"),
+                 f"Lets {handler} attach to the private subnets so it reaches the private EKS endpoint."),
+                (managed_policy("AmazonEC2ContainerRegistryReadOnly"),
+                 f"Lets {handler} pull Helm charts stored as OCI artifacts in ECR (HyperPod dependencies)."),
+                ('AwsSolutions-IAM4[Policy::{"Fn::If":["EksKubectlProviderHandlerHasEcrPublicE0324BD4",'
+                 '{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":iam::aws:policy/'
+                 'AmazonElasticContainerRegistryPublicReadOnly"]]},{"Ref":"AWS::NoValue"}]}]',
+                 f"Only in regions with ECR Public: lets {handler} pull public OCI charts such as Kueue's."),
+                ("AwsSolutions-L1", f"The runtime of {handler} is pinned by aws-cdk-lib to the Python version "
+                 "its bundled kubectl and helm layer is built for; it moves with aws-cdk-lib upgrades."),
+                (wildcard("Resource", "<EksKubectlProviderHandlerFCD70AA3.Arn>:*"),
+                 "The provider framework invokes any version of its own kubectl handler function, nothing else."),
+            ],
+        )
+        if spec.cluster.endpoint_access == "public-and-private":
+            acknowledge(
+                self.cluster,
+                [("AwsSolutions-EKS1", "The spec asks for a public endpoint; it is restricted to "
+                  f"cluster.adminCidrs ({', '.join(spec.cluster.admin_cidrs)}), never 0.0.0.0/0.")],
+            )
+
+
+def _principal_id(arn: str) -> str:
+    """A construct id from an ARN that is stable whatever the order of the list."""
+    account, resource = arn.split(":")[4], arn.split(":", 5)[5]
+    return "".join(ch for ch in f"{account}{resource.title()}" if ch.isalnum())

@@ -1,0 +1,66 @@
+"""CloudWatch Observability add-on with Kueue metrics, its agent authorised through EKS Pod Identity."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
+from constructs import Construct
+
+from ..spec.models import GovernanceSpec
+from ._nag import acknowledge, managed_policy
+
+OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+AGENT_NAMESPACE = "amazon-cloudwatch"
+AGENT_SERVICE_ACCOUNT = "cloudwatch-agent"
+POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+
+
+def pod_identity_trust() -> iam.PrincipalBase:
+    """EKS Pod Identity's trust: the pods service principal with AssumeRole and TagSession."""
+    return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL).with_session_tags()
+
+
+def observability_config() -> dict:
+    return {
+        "agent": {
+            "config": {
+                "logs": {
+                    "metrics_collected": {
+                        "kubernetes": {"enhanced_container_insights": True, "kueue_container_insights": True}
+                    }
+                }
+            }
+        }
+    }
+
+
+class Observability(Construct):
+    """Container Insights (enhanced) with Kueue metrics for the cluster."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, cluster: eks.ICluster) -> None:
+        super().__init__(scope, id)
+        self.agent_role = iam.Role(
+            self,
+            "AgentRole",
+            assumed_by=pod_identity_trust(),
+            description="CloudWatch agent of the amazon-cloudwatch-observability add-on",
+            managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
+        )
+        acknowledge(
+            self.agent_role,
+            [(managed_policy("CloudWatchAgentServerPolicy"), "CloudWatchAgentServerPolicy is the AWS-managed policy the CloudWatch "
+              "agent documents as required; it only writes metrics and logs.")],
+        )
+        self.addon = eks.Addon(
+            self,
+            "Resource",
+            cluster=cluster,
+            addon_name=OBSERVABILITY_ADDON,
+            addon_version=spec.cluster.addon_versions.cloudwatch_observability,
+            configuration_values=observability_config(),
+            preserve_on_delete=False,
+        )
+        cfn: eks.CfnAddon = self.addon.node.default_child  # type: ignore[assignment]
+        cfn.add_property_override(
+            "PodIdentityAssociations",
+            [{"ServiceAccount": AGENT_SERVICE_ACCOUNT, "RoleArn": self.agent_role.role_arn}],
+        )

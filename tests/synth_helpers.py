@@ -1,0 +1,48 @@
+"""Synthesis helpers for tests: one jsii process per session, templates normalised for snapshots."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from hyperpod_gov.spec.models import GovernanceSpec
+
+HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+@dataclass
+class Synthesized:
+    """Templates (by stack name) and construct warnings of one synthesized spec."""
+
+    spec: GovernanceSpec
+    out_dir: Path
+    templates: dict[str, dict[str, Any]]
+    warnings: list[str]
+
+    def template(self, role: str) -> dict[str, Any]:
+        return self.templates[f"{self.spec.name}-{role}"]
+
+    def template_files(self) -> list[Path]:
+        return sorted((self.out_dir / "cdk.out").glob("*.template.json"))
+
+
+def synthesize(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
+    from hyperpod_gov.synth import assembly_warnings, synth
+
+    assembly = synth(spec, out_dir)
+    templates = {s.stack_name: s.template for s in assembly.stacks}
+    return Synthesized(spec, out_dir, templates, assembly_warnings(assembly))
+
+
+def normalise(template: dict[str, Any]) -> dict[str, Any]:
+    """Mask what changes without a change of ours: asset hashes (content of CDK-bundled handlers)."""
+    return json.loads(HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))
+
+
+def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for logical_id, r in sorted(template["Resources"].items()):
+        if r["Type"] == type_:
+            yield logical_id, r.get("Properties", {})
