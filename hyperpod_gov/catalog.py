@@ -120,3 +120,23 @@ def lookup(name: str) -> InstanceType:
 def known_types() -> tuple[str, ...]:
     """Every instance type the spec accepts, sorted."""
     return tuple(sorted(CATALOG))
+
+
+# Regions where CloudFormation offers both AWS::SageMaker::ClusterSchedulerConfig and
+# AWS::SageMaker::ComputeQuota (task-governance mode). A test keeps this in step with
+# the resource specification cfn-lint ships.
+TASK_GOVERNANCE_REGIONS: frozenset[str] = frozenset(
+    {
+        "ap-south-1",
+        "eu-central-1",
+        "eu-isoe-west-1",
+        "eusc-de-east-1",
+        "us-east-1",
+        "us-iso-east-1",
+        "us-iso-west-1",
+        "us-isob-east-1",
+        "us-isob-west-1",
+        "us-isof-east-1",
+        "us-isof-south-1",
+    }
+)

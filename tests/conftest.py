@@ -15,8 +15,8 @@ TODAY = dt.date(2026, 11, 30)  # fixed, so contract review dates never make the 
 BASE = {
     "name": "acme",
     "accounts": {
-        "capacity": {"id": "111111111111", "region": "us-west-2"},
-        "consumers": [{"name": "data", "id": "222222222222", "region": "us-west-2"}],
+        "capacity": {"id": "111111111111", "region": "us-east-1"},
+        "consumers": [{"name": "data", "id": "222222222222", "region": "us-east-1"}],
     },
     "cluster": {
         "name": "ml",

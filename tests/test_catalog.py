@@ -39,3 +39,10 @@ def test_facts_are_consistent():
         assert (t.accelerators > 0) == (t.accelerator_kind is not None), t.name
     assert catalog.lookup("ml.p5.48xlarge").accelerators == 8
     assert catalog.lookup("ml.trn1.32xlarge").accelerator_kind == catalog.NEURON_DEVICE
+
+
+def test_task_governance_regions_match_cloudformation():
+    base = Path(cfnlint.__file__).parent / "data" / "schemas" / "providers"
+    needed = ("AWS::SageMaker::ClusterSchedulerConfig", "AWS::SageMaker::ComputeQuota", "AWS::SageMaker::Cluster")
+    offered = {p.stem for p in base.glob("*.json") if all(t in json.loads(p.read_text()) for t in needed)}
+    assert catalog.TASK_GOVERNANCE_REGIONS == offered

@@ -470,6 +470,22 @@ class SharedPool(SpecModel):
         return check_label(v, what="shared pool name", max_len=MAX_NAME)
 
 
+DEFAULT_TEAM_STACKS = 16
+
+
+class Deployment(SpecModel):
+    """How the generated resources are split into stacks and shipped."""
+
+    team_stacks: int = Field(
+        default=DEFAULT_TEAM_STACKS,
+        ge=1,
+        le=100,
+        description="Stacks that per-team resources are spread over by a hash of the team name (default: 16, "
+        "enough for 300+ teams under CloudFormation's 500-resource limit). Changing it moves teams between "
+        "stacks: set it once.",
+    )
+
+
 class GovernanceSpec(SpecModel):
     """The whole governance spec of one shared HyperPod cluster."""
 
@@ -479,6 +495,7 @@ class GovernanceSpec(SpecModel):
     scheduler: Scheduler = Field(default_factory=Scheduler, description="Scheduling and sharing.")
     teams: tuple[Team, ...] = Field(default=(), description="The tenants.")
     shared_pool: Optional[SharedPool] = Field(default=None, description="Optional pool of unallocated capacity.")
+    deployment: Deployment = Field(default_factory=Deployment, description="Stack layout and delivery.")
 
     @field_validator("name")
     @classmethod

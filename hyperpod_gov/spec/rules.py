@@ -198,6 +198,31 @@ def shared_pool_has_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[S
         )
 
 
+def task_governance_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    region = spec.accounts.capacity.region
+    if spec.scheduler.mode == "task-governance" and region not in catalog.TASK_GOVERNANCE_REGIONS:
+        commercial = ", ".join(sorted(r for r in catalog.TASK_GOVERNANCE_REGIONS if "iso" not in r and "eusc" not in r))
+        yield SpecIssue(
+            "accounts.capacity.region",
+            "has no CloudFormation support for HyperPod task governance (AWS::SageMaker::ClusterSchedulerConfig "
+            "and ComputeQuota)", region,
+            f"use one of {commercial}, or set scheduler.mode: kueue",
+        )
+
+
+def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    admins = set(spec.cluster.admins)
+    for ti, team in enumerate(spec.teams):
+        for kind in ("viewers", "submitters"):
+            for ai, arn in enumerate(getattr(team.access, kind)):
+                if arn in admins:
+                    yield SpecIssue(
+                        f"teams[{ti}].access.{kind}[{ai}]", "is a cluster admin (cluster.admins), which already "
+                        "sees and acts on everything; EKS allows one access entry per principal", arn,
+                        "remove it from the team, or from cluster.admins",
+                    )
+
+
 RULES: tuple[Rule, ...] = (
     unique_names,
     quotas_fit_capacity,
@@ -207,6 +232,8 @@ RULES: tuple[Rule, ...] = (
     kueue_flavor_limit,
     contracts_are_current,
     shared_pool_has_capacity,
+    task_governance_region,
+    team_principals_are_not_admins,
 )
 
 

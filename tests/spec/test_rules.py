@@ -190,8 +190,8 @@ CASES = [
     ),
     (
         "duplicate_consumer_account",
-        _set("accounts.consumers", [{"name": "a", "id": "222222222222", "region": "us-west-2"},
-                                    {"name": "b", "id": "222222222222", "region": "us-west-2"}]),
+        _set("accounts.consumers", [{"name": "a", "id": "222222222222", "region": "us-east-1"},
+                                    {"name": "b", "id": "222222222222", "region": "us-east-1"}]),
         ["accounts.consumers[1].id: names the same account and region as accounts.consumers[0]"],
     ),
     (
@@ -261,7 +261,7 @@ def test_spec_can_be_built_in_python_with_snake_case():
 
     spec = GovernanceSpec(
         name="py",
-        accounts={"capacity": {"id": "111111111111", "region": "us-west-2"}},
+        accounts={"capacity": {"id": "111111111111", "region": "us-east-1"}},
         cluster={"name": "c", "instance_groups": [{"name": "g", "instance_type": "ml.g5.2xlarge", "count": 3}]},
         teams=[{"name": "t", "quota": [{"instance_type": "ml.g5.2xlarge", "count": 3}]}],
     )
@@ -289,3 +289,20 @@ def test_bad_file_is_reported_without_traceback(tmp_path, text, expected):
         parse_spec(read_yaml(path), today=TODAY)
     rendered = info.value.render()
     assert all(part in rendered for part in expected), rendered
+
+
+def test_task_governance_in_a_region_without_cloudformation_support(base):
+    base["accounts"]["capacity"]["region"] = "us-west-2"
+    found = messages(base)
+    assert any(
+        "accounts.capacity.region: has no CloudFormation support for HyperPod task governance" in m
+        and "('us-west-2')" in m and "set scheduler.mode: kueue" in m
+        for m in found
+    ), found
+    base["scheduler"]["mode"] = "kueue"
+    parse_spec(base, today=TODAY)
+
+
+def test_cluster_admin_cannot_also_be_a_team_principal(base):
+    base["teams"][0]["access"]["viewers"] = ["arn:aws:iam::111111111111:role/Admin"]
+    assert any("teams[0].access.viewers[0]: is a cluster admin" in m for m in messages(base))

@@ -136,7 +136,7 @@ def test_lifecycle_bucket_is_sagemaker_prefixed_encrypted_private_and_tls_only(e
     t = enterprise.template("capacity")
     buckets = dict(resources(t, "AWS::S3::Bucket"))
     (bucket_id, bucket), = [(i, b) for i, b in buckets.items() if "BucketName" in b]
-    assert bucket["BucketName"] == "sagemaker-acme-ml-111111111111-us-west-2"
+    assert bucket["BucketName"] == "sagemaker-acme-ml-111111111111-us-east-1"
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     policy = next(p for _, p in resources(t, "AWS::S3::BucketPolicy") if p["Bucket"] == {"Ref": bucket_id})
