@@ -49,7 +49,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
     try:
         assembly = synth(spec, out, base_dir=Path(args.spec).resolve().parent)
     except PolicyValidationError as exc:
-        print(f"{len(exc.violations)} cdk-nag violation(s) without an acknowledgement:", file=sys.stderr)
+        print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
+              file=sys.stderr)
         for line in exc.violations:
             print(f"  - {line}", file=sys.stderr)
         print(f"full report: {exc.report}", file=sys.stderr)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from .spec.models import GovernanceSpec
+
+if TYPE_CHECKING:
+    from .charts import Manifests
 
 
 # Feature flags the library is written for. They are set on the app here, not only in
@@ -23,6 +26,8 @@ FEATURE_FLAGS = {
     "@aws-cdk/aws-iam:standardizedServicePrincipals": True,
     # CDK's built-in template check: an unacknowledged finding fails the synth.
     "@aws-cdk/core:validateAgainstDefaultRules": True,
+    # Governance stacks import the cluster from the capacity stack; keep exports protected.
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
 }
 
 
@@ -37,16 +42,36 @@ def build_app(
     outdir: Optional[str] = None,
     base_dir: Optional[Path] = None,
     nag: bool = True,
+    manifests: Optional["Manifests"] = None,
 ) -> cdk.App:
     """Compose every stack of the spec into ``app`` (a new one unless given)."""
     from stacks.capacity import CapacityStack  # stacks compose constructs; imported late to keep CLI start fast
+    from stacks.governance import GovernanceStack, TeamsStack
+
+    from .charts import render
+    from .plan import build_plan, principal_access, shard_label, shard_of
 
     if app is None:
         app = cdk.App(outdir=outdir, analytics_reporting=False)
     for flag, value in FEATURE_FLAGS.items():
         if app.node.try_get_context(flag) is None:
             app.node.set_context(flag, value)
-    CapacityStack(app, stack_name(spec, "capacity"), spec=spec, base_dir=base_dir)
+    plan = build_plan(spec)
+    manifests = manifests or render(spec, plan)
+    capacity = CapacityStack(app, stack_name(spec, "capacity"), spec=spec, base_dir=base_dir)
+    governance = GovernanceStack(app, stack_name(spec, "governance"), spec=spec, plan=plan, capacity=capacity,
+                                 manifests=manifests)
+    shards = spec.deployment.team_stacks
+    teams_by_shard: dict[int, list] = {}
+    for team in spec.teams:
+        teams_by_shard.setdefault(shard_of(team.name, shards), []).append(team)
+    principals_by_shard: dict[int, list] = {}
+    for access in principal_access(spec):
+        principals_by_shard.setdefault(shard_of(access.principal_arn, shards), []).append(access)
+    for index in sorted(set(teams_by_shard) | set(principals_by_shard)):
+        TeamsStack(app, stack_name(spec, shard_label(index)), spec=spec, plan=plan, capacity=capacity,
+                   governance=governance, teams=teams_by_shard.get(index, []),
+                   principals=principals_by_shard.get(index, []), manifests=manifests)
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
@@ -73,10 +98,17 @@ def _violations(report: Path) -> list[str]:
 
 def synth(spec: GovernanceSpec, out_dir: Path, *, base_dir: Optional[Path] = None,
           nag: bool = True) -> cdk.cx_api.CloudAssembly:
-    """Write the cloud assembly to ``out_dir/cdk.out``; raises ``PolicyValidationError`` on cdk-nag findings."""
+    """Write the cloud assembly to ``out_dir/cdk.out`` and the manifests to ``out_dir/k8s``.
+
+    Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings.
+    """
+    from .charts import render
+
     out_dir.mkdir(parents=True, exist_ok=True)
     assembly_dir = out_dir / "cdk.out"
-    app = build_app(spec, outdir=str(assembly_dir), base_dir=base_dir, nag=nag)
+    manifests = render(spec)
+    manifests.write(out_dir / "k8s")
+    app = build_app(spec, outdir=str(assembly_dir), base_dir=base_dir, nag=nag, manifests=manifests)
     try:
         return app.synth()
     except RuntimeError as exc:

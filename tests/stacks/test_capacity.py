@@ -198,3 +198,11 @@ def test_missing_dependencies_chart_is_a_warning_with_a_stable_id(startup, enter
     assert any("hyperpod-gov:dependenciesChartMissing" in w or "dependenciesChart is not set" in w
                for w in startup.warnings)
     assert not any("dependenciesChart" in w for w in enterprise.warnings)
+
+
+def test_kubectl_handler_runs_inside_the_vpc_for_the_private_endpoint(enterprise):
+    t = enterprise.template("capacity")
+    handlers = [p for i, p in resources(t, "AWS::Lambda::Function") if i.startswith("EksKubectlProviderHandler")]
+    (handler,) = handlers
+    subnets = json.dumps(handler["VpcConfig"]["SubnetIds"])
+    assert "PrivateSubnet" in subnets and "PublicSubnet" not in subnets

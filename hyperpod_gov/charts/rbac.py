@@ -1,0 +1,77 @@
+"""RBAC that separates seeing work from acting on it; bound to groups, never users, no wildcards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from constructs import Construct
+
+from ..plan import TeamPlan
+from ._objects import api_object
+
+RBAC_API = "rbac.authorization.k8s.io/v1"
+READ = ["get", "list", "watch"]
+WRITE = ["create", "update", "patch", "delete"]
+
+# The job kinds a team submits, by API group.
+JOB_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("batch", ("jobs",)),
+    ("kubeflow.org", ("mpijobs", "pytorchjobs")),
+)
+VIEW_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("", ("events", "pods", "pods/log")),
+    *JOB_KINDS,
+    ("kueue.x-k8s.io", ("localqueues", "workloads")),
+)
+
+
+def _rules(groups: tuple[tuple[str, tuple[str, ...]], ...], verbs: list[str]) -> list[dict[str, Any]]:
+    return [{"apiGroups": [g], "resources": list(r), "verbs": list(verbs)} for g, r in groups]
+
+
+def viewer_rules() -> list[dict[str, Any]]:
+    return _rules(VIEW_RULES, READ)
+
+
+def submitter_rules() -> list[dict[str, Any]]:
+    return _rules(JOB_KINDS, WRITE)
+
+
+def _group(name: str) -> dict[str, str]:
+    return {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": name}
+
+
+def team_rbac(scope: Construct, *, team: TeamPlan) -> None:
+    ns = team.namespace
+    api_object(scope, "Role-viewer", api_version=RBAC_API, kind="Role", name="viewer", namespace=ns,
+               body={"rules": viewer_rules()})
+    api_object(scope, "Role-submitter", api_version=RBAC_API, kind="Role", name="submitter", namespace=ns,
+               body={"rules": submitter_rules()})
+    # Submitters also see what they submit: they are bound to viewer too.
+    api_object(scope, "RoleBinding-viewers", api_version=RBAC_API, kind="RoleBinding", name="viewers", namespace=ns,
+               body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
+                     "subjects": [_group(team.viewers_group), _group(team.submitters_group)]})
+    api_object(scope, "RoleBinding-submitters", api_version=RBAC_API, kind="RoleBinding", name="submitters",
+               namespace=ns,
+               body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "submitter"},
+                     "subjects": [_group(team.submitters_group)]})
+
+
+def queue_reader_name(team: TeamPlan) -> str:
+    return f"{team.namespace}-queue-reader"
+
+
+def cluster_rbac(scope: Construct, *, team: TeamPlan) -> None:
+    """Read-only: the team's own ClusterQueue, the resource flavors and the priority classes."""
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "resourceNames": [team.cluster_queue],
+         "verbs": ["get", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors", "workloadpriorityclasses"],
+         "verbs": list(READ)},
+    ]
+    name = queue_reader_name(team)
+    api_object(scope, f"ClusterRole-{team.name}", api_version=RBAC_API, kind="ClusterRole", name=name,
+               body={"rules": rules})
+    api_object(scope, f"ClusterRoleBinding-{team.name}", api_version=RBAC_API, kind="ClusterRoleBinding", name=name,
+               body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                     "subjects": [_group(team.viewers_group), _group(team.submitters_group)]})

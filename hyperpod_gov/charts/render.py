@@ -1,0 +1,63 @@
+"""Render every chart of a spec into plain manifests (lists of dicts), deterministically."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cdk8s import App
+
+from ..plan import GovernancePlan, build_plan
+from ..spec.models import GovernanceSpec
+from ._objects import cluster_chart
+from .kueue import KueueSharedObjects
+from .tenant import TenantChart
+
+Manifest = dict[str, Any]
+
+
+@dataclass
+class Manifests:
+    """Objects all teams share (cluster-scoped), and each team's own objects, in apply order.
+
+    A team's objects travel together (one manifest per team) so that the
+    CloudFormation resource applying them stays small however many teams there are.
+    """
+
+    cluster: list[Manifest]
+    teams: dict[str, list[Manifest]] = field(default_factory=dict)  # sorted by team name
+
+    def all(self) -> list[Manifest]:
+        return [*self.cluster, *(m for objs in self.teams.values() for m in objs)]
+
+    def write(self, directory: Path) -> list[Path]:
+        """``cluster.yaml`` and ``teams/<team>.yaml`` for GitOps users; stale team files are removed."""
+        teams_dir = directory / "teams"
+        teams_dir.mkdir(parents=True, exist_ok=True)
+        written = [_write(directory / "cluster.yaml", self.cluster)]
+        for name, objs in self.teams.items():
+            written.append(_write(teams_dir / f"{name}.yaml", objs))
+        for stale in set(teams_dir.glob("*.yaml")) - set(written):
+            stale.unlink()
+        return written
+
+
+def _write(path: Path, objs: list[Manifest]) -> Path:
+    path.write_text(yaml.safe_dump_all(objs, sort_keys=True, default_flow_style=False))
+    return path
+
+
+def render(spec: GovernanceSpec, plan: GovernancePlan | None = None) -> Manifests:
+    plan = plan or build_plan(spec)
+    app = App()
+    cluster = cluster_chart(app, "cluster")
+    if spec.scheduler.mode == "kueue":
+        KueueSharedObjects(cluster, "kueue", plan=plan)
+    charts = {t.name: TenantChart(app, f"team-{t.name}", spec=spec, plan=plan, team=t)
+              for t in sorted(spec.teams, key=lambda t: t.name)}
+    return Manifests(
+        cluster=list(cluster.to_json()),
+        teams={name: list(chart.to_json()) for name, chart in charts.items()},
+    )

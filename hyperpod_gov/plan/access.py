@@ -1,0 +1,32 @@
+"""Who maps to which Kubernetes groups. EKS allows one access entry per principal,
+so a principal that several teams name gets one entry with all its groups."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..spec.models import GovernanceSpec
+from . import names
+
+
+@dataclass(frozen=True)
+class PrincipalAccess:
+    principal_arn: str
+    groups: tuple[str, ...]  # sorted
+    teams: tuple[str, ...]  # sorted
+
+
+def principal_access(spec: GovernanceSpec) -> tuple[PrincipalAccess, ...]:
+    groups: dict[str, set[str]] = defaultdict(set)
+    teams: dict[str, set[str]] = defaultdict(set)
+    for team in spec.teams:
+        for arn in team.access.viewers:
+            groups[arn].add(names.viewers_group(team.name))
+            teams[arn].add(team.name)
+        for arn in team.access.submitters:
+            groups[arn].add(names.submitters_group(team.name))
+            teams[arn].add(team.name)
+    return tuple(
+        PrincipalAccess(arn, tuple(sorted(groups[arn])), tuple(sorted(teams[arn]))) for arn in sorted(groups)
+    )
