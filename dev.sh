@@ -5,6 +5,7 @@
 #   ./dev.sh synth [SPEC]  validate, explain and synthesize SPEC (default examples/enterprise.yaml) into build/
 #   ./dev.sh test [ARGS]   run the whole test suite (pytest ARGS)
 #   ./dev.sh bench         run the benchmarks in bench/ (not part of the tests)
+#   ./dev.sh cdk ARGS      the pinned AWS CDK CLI, e.g. ./dev.sh cdk synth -c spec=examples/startup.yaml
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -48,12 +49,16 @@ case "$job" in
     setup
     exec python -m pytest "$@"
     ;;
+  cdk)
+    setup
+    exec cdk "$@"
+    ;;
   bench)
     setup
     for b in bench/*.py; do python "$b"; done
     ;;
   *)
-    echo "usage: ./dev.sh synth [SPEC] | test [PYTEST ARGS] | bench" >&2
+    echo "usage: ./dev.sh synth [SPEC] | test [PYTEST ARGS] | bench | cdk [CDK ARGS]" >&2
     exit 2
     ;;
 esac

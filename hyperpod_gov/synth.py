@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Optional
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
+from constructs import Construct
 
-from .spec.models import GovernanceSpec
+from .spec.models import ConsumerAccount, GovernanceSpec
 
 if TYPE_CHECKING:
     from .charts import Manifests
@@ -35,6 +36,57 @@ def stack_name(spec: GovernanceSpec, role: str) -> str:
     return f"{spec.name}-{role}"
 
 
+def add_capacity_stacks(scope: Construct, spec: GovernanceSpec, *, manifests: "Manifests",
+                        base_dir: Optional[Path] = None) -> list[cdk.Stack]:
+    """The capacity account's stacks: capacity, governance, and the team shards (in deploy order)."""
+    from stacks.capacity import CapacityStack  # stacks compose constructs; imported late to keep CLI start fast
+    from stacks.governance import GovernanceStack, TeamsStack
+
+    from .plan import build_plan, principal_access, shard_label, shard_of
+
+    plan = build_plan(spec)
+    capacity = CapacityStack(scope, stack_name(spec, "capacity"), spec=spec, base_dir=base_dir)
+    governance = GovernanceStack(scope, stack_name(spec, "governance"), spec=spec, plan=plan, capacity=capacity,
+                                 manifests=manifests)
+    shards = spec.deployment.team_stacks
+    teams_by_shard: dict[int, list] = {}
+    for team in spec.teams:
+        teams_by_shard.setdefault(shard_of(team.name, shards), []).append(team)
+    principals_by_shard: dict[int, list] = {}
+    for access in principal_access(spec):
+        principals_by_shard.setdefault(shard_of(access.principal_arn, shards), []).append(access)
+    stacks: list[cdk.Stack] = [capacity, governance]
+    for index in sorted(set(teams_by_shard) | set(principals_by_shard)):
+        stacks.append(TeamsStack(scope, stack_name(spec, shard_label(index)), spec=spec, plan=plan,
+                                 capacity=capacity, governance=governance, teams=teams_by_shard.get(index, []),
+                                 principals=principals_by_shard.get(index, []), manifests=manifests))
+    return stacks
+
+
+def consumer_stack_name(spec: GovernanceSpec, consumer: ConsumerAccount) -> str:
+    return stack_name(spec, f"consumer-{consumer.name}")
+
+
+def add_consumer_stack(scope: Construct, spec: GovernanceSpec, consumer: ConsumerAccount) -> Optional[cdk.Stack]:
+    """The target roles the spec asks the library to create in ``consumer`` (none: no stack)."""
+    from stacks.consumer import ConsumerAccountStack
+
+    from .plan import identity_plans
+
+    mine = [i for i in identity_plans(spec, partition=cdk.Aws.PARTITION)
+            if i.consumer is not None and i.consumer.name == consumer.name]
+    if not mine:
+        return None
+    return ConsumerAccountStack(scope, consumer_stack_name(spec, consumer), spec=spec, consumer=consumer,
+                                identities=mine)
+
+
+def apply_feature_flags(app: Construct) -> None:
+    for flag, value in FEATURE_FLAGS.items():
+        if app.node.try_get_context(flag) is None:
+            app.node.set_context(flag, value)
+
+
 def build_app(
     spec: GovernanceSpec,
     *,
@@ -45,35 +97,49 @@ def build_app(
     manifests: Optional["Manifests"] = None,
 ) -> cdk.App:
     """Compose every stack of the spec into ``app`` (a new one unless given)."""
-    from stacks.capacity import CapacityStack  # stacks compose constructs; imported late to keep CLI start fast
-    from stacks.governance import GovernanceStack, TeamsStack
-
     from .charts import render
-    from .plan import build_plan, principal_access, shard_label, shard_of
 
     if app is None:
         app = cdk.App(outdir=outdir, analytics_reporting=False)
-    for flag, value in FEATURE_FLAGS.items():
-        if app.node.try_get_context(flag) is None:
-            app.node.set_context(flag, value)
-    plan = build_plan(spec)
-    manifests = manifests or render(spec, plan)
-    capacity = CapacityStack(app, stack_name(spec, "capacity"), spec=spec, base_dir=base_dir)
-    governance = GovernanceStack(app, stack_name(spec, "governance"), spec=spec, plan=plan, capacity=capacity,
-                                 manifests=manifests)
-    shards = spec.deployment.team_stacks
-    teams_by_shard: dict[int, list] = {}
-    for team in spec.teams:
-        teams_by_shard.setdefault(shard_of(team.name, shards), []).append(team)
-    principals_by_shard: dict[int, list] = {}
-    for access in principal_access(spec):
-        principals_by_shard.setdefault(shard_of(access.principal_arn, shards), []).append(access)
-    for index in sorted(set(teams_by_shard) | set(principals_by_shard)):
-        TeamsStack(app, stack_name(spec, shard_label(index)), spec=spec, plan=plan, capacity=capacity,
-                   governance=governance, teams=teams_by_shard.get(index, []),
-                   principals=principals_by_shard.get(index, []), manifests=manifests)
+    apply_feature_flags(app)
+    add_capacity_stacks(app, spec, manifests=manifests or render(spec), base_dir=base_dir)
+    for consumer in spec.accounts.consumers:
+        add_consumer_stack(app, spec, consumer)
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+class PipelineConfigError(Exception):
+    """The pipeline lacks its repository or connection; the message says where to set them."""
+
+
+def build_pipeline_app(spec: GovernanceSpec, *, spec_path: str, app: Optional[cdk.App] = None,
+                       outdir: Optional[str] = None, base_dir: Optional[Path] = None, nag: bool = True) -> cdk.App:
+    """The pipeline app: one pipeline stack whose stages hold every stack of the spec."""
+    from stacks.pipeline import PipelineStack
+
+    from .charts import render
+
+    if app is None:
+        app = cdk.App(outdir=outdir, analytics_reporting=False)
+    apply_feature_flags(app)
+    p = spec.deployment.pipeline
+    repository = (p.repository if p else None) or app.node.try_get_context("pipelineRepository")
+    connection = (p.connection_arn if p else None) or app.node.try_get_context("pipelineConnectionArn")
+    missing = [k for k, v in (("repository", repository), ("connectionArn", connection)) if not v]
+    if missing:
+        raise PipelineConfigError(
+            "; ".join(f"deployment.pipeline.{k}: is not set; set it in the spec or pass "
+                      f"-c pipeline{k[0].upper()}{k[1:]}=..." for k in missing)
+        )
+    pipeline = PipelineStack(app, stack_name(spec, "pipeline"), spec=spec, spec_path=spec_path,
+                             repository=repository, branch=p.branch if p else "main", connection_arn=connection,
+                             manifests=render(spec), base_dir=base_dir)
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+        for stage in pipeline.stages:  # each stage is its own assembly with its own validation
+            cdk.Validations.of(stage).add_plugins(AwsSolutionsChecks(stage))
     return app
 
 

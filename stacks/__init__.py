@@ -1,6 +1,7 @@
 """Deployable stacks that compose the constructs; thin by design."""
 
 from .capacity import CapacityStack
+from .consumer import ConsumerAccountStack
 from .governance import GovernanceStack, TeamsStack
 
-__all__ = ["CapacityStack", "GovernanceStack", "TeamsStack"]
+__all__ = ["CapacityStack", "ConsumerAccountStack", "GovernanceStack", "TeamsStack"]

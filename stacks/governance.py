@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from aws_cdk import Stack, Tags
+from aws_cdk import Aws, Stack, Tags
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -16,7 +16,7 @@ from hyperpod_gov.constructs import (
     WorkloadIdentityRole,
 )
 from hyperpod_gov.constructs.access import principal_construct_id
-from hyperpod_gov.plan import GovernancePlan, PrincipalAccess
+from hyperpod_gov.plan import GovernancePlan, PrincipalAccess, identity_plans
 from hyperpod_gov.spec.models import GovernanceSpec, Team
 
 from .capacity import CapacityStack, capacity_env
@@ -58,6 +58,7 @@ class TeamsStack(Stack):
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
         cluster = capacity.eks.cluster
         task_governance = spec.scheduler.mode == "task-governance"
+        identities = identity_plans(spec, partition=Aws.PARTITION)
         for team in sorted(teams, key=lambda t: t.name):
             team_scope = Construct(self, team.name)
             tp = plan.team(team.name)
@@ -65,9 +66,9 @@ class TeamsStack(Stack):
             if task_governance:
                 quota = TeamQuota(team_scope, "Quota", spec=spec, team=tp,
                                   cluster_arn=capacity.hyperpod.cluster_arn, contract=team.contract)
-            for identity in sorted(team.workload_identities, key=lambda w: w.service_account):
+            for identity in (i for i in identities if i.team == team.name):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
-                                     cluster_name=cluster.cluster_name, namespace=tp.namespace, identity=identity)
+                                     cluster_name=cluster.cluster_name, identity=identity)
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
             if quota is not None:
                 # HyperPod creates the namespace when the quota is created.

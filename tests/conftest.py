@@ -93,3 +93,14 @@ def snapshot_json(snapshot):
     from syrupy.extensions.json import JSONSnapshotExtension
 
     return snapshot.use_extension(JSONSnapshotExtension)
+
+
+@pytest.fixture(scope="session")
+def pipeline(enterprise_spec, tmp_path_factory):
+    """The enterprise pipeline app synthesized once (cdk-nag runs on it and on every stage)."""
+    from hyperpod_gov.synth import build_pipeline_app
+
+    out = tmp_path_factory.mktemp("pipeline")
+    app = build_pipeline_app(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out))
+    app.synth()
+    return out

@@ -1,14 +1,20 @@
-"""Workload identity: an EKS Pod Identity source role per service account, cross-account if asked."""
+"""Workload identity: a Pod Identity source role per service account and, in a consumer account,
+the target role it may assume, trusting exactly that source role, namespace and service account."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from aws_cdk import aws_eks as eks_l1, aws_iam as iam
+from aws_cdk import Aws, aws_eks as eks_l1, aws_iam as iam
 from constructs import Construct
 
-from ..spec.models import WorkloadIdentity
+from ..plan import names
+from ..plan.identity import IdentityPlan
+from ..spec.models import GovernanceSpec
+from ._nag import acknowledge, wildcard
 from .observability import pod_identity_trust
+
+ASSUME = ["sts:AssumeRole", "sts:TagSession"]
+S3_READ = ["s3:GetObject"]
+S3_WRITE = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:PutObject"]
 
 
 class WorkloadIdentityRole(Construct):
@@ -18,30 +24,69 @@ class WorkloadIdentityRole(Construct):
     source role may assume (and tag a session of) that one role and nothing else.
     """
 
-    def __init__(self, scope: Construct, id: str, *, cluster_name: str, namespace: str,
-                 identity: WorkloadIdentity) -> None:
+    def __init__(self, scope: Construct, id: str, *, cluster_name: str, identity: IdentityPlan) -> None:
         super().__init__(scope, id)
         self.role = iam.Role(
             self,
             "SourceRole",
+            role_name=identity.source_role_name,
             assumed_by=pod_identity_trust(),
-            description=f"Pod Identity of {namespace}/{identity.service_account}",
+            description=f"Pod Identity of {identity.namespace}/{identity.service_account}",
         )
-        self.target_role_arn: Optional[str] = identity.target_role_arn
-        if self.target_role_arn:
-            self.role.add_to_policy(
-                iam.PolicyStatement(
-                    sid="AssumeTargetRole",
-                    actions=["sts:AssumeRole", "sts:TagSession"],
-                    resources=[self.target_role_arn],
-                )
-            )
+        target = identity.target_role_arn
+        if target:
+            self.role.add_to_policy(iam.PolicyStatement(sid="AssumeTargetRole", actions=ASSUME, resources=[target]))
         self.association = eks_l1.CfnPodIdentityAssociation(
             self,
             "Association",
             cluster_name=cluster_name,
-            namespace=namespace,
+            namespace=identity.namespace,
             service_account=identity.service_account,
             role_arn=self.role.role_arn,
-            target_role_arn=self.target_role_arn,
+            target_role_arn=target,
         )
+
+
+class TargetRole(Construct):
+    """Role in a consumer account, assumable only by one workload's source role, with only its data access."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, identity: IdentityPlan) -> None:
+        super().__init__(scope, id)
+        target = identity.created_target
+        assert target is not None
+        capacity = spec.accounts.capacity.id
+        source_arn = f"arn:{Aws.PARTITION}:iam::{capacity}:role/{identity.source_role_name}"
+        trust = iam.AccountPrincipal(capacity).with_conditions({
+            "StringEquals": {
+                "aws:PrincipalArn": source_arn,
+                f"aws:RequestTag/{names.SESSION_TAG_CLUSTER}": spec.cluster.eks_cluster_name,
+                f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": identity.namespace,
+                f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": identity.service_account,
+            }
+        }).with_session_tags()
+        self.role = iam.Role(
+            self, "Resource", role_name=target.name, assumed_by=trust,
+            description=f"{spec.name}: data access of {identity.namespace}/{identity.service_account} "
+            f"(HyperPod cluster {spec.cluster.name})",
+        )
+        findings = []
+        writes = False
+        for access in sorted(target.s3, key=lambda a: (a.bucket, a.prefix, a.access)):
+            objects = f"arn:{Aws.PARTITION}:s3:::{access.bucket}/{access.prefix}*"
+            actions = S3_READ + (S3_WRITE if access.access == "read-write" else [])
+            writes = writes or access.access == "read-write"
+            self.role.add_to_policy(iam.PolicyStatement(actions=sorted(actions), resources=[objects]))
+            self.role.add_to_policy(iam.PolicyStatement(
+                actions=["s3:ListBucket"], resources=[f"arn:{Aws.PARTITION}:s3:::{access.bucket}"],
+                conditions={"StringLike": {"s3:prefix": [f"{access.prefix}*"]}},
+            ))
+            findings.append((
+                wildcard("Resource", f"arn:<AWS::Partition>:s3:::{access.bucket}/{access.prefix}*"),
+                f"Object keys under s3://{access.bucket}/{access.prefix} are not known in advance; the grant is "
+                f"limited to that prefix ({access.access}) as the spec names it.",
+            ))
+        if target.kms_keys:
+            actions = ["kms:Decrypt"] + (["kms:GenerateDataKey"] if writes else [])
+            self.role.add_to_policy(iam.PolicyStatement(actions=actions, resources=sorted(target.kms_keys)))
+        if findings:
+            acknowledge(self.role, findings)

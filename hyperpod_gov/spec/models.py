@@ -359,13 +359,67 @@ class Access(SpecModel):
     )
 
 
+class S3Access(SpecModel):
+    """Access to one S3 prefix."""
+
+    bucket: str = Field(description="Bucket name.")
+    prefix: str = Field(default="", description="Key prefix, e.g. datasets/ (default: the whole bucket).")
+    access: Literal["read", "read-write"] = Field(default="read", description="default: read.")
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", v):
+            raise spec_error("is not an S3 bucket name", "use 3-63 lowercase letters, digits, '.' and '-'")
+        return v
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        if "*" in v or v.startswith("/"):
+            raise spec_error("may not contain '*' or start with '/'", "write the literal prefix, e.g. datasets/")
+        return v
+
+
+KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$")
+
+
+class TargetRole(SpecModel):
+    """A role the library creates in a consumer account for one workload identity."""
+
+    account: str = Field(description="Name of a declared consumer account (accounts.consumers[].name).")
+    name: str = Field(description="Role name in that account (IAM role name rules, at most 64 characters).")
+    s3: tuple[S3Access, ...] = Field(default=(), description="S3 prefixes the role may read or write.")
+    kms_keys: tuple[str, ...] = Field(default=(), description="KMS key ARNs the role may decrypt with.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[\w+=,.@-]{1,64}", v):
+            raise spec_error("is not an IAM role name", "use at most 64 letters, digits and +=,.@_-")
+        return v
+
+    @field_validator("kms_keys")
+    @classmethod
+    def _keys(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in v:
+            if not KMS_KEY_ARN.match(arn):
+                raise spec_error(f"{arn!r} is not a KMS key ARN", "use arn:aws:kms:REGION:ACCOUNT:key/KEY-ID")
+        return v
+
+
 class WorkloadIdentity(SpecModel):
     """A Kubernetes service account whose pods get AWS credentials through EKS Pod Identity."""
 
     service_account: str = Field(description="ServiceAccount name in the team namespace (DNS-1123 label).")
     target_role_arn: Optional[str] = Field(
         default=None,
-        description="A role in a declared consumer account to assume cross-account (default: none).",
+        description="An existing role in a declared consumer account to assume cross-account (default: none).",
+    )
+    target_role: Optional[TargetRole] = Field(
+        default=None,
+        description="A role for the library to create in a consumer account, with only the data access named here "
+        "(instead of targetRoleArn).",
     )
 
     @field_validator("service_account")
@@ -380,8 +434,18 @@ class WorkloadIdentity(SpecModel):
             raise spec_error("is not an IAM role ARN", "use arn:aws:iam::ACCOUNT:role/NAME")
         return v
 
+    @model_validator(mode="after")
+    def _one_target(self) -> "WorkloadIdentity":
+        if self.target_role_arn and self.target_role:
+            raise spec_error(
+                "names both targetRoleArn and targetRole",
+                "use targetRoleArn for an existing role, or targetRole for one the library creates, not both",
+            )
+        return self
+
     @property
     def target_account(self) -> Optional[str]:
+        """Account id of an existing target role (``targetRoleArn``)."""
         m = IAM_ROLE_ARN.match(self.target_role_arn or "")
         return m.group(1) if m else None
 
@@ -473,6 +537,38 @@ class SharedPool(SpecModel):
 DEFAULT_TEAM_STACKS = 16
 
 
+class Pipeline(SpecModel):
+    """The CDK pipeline that ships the spec (values may also come from CDK context)."""
+
+    repository: Optional[str] = Field(default=None, description="owner/repo of the spec repository "
+                                      "(default: CDK context pipelineRepository).")
+    branch: str = Field(default="main", description="Branch that deploys (default: main).")
+    connection_arn: Optional[str] = Field(default=None, description="CodeConnections ARN for the repository "
+                                          "(default: CDK context pipelineConnectionArn).")
+    account: Optional[str] = Field(default=None, description="Account of the pipeline (default: the capacity account).")
+    region: Optional[str] = Field(default=None, description="Region of the pipeline (default: the capacity region).")
+
+    @field_validator("repository")
+    @classmethod
+    def _repo(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", v):
+            raise spec_error("is not owner/repo", "write the repository as owner/name, e.g. acme/ml-governance")
+        return v
+
+    @field_validator("connection_arn")
+    @classmethod
+    def _connection(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not re.fullmatch(
+            r"arn:aws[a-z-]*:(codeconnections|codestar-connections):[a-z0-9-]+:[0-9]{12}:connection/[\w-]+", v
+        ):
+            raise spec_error("is not a CodeConnections ARN",
+                             "use arn:aws:codeconnections:REGION:ACCOUNT:connection/ID")
+        return v
+
+    _account = field_validator("account")(classmethod(lambda cls, v: v if v is None else check_account_id(v)))
+    _region = field_validator("region")(classmethod(lambda cls, v: v if v is None else check_region(v)))
+
+
 class Deployment(SpecModel):
     """How the generated resources are split into stacks and shipped."""
 
@@ -484,6 +580,7 @@ class Deployment(SpecModel):
         "enough for 300+ teams under CloudFormation's 500-resource limit). Changing it moves teams between "
         "stacks: set it once.",
     )
+    pipeline: Optional[Pipeline] = Field(default=None, description="The multi-account CDK pipeline (optional).")
 
 
 class GovernanceSpec(SpecModel):

@@ -148,6 +148,31 @@ def identities_target_declared_accounts(spec: GovernanceSpec, today: dt.date) ->
                 )
 
 
+def target_roles_are_in_declared_accounts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    by_name = {c.name: c for c in spec.accounts.consumers}
+    seen: dict[tuple[str, str], str] = {}
+    for ti, team in enumerate(spec.teams):
+        for wi, w in enumerate(team.workload_identities):
+            target = w.target_role
+            if target is None:
+                continue
+            path = f"teams[{ti}].workloadIdentities[{wi}].targetRole"
+            if target.account not in by_name:
+                names = ", ".join(sorted(by_name)) or "none declared"
+                yield SpecIssue(
+                    f"{path}.account", "is not a declared consumer account", target.account,
+                    f"declare it under accounts.consumers (with its id and region), or use one of: {names}",
+                )
+                continue
+            key = (by_name[target.account].id, target.name)
+            if key in seen:
+                yield SpecIssue(
+                    f"{path}.name", f"is already created for {seen[key]}", target.name,
+                    "give each created target role its own name (one role trusts exactly one service account)",
+                )
+            seen.setdefault(key, f"{team.name}/{w.service_account}")
+
+
 def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     c = spec.cluster
     if c.admin_cidrs and c.endpoint_access == "private":
@@ -228,6 +253,7 @@ RULES: tuple[Rule, ...] = (
     quotas_fit_capacity,
     sharing_is_consistent,
     identities_target_declared_accounts,
+    target_roles_are_in_declared_accounts,
     endpoint_access_matches_cidrs,
     kueue_flavor_limit,
     contracts_are_current,

@@ -106,10 +106,21 @@ def test_no_team_principal_gets_a_cluster_wide_access_policy(enterprise):
 
 def test_workload_identities_trust_pod_identity_and_assume_only_their_target(enterprise):
     associations = all_resources(enterprise, "AWS::EKS::PodIdentityAssociation")
-    expected = {(f"hyperpod-ns-{t.name}", w.service_account): w.target_role_arn
+    def expected_target(w):
+        if w.target_role is not None:
+            account = next(c.id for c in enterprise.spec.accounts.consumers if c.name == w.target_role.account)
+            return f":iam::{account}:role/{w.target_role.name}"
+        return w.target_role_arn
+
+    expected = {(f"hyperpod-ns-{t.name}", w.service_account): expected_target(w)
                 for t in enterprise.spec.teams for w in t.workload_identities}
     found = {(p["Namespace"], p["ServiceAccount"]): p.get("TargetRoleArn") for _, _, p in associations}
-    assert found == expected
+    assert set(found) == set(expected)
+    for key, target in expected.items():
+        if target is None:
+            assert found[key] is None, key
+        else:
+            assert target in json.dumps(found[key]), key
     for stack, _, assoc in associations:
         template = enterprise.templates[stack]
         role_id = assoc["RoleArn"]["Fn::GetAtt"][0]

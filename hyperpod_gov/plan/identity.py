@@ -1,0 +1,45 @@
+"""Workload identities resolved: source role names and target role ARNs, per account."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..spec.models import ConsumerAccount, GovernanceSpec, TargetRole
+from . import names
+
+
+@dataclass(frozen=True)
+class IdentityPlan:
+    team: str
+    namespace: str
+    service_account: str
+    source_role_name: str
+    source_role_arn: str  # with the partition written as ${partition} placeholder
+    target_role_arn: Optional[str]
+    created_target: Optional[TargetRole]  # a role the library creates in a consumer account
+    consumer: Optional[ConsumerAccount]  # where that role is created
+
+
+def identity_plans(spec: GovernanceSpec, partition: str = "aws") -> tuple[IdentityPlan, ...]:
+    consumers = {c.name: c for c in spec.accounts.consumers}
+    cap = spec.accounts.capacity.id
+    out = []
+    for team in sorted(spec.teams, key=lambda t: t.name):
+        for w in sorted(team.workload_identities, key=lambda w: w.service_account):
+            role_name = names.source_role_name(spec.name, team.name, w.service_account)
+            consumer = consumers.get(w.target_role.account) if w.target_role else None
+            target = w.target_role_arn
+            if w.target_role is not None and consumer is not None:
+                target = f"arn:{partition}:iam::{consumer.id}:role/{w.target_role.name}"
+            out.append(IdentityPlan(
+                team=team.name,
+                namespace=names.namespace(team.name),
+                service_account=w.service_account,
+                source_role_name=role_name,
+                source_role_arn=f"arn:{partition}:iam::{cap}:role/{role_name}",
+                target_role_arn=target,
+                created_target=w.target_role,
+                consumer=consumer,
+            ))
+    return tuple(out)

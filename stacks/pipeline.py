@@ -1,0 +1,150 @@
+"""The multi-account delivery pipeline (CDK Pipelines): test, synth, consumer accounts, approval, capacity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from aws_cdk import Environment, Stack, Stage, Tags, pipelines
+from constructs import Construct
+
+from hyperpod_gov.charts import Manifests
+from hyperpod_gov.constructs._nag import acknowledge, wildcard
+from hyperpod_gov.spec.models import ConsumerAccount, GovernanceSpec
+
+from .capacity import capacity_env
+
+TEST_COMMAND = "./dev.sh test"  # the README's test command
+
+
+class CapacityStage(Stage):
+    """The capacity account: capacity, governance and team stacks."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, manifests: Manifests,
+                 base_dir: Optional[Path] = None, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(spec), **kwargs)
+        from hyperpod_gov.synth import add_capacity_stacks
+
+        self.stacks = add_capacity_stacks(self, spec, manifests=manifests, base_dir=base_dir)
+
+
+class ConsumerStage(Stage):
+    """One consumer account and region: the target roles workloads assume there."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, consumer: ConsumerAccount,
+                 **kwargs: Any) -> None:
+        super().__init__(scope, id, env=Environment(account=consumer.id, region=consumer.region), **kwargs)
+        from hyperpod_gov.synth import add_consumer_stack
+
+        self.stack = add_consumer_stack(self, spec, consumer)
+
+
+class PipelineStack(Stack):
+    """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
+
+    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, spec_path: str, repository: str,
+                 branch: str, connection_arn: str, manifests: Manifests, base_dir: Optional[Path] = None,
+                 **kwargs: Any) -> None:
+        pipeline_spec = spec.deployment.pipeline
+        account = (pipeline_spec.account if pipeline_spec else None) or spec.accounts.capacity.id
+        region = (pipeline_spec.region if pipeline_spec else None) or spec.accounts.capacity.region
+        super().__init__(scope, id, env=Environment(account=account, region=region),
+                         description=f"hyperpod-gov {spec.name}: delivery pipeline", **kwargs)
+        Tags.of(self).add("hyperpod-gov:spec", spec.name)
+        source = pipelines.CodePipelineSource.connection(repository, branch, connection_arn=connection_arn)
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            pipeline_name=f"{spec.name}-governance",
+            cross_account_keys=True,  # the artifact key is shared with every target account
+            enable_key_rotation=True,
+            synth=pipelines.ShellStep(
+                "Synth",
+                input=source,
+                commands=[TEST_COMMAND, f"./dev.sh cdk synth -c spec={spec_path} -c pipeline=true"],
+                primary_output_directory="cdk.out",
+            ),
+        )
+        self.stages: list[Stage] = []
+        consumers = [c for c in spec.accounts.consumers if _has_roles(spec, c)]
+        if consumers:
+            wave = self.pipeline.add_wave("ConsumerAccounts")
+            for consumer in consumers:
+                stage = ConsumerStage(self, f"Consumer-{consumer.name}", spec=spec, consumer=consumer)
+                self.stages.append(stage)
+                wave.add_stage(stage)
+        capacity = CapacityStage(self, "Capacity", spec=spec, manifests=manifests, base_dir=base_dir)
+        self.stages.append(capacity)
+        self.pipeline.add_stage(
+            capacity,
+            pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {spec.name} to the capacity "
+                                              f"account {spec.accounts.capacity.id}?")],
+        )
+        self.pipeline.build_pipeline()
+        _role_arns_as_sub(self, self.pipeline)
+        acknowledge_pipeline(self, self.pipeline)
+
+
+def _role_arns_as_sub(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
+    """Write the cross-account CloudFormation roles as Fn::Sub, the form cfn-lint (E3703) asks for.
+
+    CDK Pipelines renders them as an empty-delimiter Fn::Join of the partition and a literal.
+    """
+    cfn = pipeline.pipeline.node.default_child
+    stages = stack.resolve(cfn.stages)  # type: ignore[union-attr]
+    for si, stage in enumerate(stages):
+        for ai, action in enumerate(stage.get("actions", [])):
+            arn = (action.get("configuration") or {}).get("RoleArn")
+            if isinstance(arn, dict) and "Fn::Join" in arn and arn["Fn::Join"][0] == "":
+                parts = arn["Fn::Join"][1]
+                if all(isinstance(p, str) or p == {"Ref": "AWS::Partition"} for p in parts):
+                    text = "".join(p if isinstance(p, str) else "${AWS::Partition}" for p in parts)
+                    cfn.add_property_override(  # type: ignore[union-attr]
+                        f"Stages.{si}.Actions.{ai}.Configuration.RoleArn", {"Fn::Sub": text})
+
+
+def acknowledge_pipeline(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
+    """CDK Pipelines' own roles: each wildcard is scoped to the pipeline's bucket, key, builds or bootstrap roles."""
+    region, account = stack.region, stack.account
+    bucket = "The CDK Pipelines roles move artifacts through the pipeline's own artifacts bucket"
+    key = "The CDK Pipelines roles encrypt artifacts with the pipeline's own (rotating) artifact key only"
+    findings = [
+        ("AwsSolutions-S1", "Pipeline artifacts bucket: private, KMS-encrypted, TLS-only, reached only by the "
+         "pipeline's roles; every access is already recorded by CloudTrail through those roles."),
+        (wildcard("Action", "s3:Abort*"), f"{bucket}: abort failed multipart uploads."),
+        (wildcard("Action", "s3:DeleteObject*"), f"{bucket}: replace artifacts of earlier runs."),
+        (wildcard("Action", "s3:GetBucket*"), f"{bucket}: read the bucket's location and encryption."),
+        (wildcard("Action", "s3:GetObject*"), f"{bucket}: read artifacts and their versions."),
+        (wildcard("Action", "s3:List*"), f"{bucket}: list artifacts of a run."),
+        (wildcard("Resource", "<PipelineArtifactsBucketAEA9A052.Arn>/*"), f"{bucket}: keys are made per run."),
+        (wildcard("Action", "kms:GenerateDataKey*"), key + "."),
+        (wildcard("Action", "kms:ReEncrypt*"), key + "."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
+                  "<PipelineBuildSynthCdkBuildProject6BEFA8E6>:*"),
+         "The synth build writes log streams (named per build) in its own log group."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/"
+                  "<PipelineBuildSynthCdkBuildProject6BEFA8E6>-*"),
+         "The synth build reports test results into its own report groups (named after the project)."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
+                  "<PipelineUpdatePipelineSelfMutationDAA41400>:*"),
+         "The self-mutation build writes log streams (named per build) in its own log group."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/"
+                  "<PipelineUpdatePipelineSelfMutationDAA41400>-*"),
+         "The self-mutation build writes its reports into its own report groups."),
+        (wildcard("Resource", f"arn:*:iam::{account}:role/*"),
+         "Self-mutation assumes the CDK bootstrap deploy roles of the pipeline account (their names carry the "
+         "bootstrap qualifier, which is only known at deploy time)."),
+        (wildcard("Resource", "*"),
+         "cloudformation:DescribeStacks, s3:ListBucket (self-mutation) and codebuild Start/Stop/BatchGetBuilds "
+         "(asset publishing) take no narrower resource here; every write goes through the bootstrap roles."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/*"),
+         "Asset publishing builds are created by CDK Pipelines per asset; their log groups are named per project."),
+        (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/*"),
+         "Asset publishing builds are created by CDK Pipelines per asset; their report groups are named per project."),
+    ]
+    acknowledge(pipeline, findings)
+
+
+def _has_roles(spec: GovernanceSpec, consumer: ConsumerAccount) -> bool:
+    return any(w.target_role is not None and w.target_role.account == consumer.name
+               for t in spec.teams for w in t.workload_identities)
