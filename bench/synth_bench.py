@@ -2,6 +2,8 @@
 
 Run with `./dev.sh bench`. Not part of the test suite. Prints one line per case:
 best and median wall time over REPEATS runs, after the jsii start-up (timed apart).
+Every synth includes what `hyperpod-gov synth` does: cdk8s rendering, the k8s/
+files, cdk-nag and CDK's template checks.
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ def main() -> None:
     def empty(out: Path) -> None:
         cdk.App(outdir=str(out)).synth()
 
+    from hyperpod_gov.spec import parse_spec
+    from tests.scale import many_teams_spec
+
     cases = {"empty CDK app": empty}
     for name in ("enterprise", "startup"):
         spec = load_spec(ROOT / "examples" / f"{name}.yaml")
         cases[f"examples/{name}.yaml"] = lambda out, spec=spec: synth(spec, out)
+    many = parse_spec(many_teams_spec(300))
+    cases["generated, 300 teams"] = lambda out: synth(many, out)
 
     print(f"jsii start-up (import aws_cdk + first App): {startup:.2f} s")
     print(f"{'case':28} {'best s':>8} {'median s':>9}  ({REPEATS} runs)")

@@ -62,6 +62,24 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import governance_diff, resource_diff
+
+    old = load_spec(args.old, strict=args.strict)
+    new = load_spec(args.new, strict=args.strict)
+    lines = governance_diff(old, new)
+    print(f"Governance changes ({args.old} -> {args.new}):")
+    print("\n".join(f"  {line}" for line in lines) if lines else "  none")
+    resources: list[str] = []
+    if not args.governance_only:
+        from .testing import synth_snapshot
+
+        resources = resource_diff(synth_snapshot(old), synth_snapshot(new))
+        print("Resource changes (+ added, - removed, ~ changed):")
+        print("\n".join(f"  {line}" for line in resources) if resources else "  none")
+    return EXIT_INVALID if args.fail and (lines or resources) else EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     schema = GovernanceSpec.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -91,6 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
     synth_parser = with_spec("synth", "write the CDK cloud assembly to OUT/cdk.out (and manifests to OUT/k8s)")
     synth_parser.add_argument("--out", default="build", help="output directory (default: build)")
     synth_parser.set_defaults(func=cmd_synth)
+    diff_parser = sub.add_parser("diff", help="what a spec change does: governance first, then resources")
+    diff_parser.add_argument("old", help="the spec before the change")
+    diff_parser.add_argument("new", help="the spec after the change")
+    diff_parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    diff_parser.add_argument("--governance-only", action="store_true", help="skip the (slower) resource diff")
+    diff_parser.add_argument("--fail", action="store_true", help="exit 1 when anything changes")
+    diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
     return parser
 
@@ -101,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except SpecError as exc:
-        print(exc.render() if exc.source else f"{getattr(args, 'spec', '')}: {exc.render()}", file=sys.stderr)
+        source = "" if exc.source else f"{getattr(args, 'spec', '')}: "
+        print(f"{source}{exc.render()}", file=sys.stderr)
         return EXIT_INVALID
 
 

@@ -1,0 +1,118 @@
+"""What a spec change does, in governance terms first, then resource by resource."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .explain import borrows, lends, owns
+from .plan import build_plan
+from .spec.models import GovernanceSpec, Team
+
+
+def _changed(label: str, old: Any, new: Any) -> list[str]:
+    return [] if old == new else [f"{label}: {old} -> {new}"]
+
+
+def _members(label: str, old: Iterable[str], new: Iterable[str]) -> list[str]:
+    old_set, new_set = set(old), set(new)
+    out = [f"{label}: + {x}" for x in sorted(new_set - old_set)]
+    out += [f"{label}: - {x}" for x in sorted(old_set - new_set)]
+    return out
+
+
+def _identity(w) -> str:
+    if w.target_role is not None:
+        return f"{w.service_account} -> role {w.target_role.name} in {w.target_role.account}"
+    if w.target_role_arn:
+        return f"{w.service_account} -> {w.target_role_arn}"
+    return f"{w.service_account} (same account)"
+
+
+def _team_summary(spec: GovernanceSpec, team: Team) -> str:
+    plan = build_plan(spec).team(team.name)
+    return (f"owns {owns(plan)}; can lend {lends(plan)}; may borrow {borrows(plan)}; "
+            f"weight {plan.fair_share_weight}")
+
+
+def governance_diff(old: GovernanceSpec, new: GovernanceSpec) -> list[str]:
+    """Plain-words lines: teams added or removed, quotas, borrow caps, sharing, priorities, people."""
+    lines: list[str] = []
+    old_plan, new_plan = build_plan(old), build_plan(new)
+    lines += _changed("scheduler mode", old.scheduler.mode, new.scheduler.mode)
+    lines += _changed("idle compute", old.scheduler.idle_compute, new.scheduler.idle_compute)
+    old_cap = {f.instance_type: f.instances for f in old_plan.flavors}
+    new_cap = {f.instance_type: f.instances for f in new_plan.flavors}
+    for itype in sorted(set(old_cap) | set(new_cap)):
+        lines += _changed(f"capacity {itype} (instances)", old_cap.get(itype, 0), new_cap.get(itype, 0))
+    old_pc = {p.name: p.weight for p in old.scheduler.priority_classes}
+    new_pc = {p.name: p.weight for p in new.scheduler.priority_classes}
+    for name in sorted(set(old_pc) | set(new_pc)):
+        if name not in old_pc:
+            lines.append(f"priority class {name} added (weight {new_pc[name]})")
+        elif name not in new_pc:
+            lines.append(f"priority class {name} removed (weight {old_pc[name]})")
+        else:
+            lines += _changed(f"priority class {name} weight", old_pc[name], new_pc[name])
+
+    old_teams = {t.name: t for t in old.teams}
+    new_teams = {t.name: t for t in new.teams}
+    for name in sorted(set(old_teams) - set(new_teams)):
+        lines.append(f"team {name} removed: its quota, access, workload identities and team objects are deleted "
+                     f"(it {_team_summary(old, old_teams[name])})")
+    for name in sorted(set(new_teams) - set(old_teams)):
+        t = new_teams[name]
+        lines.append(f"team {name} added: {_team_summary(new, t)}; "
+                     f"{len(t.access.viewers)} viewer(s), {len(t.access.submitters)} submitter(s)")
+    for name in sorted(set(old_teams) & set(new_teams)):
+        o, n = old_teams[name], new_teams[name]
+        op, np_ = old_plan.team(name), new_plan.team(name)
+        prefix = f"team {name}"
+        lines += _changed(f"{prefix} owns", owns(op), owns(np_))
+        lines += _changed(f"{prefix} sharing", o.sharing.strategy, n.sharing.strategy)
+        lines += _changed(f"{prefix} may borrow", borrows(op), borrows(np_))
+        lines += _changed(f"{prefix} can lend", lends(op), lends(np_))
+        lines += _changed(f"{prefix} fair-share weight", o.fair_share_weight, n.fair_share_weight)
+        lines += _changed(f"{prefix} preempts its own lower-priority work", o.preempt_team_tasks, n.preempt_team_tasks)
+        lines += _members(f"{prefix} can view", o.access.viewers, n.access.viewers)
+        lines += _members(f"{prefix} can submit", o.access.submitters, n.access.submitters)
+        lines += _members(f"{prefix} workload identity", map(_identity, o.workload_identities),
+                          map(_identity, n.workload_identities))
+        lines += _members(f"{prefix} egress", (f"{e.cidr} {e.protocol} {list(e.ports)}" for e in o.egress),
+                          (f"{e.cidr} {e.protocol} {list(e.ports)}" for e in n.egress))
+        if o.contract != n.contract:
+            lines.append(f"{prefix} contract changed")
+    return lines
+
+
+def _resources(templates: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(stack, lid): r for stack, t in templates.items() for lid, r in t.get("Resources", {}).items()}
+
+
+def _objects(manifests: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
+    objs = [*manifests["cluster"], *(o for team in manifests["teams"].values() for o in team)]
+    return {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objs}
+
+
+def resource_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Resource-level lines from two ``testing.synth_snapshot`` structures: + added, - removed, ~ changed."""
+    lines: list[str] = []
+    old_r, new_r = _resources(old["templates"]), _resources(new["templates"])
+    for key in sorted(set(old_r) | set(new_r)):
+        stack, lid = key
+        if key not in old_r:
+            lines.append(f"+ {stack}/{lid} ({new_r[key]['Type']})")
+        elif key not in new_r:
+            lines.append(f"- {stack}/{lid} ({old_r[key]['Type']})")
+        elif old_r[key] != new_r[key]:
+            lines.append(f"~ {stack}/{lid} ({new_r[key]['Type']})")
+    old_o, new_o = _objects(old["manifests"]), _objects(new["manifests"])
+    for key in sorted(set(old_o) | set(new_o)):
+        kind, ns, name = key
+        where = f"{ns}/{name}" if ns else name
+        if key not in old_o:
+            lines.append(f"+ k8s {kind} {where}")
+        elif key not in new_o:
+            lines.append(f"- k8s {kind} {where}")
+        elif old_o[key] != new_o[key]:
+            lines.append(f"~ k8s {kind} {where}")
+    return lines

@@ -1,0 +1,51 @@
+"""Snapshot testing of a governance spec in users' own pull requests.
+
+    from hyperpod_gov.testing import synth_snapshot
+
+    def test_governance_matches_snapshot(snapshot):
+        assert synth_snapshot("governance.yaml") == snapshot
+
+``synth_snapshot`` synthesizes the spec exactly as ``hyperpod-gov synth`` does
+(cdk-nag included) and returns a plain, stable structure: every stack's
+template and every Kubernetes object, with the hashes of CDK-bundled assets
+masked, so a snapshot changes only when the spec or this library changes what
+it generates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Union
+
+from .spec import GovernanceSpec, load_spec
+
+ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+MASK = "<asset-hash>"
+
+
+def normalise(value: Any) -> Any:
+    """Mask asset hashes (content hashes of handler code and uploaded files) and sort mapping keys."""
+    return json.loads(ASSET_HASH.sub(MASK, json.dumps(value, sort_keys=True)))
+
+
+def synth_snapshot(spec: Union[str, Path, GovernanceSpec], *, today: dt.date | None = None) -> dict[str, Any]:
+    """``{"templates": {stack: template}, "manifests": {"cluster": [...], "teams": {team: [...]}}}``."""
+    from .charts import render
+    from .synth import synth
+
+    base_dir = None
+    if not isinstance(spec, GovernanceSpec):
+        base_dir = Path(spec).resolve().parent
+        spec = load_spec(spec, today=today)
+    with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
+        assembly = synth(spec, Path(tmp), base_dir=base_dir)
+        templates = {s.stack_name: s.template for s in assembly.stacks}
+    manifests = render(spec)
+    return normalise({
+        "templates": dict(sorted(templates.items())),
+        "manifests": {"cluster": manifests.cluster, "teams": manifests.teams},
+    })

@@ -1,0 +1,74 @@
+"""`hyperpod-gov diff`: what a change does, in plain words, before the resource-level diff."""
+
+from __future__ import annotations
+
+import yaml
+
+from hyperpod_gov.cli import main
+from hyperpod_gov.diff import governance_diff
+from hyperpod_gov.spec import parse_spec, read_yaml
+from tests.conftest import EXAMPLES, TODAY
+
+ENTERPRISE = EXAMPLES / "enterprise.yaml"
+
+
+def changed(tmp_path, mutate):
+    data = read_yaml(ENTERPRISE)
+    mutate(data)
+    path = tmp_path / "changed.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_a_changed_borrow_limit_is_named_in_plain_words(tmp_path, capsys):
+    path = changed(tmp_path, lambda d: d["teams"][2]["sharing"].update(borrowLimitPercent=100))
+    assert main(["diff", str(ENTERPRISE), str(path), "--governance-only"]) == 0
+    out = capsys.readouterr().out
+    assert ("team applied-research may borrow: up to 7 GPUs (ml.p5.48xlarge) (150%) -> "
+            "up to 5 GPUs (ml.p5.48xlarge) (100%)") in out
+
+
+def test_a_removed_and_an_added_team_are_named(tmp_path, capsys):
+    def swap(d):
+        removed = d["teams"].pop(1)  # inference-platform, 20 GPUs
+        removed["name"] = "vision"
+        removed["access"]["submitters"] = ["arn:aws:iam::111111111111:role/VisionScientist"]
+        removed["access"]["viewers"] = []
+        d["teams"].append(removed)
+
+    path = changed(tmp_path, swap)
+    assert main(["diff", str(ENTERPRISE), str(path), "--governance-only", "--fail"]) == 1
+    out = capsys.readouterr().out
+    assert "team inference-platform removed: its quota, access, workload identities and team objects are deleted" in out
+    assert "team vision added: owns 20 GPUs (ml.p5.48xlarge); can lend nothing (DontLend)" in out
+    assert "1 submitter(s)" in out
+
+
+def test_people_quotas_and_priorities_are_compared():
+    old = parse_spec(read_yaml(ENTERPRISE), today=TODAY)
+    data = read_yaml(ENTERPRISE)
+    data["teams"][4]["quota"][0]["accelerators"] = 20
+    data["teams"][4]["access"]["submitters"].append("arn:aws:iam::111111111111:role/SpeechIntern")
+    data["scheduler"]["priorityClasses"][2]["weight"] = 30
+    lines = governance_diff(old, parse_spec(data, today=TODAY))
+    assert "team speech owns: 25 GPUs (ml.p5.48xlarge) -> 20 GPUs (ml.p5.48xlarge)" in lines
+    assert "team speech may borrow: up to 12 GPUs (ml.p5.48xlarge) (50%) -> up to 10 GPUs (ml.p5.48xlarge) (50%)" in lines
+    assert "team speech can submit: + arn:aws:iam::111111111111:role/SpeechIntern" in lines
+    assert "priority class experimentation weight: 20 -> 30" in lines
+
+
+def test_no_change_says_none(capsys):
+    assert main(["diff", str(ENTERPRISE), str(ENTERPRISE), "--governance-only", "--fail"]) == 0
+    assert "Governance changes" in capsys.readouterr().out
+
+
+def test_resource_diff_follows_the_governance_diff(tmp_path, capsys):
+    path = changed(tmp_path, lambda d: d["teams"][2]["sharing"].update(borrowLimitPercent=100))
+    assert main(["diff", str(ENTERPRISE), str(path)]) == 0
+    out = capsys.readouterr().out
+    governance, resources = out.split("Resource changes")
+    assert "applied-research may borrow" in governance
+    changes = [line.strip() for line in resources.splitlines()[1:]]
+    assert len(changes) == 1, changes
+    assert changes[0].startswith("~ acme-ml-teams-06/appliedresearchQuota")
+    assert changes[0].endswith("(AWS::SageMaker::ComputeQuota)")
