@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .explain import borrows, lends, owns
 from .plan import build_plan
@@ -93,26 +93,23 @@ def _objects(manifests: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
     return {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objs}
 
 
+def _compare(old: dict, new: dict, render: Callable[[Any, Any], str]) -> list[str]:
+    """``+`` added, ``-`` removed, ``~`` changed, one line per key, sorted."""
+    lines = []
+    for key in sorted(set(old) | set(new)):
+        if key not in old:
+            lines.append(f"+ {render(key, new[key])}")
+        elif key not in new:
+            lines.append(f"- {render(key, old[key])}")
+        elif old[key] != new[key]:
+            lines.append(f"~ {render(key, new[key])}")
+    return lines
+
+
 def resource_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Resource-level lines from two ``testing.synth_snapshot`` structures: + added, - removed, ~ changed."""
-    lines: list[str] = []
-    old_r, new_r = _resources(old["templates"]), _resources(new["templates"])
-    for key in sorted(set(old_r) | set(new_r)):
-        stack, lid = key
-        if key not in old_r:
-            lines.append(f"+ {stack}/{lid} ({new_r[key]['Type']})")
-        elif key not in new_r:
-            lines.append(f"- {stack}/{lid} ({old_r[key]['Type']})")
-        elif old_r[key] != new_r[key]:
-            lines.append(f"~ {stack}/{lid} ({new_r[key]['Type']})")
-    old_o, new_o = _objects(old["manifests"]), _objects(new["manifests"])
-    for key in sorted(set(old_o) | set(new_o)):
-        kind, ns, name = key
-        where = f"{ns}/{name}" if ns else name
-        if key not in old_o:
-            lines.append(f"+ k8s {kind} {where}")
-        elif key not in new_o:
-            lines.append(f"- k8s {kind} {where}")
-        elif old_o[key] != new_o[key]:
-            lines.append(f"~ k8s {kind} {where}")
-    return lines
+    resources = _compare(_resources(old["templates"]), _resources(new["templates"]),
+                         lambda key, r: f"{key[0]}/{key[1]} ({r['Type']})")
+    objects = _compare(_objects(old["manifests"]), _objects(new["manifests"]),
+                       lambda key, _: f"k8s {key[0]} {key[1] + '/' if key[1] else ''}{key[2]}")
+    return resources + objects

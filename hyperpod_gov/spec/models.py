@@ -37,6 +37,9 @@ def _check_principal(arn: str) -> str:
 
 
 IamPrincipal = Annotated[str, AfterValidator(_check_principal)]
+InstanceTypeName = Annotated[str, AfterValidator(lambda v: _check_instance_type(v))]
+AccountId = Annotated[str, AfterValidator(check_account_id)]
+Region = Annotated[str, AfterValidator(check_region)]
 AdminCidr = Annotated[str, AfterValidator(lambda v: check_ipv4_cidr(v, allow_any=False))]
 Port = Annotated[int, Field(ge=1, le=65535)]
 
@@ -53,11 +56,8 @@ def _check_instance_type(value: str) -> str:
 class Account(SpecModel):
     """The capacity account: where the cluster, its accelerators and its governance live."""
 
-    id: str = Field(description="12-digit AWS account id (quote it in YAML).")
-    region: str = Field(description="AWS region code, e.g. us-west-2.")
-
-    _id = field_validator("id")(classmethod(lambda cls, v: check_account_id(v)))
-    _region = field_validator("region")(classmethod(lambda cls, v: check_region(v)))
+    id: AccountId = Field(description="12-digit AWS account id (quote it in YAML).")
+    region: Region = Field(description="AWS region code, e.g. us-east-1.")
 
 
 class ConsumerAccount(Account):
@@ -112,7 +112,7 @@ class InstanceGroup(SpecModel):
     """One HyperPod instance group: identical instances of one type."""
 
     name: str = Field(description="Instance group name (DNS-1123 label, at most 63 characters).")
-    instance_type: str = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
+    instance_type: InstanceTypeName = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
     count: int = Field(ge=0, le=5000, description="Number of instances in the group.")
     volume_size_gb: Optional[int] = Field(
         default=None,
@@ -125,8 +125,6 @@ class InstanceGroup(SpecModel):
     @classmethod
     def _name(cls, v: str) -> str:
         return check_label(v, what="instance group name", max_len=63)
-
-    _type = field_validator("instance_type")(classmethod(lambda cls, v: _check_instance_type(v)))
 
 
 HelmSource = Literal["repository", "oci", "directory"]
@@ -310,11 +308,9 @@ class Scheduler(SpecModel):
 class QuotaEntry(SpecModel):
     """Capacity a team owns on one instance type: whole instances or accelerators."""
 
-    instance_type: str = Field(description="Instance type of an instance group.")
+    instance_type: InstanceTypeName = Field(description="Instance type of an instance group.")
     count: Optional[int] = Field(default=None, ge=1, description="Whole instances owned.")
     accelerators: Optional[int] = Field(default=None, ge=1, description="Accelerators (GPUs, Neuron devices) owned.")
-
-    _type = field_validator("instance_type")(classmethod(lambda cls, v: _check_instance_type(v)))
 
     @model_validator(mode="after")
     def _one_amount(self) -> "QuotaEntry":
@@ -545,8 +541,9 @@ class Pipeline(SpecModel):
     branch: str = Field(default="main", description="Branch that deploys (default: main).")
     connection_arn: Optional[str] = Field(default=None, description="CodeConnections ARN for the repository "
                                           "(default: CDK context pipelineConnectionArn).")
-    account: Optional[str] = Field(default=None, description="Account of the pipeline (default: the capacity account).")
-    region: Optional[str] = Field(default=None, description="Region of the pipeline (default: the capacity region).")
+    account: Optional[AccountId] = Field(default=None,
+                                         description="Account of the pipeline (default: the capacity account).")
+    region: Optional[Region] = Field(default=None, description="Region of the pipeline (default: the capacity region).")
 
     @field_validator("repository")
     @classmethod
@@ -564,9 +561,6 @@ class Pipeline(SpecModel):
             raise spec_error("is not a CodeConnections ARN",
                              "use arn:aws:codeconnections:REGION:ACCOUNT:connection/ID")
         return v
-
-    _account = field_validator("account")(classmethod(lambda cls, v: v if v is None else check_account_id(v)))
-    _region = field_validator("region")(classmethod(lambda cls, v: v if v is None else check_region(v)))
 
 
 class Deployment(SpecModel):
