@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from aws_cdk import Environment, Stack, Stage, Tags, pipelines
+from aws_cdk import Environment, Stack, Stage, Tags, aws_codepipeline as codepipeline, pipelines
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -58,6 +58,7 @@ class PipelineStack(Stack):
             pipeline_name=f"{spec.name}-governance",
             cross_account_keys=True,  # the artifact key is shared with every target account
             enable_key_rotation=True,
+            pipeline_type=codepipeline.PipelineType.V2,
             synth=pipelines.ShellStep(
                 "Synth",
                 input=source,
