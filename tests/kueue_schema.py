@@ -1,6 +1,6 @@
 """Validate Kueue objects as the API server would: CRD schema, CEL rules, and the webhook rules.
 
-Schemas and CEL rules come from ../shared/kueue-crds (Kueue v0.19.2, unmodified).
+Schemas and CEL rules come from tests/kueue-crds (copies of shared/kueue-crds, Kueue v0.19.2, unmodified).
 The webhook rules are those the CRDs' README lists (not visible in the schema).
 """
 
@@ -15,8 +15,8 @@ import celpy
 import jsonschema
 import yaml
 
-# shared/ sits beside the clone, for developers and CI alike.
-CRDS = Path(__file__).resolve().parents[2] / "shared" / "kueue-crds"
+CRDS = Path(__file__).resolve().parent / "kueue-crds"
+SHARED_CRDS = Path(__file__).resolve().parents[2] / "shared" / "kueue-crds"  # beside the clone, when present
 
 QUANTITY_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "": 1}
 

@@ -228,3 +228,14 @@ def test_rendering_ignores_team_order(startup_spec):
 def test_manifests_match_snapshot(example, request, snapshot_json):
     m = request.getfixturevalue(f"{example}_manifests")
     assert {"cluster": m.cluster, "teams": m.teams} == snapshot_json
+
+
+def test_vendored_kueue_crds_equal_the_shared_ones():
+    from tests.kueue_schema import CRDS, SHARED_CRDS
+
+    vendored = sorted(p.name for p in CRDS.glob("*.yaml"))
+    assert len(vendored) == 6
+    if not SHARED_CRDS.exists():
+        pytest.skip(f"{SHARED_CRDS} is not beside this clone")
+    for name in vendored:
+        assert (CRDS / name).read_bytes() == (SHARED_CRDS / name).read_bytes(), name
