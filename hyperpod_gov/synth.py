@@ -163,7 +163,7 @@ def _violations(report: Path) -> list[str]:
 
 
 def synth(spec: GovernanceSpec, out_dir: Path, *, base_dir: Optional[Path] = None,
-          nag: bool = True) -> cdk.cx_api.CloudAssembly:
+          nag: bool = True, manifests: Optional["Manifests"] = None) -> cdk.cx_api.CloudAssembly:
     """Write the cloud assembly to ``out_dir/cdk.out`` and the manifests to ``out_dir/k8s``.
 
     Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings.
@@ -172,7 +172,7 @@ def synth(spec: GovernanceSpec, out_dir: Path, *, base_dir: Optional[Path] = Non
 
     out_dir.mkdir(parents=True, exist_ok=True)
     assembly_dir = out_dir / "cdk.out"
-    manifests = render(spec)
+    manifests = manifests or render(spec)
     manifests.write(out_dir / "k8s")
     app = build_app(spec, outdir=str(assembly_dir), base_dir=base_dir, nag=nag, manifests=manifests)
     try:

@@ -41,10 +41,10 @@ def synth_snapshot(spec: Union[str, Path, GovernanceSpec], *, today: dt.date | N
     if not isinstance(spec, GovernanceSpec):
         base_dir = Path(spec).resolve().parent
         spec = load_spec(spec, today=today)
-    with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
-        assembly = synth(spec, Path(tmp), base_dir=base_dir)
-        templates = {s.stack_name: s.template for s in assembly.stacks}
     manifests = render(spec)
+    with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
+        assembly = synth(spec, Path(tmp), base_dir=base_dir, manifests=manifests)
+        templates = {s.stack_name: s.template for s in assembly.stacks}
     return normalise({
         "templates": dict(sorted(templates.items())),
         "manifests": {"cluster": manifests.cluster, "teams": manifests.teams},

@@ -20,7 +20,7 @@ KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob
 
 def _addon(scope: Construct, id: str, cluster: eks.ICluster, name: str, version: Optional[str],
            config: Optional[dict] = None) -> eks.Addon:
-    addon = eks.Addon(
+    return eks.Addon(
         scope,
         id,
         cluster=cluster,
@@ -29,7 +29,6 @@ def _addon(scope: Construct, id: str, cluster: eks.ICluster, name: str, version:
         preserve_on_delete=False,
         configuration_values=config,
     )
-    return addon
 
 
 class ClusterAddons(Construct):

@@ -309,5 +309,4 @@ class HyperPodCluster(Construct):
             instance_storage_configs=storage,
             # Deep health checks stress accelerators and their interconnect; CPU types have neither.
             on_start_deep_health_checks=list(DEEP_HEALTH_CHECKS) if facts.accelerators else None,
-            threads_per_core=None,
         )
