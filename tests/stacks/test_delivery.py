@@ -152,7 +152,8 @@ def test_target_role_and_target_role_arn_together_is_an_error():
 
 
 def _pipeline_template(out: Path) -> dict:
-    return json.loads((out / "acme-ml-pipeline.template.json").read_text())
+    (path,) = out.glob("*-pipeline.template.json")
+    return json.loads(path.read_text())
 
 
 def _stages(out: Path) -> list[dict]:
@@ -219,3 +220,19 @@ def test_pipeline_without_a_repository_says_where_to_set_it(startup_spec):
     with pytest.raises(PipelineConfigError, match=r"deployment.pipeline.repository: is not set; set it in the spec "
                                                   r"or pass -c pipelineRepository=\.\.\."):
         build_pipeline_app(startup_spec, spec_path="examples/startup.yaml")
+
+
+def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
+    import aws_cdk as cdk
+
+    from hyperpod_gov.synth import build_pipeline_app
+
+    app = cdk.App(outdir=str(tmp_path), context={
+        "pipelineRepository": "startup/gov",
+        "pipelineConnectionArn": "arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123",
+    })
+    build_pipeline_app(startup_spec, spec_path="examples/startup.yaml", app=app).synth()
+    source = _stages(tmp_path)[0]["Actions"][0]["Configuration"]
+    assert source["FullRepositoryId"] == "startup/gov"
+    assert [s["Name"] for s in _stages(tmp_path)][-1] == "Capacity"
+    assert "ConsumerAccounts" not in [s["Name"] for s in _stages(tmp_path)]
