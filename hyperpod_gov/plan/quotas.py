@@ -82,10 +82,7 @@ class TeamPlan:
 
 def capacity(spec: GovernanceSpec) -> dict[str, int]:
     """Instances per instance type across all instance groups."""
-    out: dict[str, int] = defaultdict(int)
-    for group in spec.cluster.instance_groups:
-        out[group.instance_type] += group.count
-    return dict(sorted(out.items()))
+    return spec.cluster.capacity
 
 
 def amounts_for(instance_type: str, *, count: int | None = None, accelerators: int | None = None) -> Amounts:

@@ -274,6 +274,14 @@ class Cluster(SpecModel):
     def eks_cluster_name(self) -> str:
         return f"{self.name}-eks"
 
+    @property
+    def capacity(self) -> dict[str, int]:
+        """Instances per instance type across all instance groups, sorted by type."""
+        out: dict[str, int] = {}
+        for group in self.instance_groups:
+            out[group.instance_type] = out.get(group.instance_type, 0) + group.count
+        return dict(sorted(out.items()))
+
 
 class PriorityClass(SpecModel):
     """A class of work; higher weight goes first and may preempt lower."""

@@ -69,15 +69,8 @@ def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
                 )
 
 
-def _capacity(spec: GovernanceSpec) -> dict[str, int]:
-    instances: dict[str, int] = defaultdict(int)
-    for group in spec.cluster.instance_groups:
-        instances[group.instance_type] += group.count
-    return dict(instances)
-
-
 def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    instances = _capacity(spec)
+    instances = spec.cluster.capacity
     asked: dict[str, list[tuple[str, int, bool]]] = defaultdict(list)  # type -> (team, amount, in accelerators)
     for ti, team in enumerate(spec.teams):
         for qi, q in enumerate(team.quota):
