@@ -8,7 +8,7 @@ models themselves.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Callable, Iterable, Iterator
 
 from .. import catalog
@@ -20,13 +20,18 @@ Rule = Callable[[GovernanceSpec, dt.date], Iterable[SpecIssue]]
 MAX_KUEUE_FLAVORS = 16  # Kueue: at most 16 flavors in a resource group
 
 
-def _duplicates(path: str, names: list[str], what: str) -> Iterator[SpecIssue]:
-    counts = Counter(names)
+def _repeats(values: list[str], path: Callable[[int], str], problem: str, fix: str) -> Iterator[SpecIssue]:
+    """One issue for every value that already appeared earlier in ``values``."""
     seen: set[str] = set()
-    for i, name in enumerate(names):
-        if counts[name] > 1 and name in seen:
-            yield SpecIssue(f"{path}[{i}].name", f"duplicate {what} name", name, f"give each {what} a unique name")
-        seen.add(name)
+    for i, value in enumerate(values):
+        if value in seen:
+            yield SpecIssue(path(i), problem, value, fix)
+        seen.add(value)
+
+
+def _duplicates(path: str, names: list[str], what: str) -> Iterator[SpecIssue]:
+    yield from _repeats(names, lambda i: f"{path}[{i}].name", f"duplicate {what} name",
+                        f"give each {what} a unique name")
 
 
 def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -53,20 +58,15 @@ def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
             )
         seen.setdefault(key, i)
     for ti, team in enumerate(spec.teams):
-        types = [q.instance_type for q in team.quota]
-        for qi, t in enumerate(types):
-            if t in types[:qi]:
-                yield SpecIssue(
-                    f"teams[{ti}].quota[{qi}].instanceType", "appears twice in the team's quota", t,
-                    "merge the two entries into one",
-                )
-        sas = [w.service_account for w in team.workload_identities]
-        for wi, sa in enumerate(sas):
-            if sa in sas[:wi]:
-                yield SpecIssue(
-                    f"teams[{ti}].workloadIdentities[{wi}].serviceAccount", "appears twice in the team", sa,
-                    "give each workload identity its own service account",
-                )
+        yield from _repeats(
+            [q.instance_type for q in team.quota], lambda qi: f"teams[{ti}].quota[{qi}].instanceType",
+            "appears twice in the team's quota", "merge the two entries into one",
+        )
+        yield from _repeats(
+            [w.service_account for w in team.workload_identities],
+            lambda wi: f"teams[{ti}].workloadIdentities[{wi}].serviceAccount",
+            "appears twice in the team", "give each workload identity its own service account",
+        )
 
 
 def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:

@@ -306,3 +306,9 @@ def test_task_governance_in_a_region_without_cloudformation_support(base):
 def test_cluster_admin_cannot_also_be_a_team_principal(base):
     base["teams"][0]["access"]["viewers"] = ["arn:aws:iam::111111111111:role/Admin"]
     assert any("teams[0].access.viewers[0]: is a cluster admin" in m for m in messages(base))
+
+
+def test_a_quota_type_named_twice_in_a_team(base):
+    base["teams"][1]["quota"] = [{"instanceType": "ml.g5.8xlarge", "count": 1}] * 2
+    assert any("teams[1].quota[1].instanceType: appears twice in the team's quota ('ml.g5.8xlarge'); merge" in m
+               for m in messages(base))
