@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from .explain import borrows, lends, owns
-from .plan import build_plan
+from .plan import GovernancePlan, build_plan
 from .spec.models import GovernanceSpec, Team
 
 
@@ -28,10 +28,9 @@ def _identity(w) -> str:
     return f"{w.service_account} (same account)"
 
 
-def _team_summary(spec: GovernanceSpec, team: Team) -> str:
-    plan = build_plan(spec).team(team.name)
-    return (f"owns {owns(plan)}; can lend {lends(plan)}; may borrow {borrows(plan)}; "
-            f"weight {plan.fair_share_weight}")
+def _team_summary(plan: GovernancePlan, team: Team) -> str:
+    tp = plan.team(team.name)
+    return f"owns {owns(tp)}; can lend {lends(tp)}; may borrow {borrows(tp)}; weight {tp.fair_share_weight}"
 
 
 def governance_diff(old: GovernanceSpec, new: GovernanceSpec) -> list[str]:
@@ -58,10 +57,10 @@ def governance_diff(old: GovernanceSpec, new: GovernanceSpec) -> list[str]:
     new_teams = {t.name: t for t in new.teams}
     for name in sorted(set(old_teams) - set(new_teams)):
         lines.append(f"team {name} removed: its quota, access, workload identities and team objects are deleted "
-                     f"(it {_team_summary(old, old_teams[name])})")
+                     f"(it {_team_summary(old_plan, old_teams[name])})")
     for name in sorted(set(new_teams) - set(old_teams)):
         t = new_teams[name]
-        lines.append(f"team {name} added: {_team_summary(new, t)}; "
+        lines.append(f"team {name} added: {_team_summary(new_plan, t)}; "
                      f"{len(t.access.viewers)} viewer(s), {len(t.access.submitters)} submitter(s)")
     for name in sorted(set(old_teams) & set(new_teams)):
         o, n = old_teams[name], new_teams[name]
