@@ -42,23 +42,26 @@ def add_capacity_stacks(scope: Construct, spec: GovernanceSpec, *, manifests: "M
     from stacks.capacity import CapacityStack  # stacks compose constructs; imported late to keep CLI start fast
     from stacks.governance import GovernanceStack, TeamsStack
 
-    from .plan import build_plan, principal_access, shard_label, shard_of
+    from .plan import build_plan, identity_plans, principal_access, shard_label, shard_of
+
+    def by_shard(items: list, key) -> dict[int, list]:
+        groups: dict[int, list] = {}
+        for item in items:
+            groups.setdefault(shard_of(key(item), spec.deployment.team_stacks), []).append(item)
+        return groups
 
     plan = build_plan(spec)
     capacity = CapacityStack(scope, stack_name(spec, "capacity"), spec=spec, base_dir=base_dir)
     governance = GovernanceStack(scope, stack_name(spec, "governance"), spec=spec, plan=plan, capacity=capacity,
                                  manifests=manifests)
-    shards = spec.deployment.team_stacks
-    teams_by_shard: dict[int, list] = {}
-    for team in spec.teams:
-        teams_by_shard.setdefault(shard_of(team.name, shards), []).append(team)
-    principals_by_shard: dict[int, list] = {}
-    for access in principal_access(spec):
-        principals_by_shard.setdefault(shard_of(access.principal_arn, shards), []).append(access)
+    teams_by_shard = by_shard(list(spec.teams), lambda t: t.name)
+    identities_by_shard = by_shard(list(identity_plans(spec, partition=cdk.Aws.PARTITION)), lambda i: i.team)
+    principals_by_shard = by_shard(list(principal_access(spec)), lambda a: a.principal_arn)
     stacks: list[cdk.Stack] = [capacity, governance]
     for index in sorted(set(teams_by_shard) | set(principals_by_shard)):
         stacks.append(TeamsStack(scope, stack_name(spec, shard_label(index)), spec=spec, plan=plan,
                                  capacity=capacity, governance=governance, teams=teams_by_shard.get(index, []),
+                                 identities=identities_by_shard.get(index, []),
                                  principals=principals_by_shard.get(index, []), manifests=manifests))
     return stacks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from aws_cdk import Aws, Stack, Tags
+from aws_cdk import Stack, Tags
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -16,7 +16,7 @@ from hyperpod_gov.constructs import (
     WorkloadIdentityRole,
 )
 from hyperpod_gov.constructs.access import principal_construct_id
-from hyperpod_gov.plan import GovernancePlan, PrincipalAccess, identity_plans
+from hyperpod_gov.plan import GovernancePlan, IdentityPlan, PrincipalAccess
 from hyperpod_gov.spec.models import GovernanceSpec, Team
 
 from .capacity import CapacityStack, capacity_env
@@ -51,14 +51,14 @@ class TeamsStack(Stack):
 
     def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, plan: GovernancePlan,
                  capacity: CapacityStack, governance: GovernanceStack, teams: Sequence[Team],
-                 principals: Sequence[PrincipalAccess], manifests: Manifests, **kwargs: Any) -> None:
+                 identities: Sequence[IdentityPlan], principals: Sequence[PrincipalAccess], manifests: Manifests,
+                 **kwargs: Any) -> None:
         super().__init__(scope, id, env=capacity_env(spec),
                          description=f"hyperpod-gov {spec.name}: per-team quotas, access and manifests", **kwargs)
         Tags.of(self).add("hyperpod-gov:spec", spec.name)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
         cluster = capacity.eks.cluster
         task_governance = spec.scheduler.mode == "task-governance"
-        identities = identity_plans(spec, partition=Aws.PARTITION)
         for team in sorted(teams, key=lambda t: t.name):
             team_scope = Construct(self, team.name)
             tp = plan.team(team.name)
