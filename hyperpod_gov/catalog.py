@@ -384,29 +384,10 @@ _ENTRIES: tuple[InstanceType, ...] = (
 
 CATALOG: Mapping[str, InstanceType] = MappingProxyType({e.name: e for e in _ENTRIES})
 
-_ACCELERATED = EC2_SPECS + "ac.html"
-_PAGE = {"c": "co.html", "m": "gp.html", "t": "gp.html", "r": "mo.html", "i": "so.html"}
-
-# Where each family's facts are published: the EC2 specification page (accelerated computing, general purpose,
-# compute optimized, memory optimized, storage optimized) and, for MIG-capable GPUs, NVIDIA's MIG User Guide and
-# HyperPod's GPU partitioning page.
-SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        family: (
-            (_ACCELERATED, MIG_GUIDE, HYPERPOD_MIG)
-            if any(t.mig_profiles for t in CATALOG.values() if t.family == family)
-            else (_ACCELERATED,)
-            if any(t.accelerators for t in CATALOG.values() if t.family == family)
-            else (EC2_SPECS + _PAGE[family[0]],)
-        )
-        for family in sorted({t.family for t in CATALOG.values()})
-    }
-)
-
-# Types whose MIG partitions HyperPod itself manages and accepts in accelerator-partition quotas, per AWS's
-# GPU partitioning page (p4d, p5, p5e, p5en read there) and INSTANCE_TYPE_MIG_PROFILES of AWS's HyperPod CLI
-# (which adds p4de, p6-b200, p6-b300, p6e-gb200). ml.p5.4xlarge and the g7e sizes have MIG-capable GPUs but
-# appear in neither list.
+# Types whose MIG partitions HyperPod itself manages, per AWS's GPU partitioning page (p4d, p5, p5e and p5en
+# were read there; the copy read was cut off after them) and INSTANCE_TYPE_MIG_PROFILES of AWS's HyperPod CLI
+# (which adds p4de, p6-b200, p6-b300 and p6e-gb200). ml.p5.4xlarge and the g7e sizes have MIG-capable GPUs but
+# are in neither list as read here.
 HYPERPOD_MIG_TYPES: frozenset[str] = frozenset(
     {
         "ml.p4d.24xlarge",
@@ -418,6 +399,62 @@ HYPERPOD_MIG_TYPES: frozenset[str] = frozenset(
         "ml.p6-b300.48xlarge",
         "ml.p6e-gb200.36xlarge",
     }
+)
+
+# The MIG profiles CloudFormation accepts in a ComputeQuota's AcceleratorPartition.Type (task-governance mode).
+# A test keeps this equal to the schema cfn-lint ships. As of cfn-lint 1.58 it lacks the B300 (p6-b300) and
+# RTX PRO 6000 (g7e) profiles, so partition quotas on those types cannot be expressed in CloudFormation yet.
+COMPUTE_QUOTA_MIG_PROFILES: frozenset[str] = frozenset(
+    {
+        "mig-1g.5gb",
+        "mig-1g.10gb",
+        "mig-1g.18gb",
+        "mig-1g.20gb",
+        "mig-1g.23gb",
+        "mig-1g.35gb",
+        "mig-1g.45gb",
+        "mig-1g.47gb",
+        "mig-2g.10gb",
+        "mig-2g.20gb",
+        "mig-2g.35gb",
+        "mig-2g.45gb",
+        "mig-2g.47gb",
+        "mig-3g.20gb",
+        "mig-3g.40gb",
+        "mig-3g.71gb",
+        "mig-3g.90gb",
+        "mig-3g.93gb",
+        "mig-4g.20gb",
+        "mig-4g.40gb",
+        "mig-4g.71gb",
+        "mig-4g.90gb",
+        "mig-4g.93gb",
+        "mig-7g.40gb",
+        "mig-7g.80gb",
+        "mig-7g.141gb",
+        "mig-7g.180gb",
+        "mig-7g.186gb",
+    }
+)
+
+_ACCELERATED = EC2_SPECS + "ac.html"
+_PAGE = {"c": "co.html", "m": "gp.html", "t": "gp.html", "r": "mo.html", "i": "so.html"}
+
+
+def _sources(family: str) -> tuple[str, ...]:
+    types = [t for t in CATALOG.values() if t.family == family]
+    if not any(t.accelerators for t in types):
+        return (EC2_SPECS + _PAGE[family[0]],)
+    mig = (MIG_GUIDE,) if any(t.mig_profiles for t in types) else ()
+    hyperpod = (HYPERPOD_MIG,) if any(t.name in HYPERPOD_MIG_TYPES for t in types) else ()
+    return (_ACCELERATED, *mig, *hyperpod)
+
+
+# Where each family's facts are published: the EC2 specification page (accelerated computing, general purpose,
+# compute optimized, memory optimized or storage optimized), for MIG-capable GPUs NVIDIA's MIG User Guide, and
+# for the types HyperPod partitions, HyperPod's GPU partitioning page.
+SOURCES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {family: _sources(family) for family in sorted({t.family for t in CATALOG.values()})}
 )
 
 

@@ -16,11 +16,19 @@ GPU, NEURON = catalog.NVIDIA_GPU, catalog.NEURON_DEVICE
 
 
 @cache
-def _compute_quota_instance_types() -> frozenset[str]:
+def _compute_quota_schema() -> dict:
     base = Path(cfnlint.__file__).parent / "data" / "schemas"
     provider = json.loads((base / "providers" / "us-west-2.json").read_text())
-    schema = json.loads((base / "resources" / f"{provider['AWS::SageMaker::ComputeQuota']}.json").read_text())
-    return frozenset(schema["definitions"]["ComputeQuotaResourceConfig"]["properties"]["InstanceType"]["enum"])
+    return json.loads((base / "resources" / f"{provider['AWS::SageMaker::ComputeQuota']}.json").read_text())
+
+
+def _compute_quota_instance_types() -> frozenset[str]:
+    definitions = _compute_quota_schema()["definitions"]
+    return frozenset(definitions["ComputeQuotaResourceConfig"]["properties"]["InstanceType"]["enum"])
+
+
+def _compute_quota_mig_profiles() -> frozenset[str]:
+    return frozenset(_compute_quota_schema()["definitions"]["AcceleratorPartitionConfig"]["properties"]["Type"]["enum"])
 
 
 def _coverage_gaps(catalogued: set[str], accepted: frozenset[str]) -> str:
@@ -173,6 +181,7 @@ def test_every_family_cites_its_sources():
         catalog.MIG_GUIDE,
         catalog.HYPERPOD_MIG,
     )
+    assert catalog.SOURCES["g7e"] == ("https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html", catalog.MIG_GUIDE)
     assert catalog.SOURCES["r7i"] == ("https://docs.aws.amazon.com/ec2/latest/instancetypes/mo.html",)
     assert catalog.SOURCES["g5"] == ("https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html",)
 
@@ -253,6 +262,7 @@ def test_two_p5_instances_offer_112_one_g_partitions():
         ("ml.p5e.48xlarge", "mig-7g.141gb", 8),
         ("ml.p6e-gb200.36xlarge", "mig-1g.23gb", 28),
         ("ml.g7e.12xlarge", "mig-1g.24gb", 8),
+        ("ml.p6-b300.48xlarge", "mig-1g.34gb", 56),
         ("ml.p4d.24xlarge", "mig-1g.10gb+me", None),
         ("ml.p4d.24xlarge", "mig-7g.80gb", None),  # an 80 GB profile on a 40 GB GPU
         ("ml.g5.48xlarge", "mig-1g.10gb", None),
@@ -275,6 +285,19 @@ def test_mig_profile_resource_name():
 
 def test_hyperpod_mig_types_have_mig_profiles():
     assert sorted(t for t in catalog.HYPERPOD_MIG_TYPES if not catalog.lookup(t).mig_profiles) == []
+
+
+def test_compute_quota_mig_profiles_match_cloudformation():
+    assert catalog.COMPUTE_QUOTA_MIG_PROFILES == _compute_quota_mig_profiles()
+
+
+def test_every_mig_profile_cloudformation_accepts_is_offered_by_a_hyperpod_mig_type():
+    offered = {p.name for t in catalog.HYPERPOD_MIG_TYPES for p in catalog.lookup(t).mig_profiles}
+    assert sorted(catalog.COMPUTE_QUOTA_MIG_PROFILES - offered) == []
+    # What CloudFormation cannot express yet (cfn-lint 1.58): B300 partitions.
+    assert sorted(offered - catalog.COMPUTE_QUOTA_MIG_PROFILES) == [
+        "mig-1g.34gb", "mig-1g.67gb", "mig-2g.67gb", "mig-3g.135gb", "mig-4g.135gb", "mig-7g.269gb",
+    ]  # fmt: skip
 
 
 def test_task_governance_regions_match_cloudformation():
