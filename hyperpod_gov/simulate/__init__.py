@@ -1,0 +1,22 @@
+"""What-if simulator: Kueue v0.19 admission in flat cohorts, at queue level or over a spec's plan."""
+
+from .engine import PreemptionRecord, QueueResult, Result, WorkloadResult, simulate
+from .model import Event, FlavorQuotas, Preemption, QueueDef, ResourceQuota, Scenario, WorkloadDef
+from .scenario import load_scenario, parse_scenario
+
+__all__ = [
+    "Event",
+    "FlavorQuotas",
+    "Preemption",
+    "PreemptionRecord",
+    "QueueDef",
+    "QueueResult",
+    "ResourceQuota",
+    "Result",
+    "Scenario",
+    "WorkloadDef",
+    "WorkloadResult",
+    "load_scenario",
+    "parse_scenario",
+    "simulate",
+]

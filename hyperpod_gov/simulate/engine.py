@@ -1,0 +1,1160 @@
+"""A deterministic model of Kueue v0.19 admission in flat cohorts.
+
+Each part names the Kueue function (tag v0.19.2) it mirrors. Quota state is
+kept incrementally: a ClusterQueue's usage and its cohort's usage change only
+when a workload is admitted, evicted or finishes (or, within one cycle, when
+a head reserves capacity), exactly as ``addUsage``/``removeUsage`` in
+``pkg/cache/scheduler/resource_node.go`` keep them.
+
+Feature gates are at their v0.19.2 defaults: PrioritySortingWithinCohort,
+FlavorFungibility, FlavorFungibilityPreserveScanProgress,
+FairSharingPreemptWithinNominal and FairSharingPrioritizeNonBorrowing on;
+PrioritizePreemptorWorkloads, RecomputeAssignmentUponPreemptionTargetsOverlap,
+partial admission, TAS, admission checks and waitForPodsReady out of scope.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+from .model import Event, QueueDef, Scenario, WorkloadDef
+
+FR = tuple[str, str]  # (flavor, resource)
+
+# Granular modes of pkg/scheduler/flavorassigner (preemptionMode), worst to best.
+NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
+_MODE_NAMES = {NO_FIT: "NoFit", NO_CANDIDATES: "Preempt", PREEMPT: "Preempt", RECLAIM: "Preempt", FIT: "Fit"}
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+
+# Requeue reasons of pkg/cache/queue.
+_NO_FIT = "NoFit"
+_NO_CANDIDATES = "PreemptionNoCandidates"
+_FAILED_AFTER_NOMINATION = "FailedAfterNomination"
+_PENDING_PREEMPTION = "PendingPreemption"
+
+# Preemption variants of pkg/scheduler/preemption/classical/hierarchical_preemption.go.
+_WITHIN_CQ, _HIERARCHICAL_RECLAIM, _RECLAIM_WITHOUT_BORROWING, _RECLAIM_WHILE_BORROWING = range(1, 5)
+_VARIANT_REASON = {
+    _WITHIN_CQ: IN_CLUSTER_QUEUE,
+    _HIERARCHICAL_RECLAIM: IN_COHORT_RECLAMATION,
+    _RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+    _RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING,
+}
+
+
+@dataclass(frozen=True)
+class PreemptionRecord:
+    at: float
+    cycle: int
+    victim: str
+    preemptor: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    name: str
+    queue: str
+    state: str  # admitted | pending | finished
+    flavor: Optional[str]
+    admitted_at: Optional[float]
+    borrowing: bool
+    preempted_count: int
+    preempting_count: int
+    submitted_at: float
+    first_admitted_at: Optional[float]
+    run_seconds: float  # time it held quota, over all its runs
+    pending_reason: str  # why it waits at the end ('' unless pending)
+    priority: int
+    requests: tuple[tuple[str, int], ...]
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class QueueResult:
+    name: str
+    usage: tuple[tuple[FR, int], ...]  # at the end, every (flavor, resource) of the queue
+    nominal: tuple[tuple[FR, int], ...]
+    weighted_share: int  # Kueue's status.fairSharing.weightedShare
+    usage_seconds: tuple[tuple[FR, float], ...]  # integral of usage over time
+    borrowed_seconds: tuple[tuple[FR, float], ...]  # integral of usage above nominal over time
+
+
+@dataclass(frozen=True)
+class Result:
+    workloads: tuple[WorkloadResult, ...]  # sorted by name
+    preemptions: tuple[PreemptionRecord, ...]  # in the order they happened
+    queues: tuple[QueueResult, ...]  # sorted by name
+    cycles: int
+    end: float
+    timeline: tuple[str, ...]
+    fixed_point: bool  # False if --cycles or the safety cap stopped a time step early
+
+
+# ---------------------------------------------------------------- state
+
+
+class _Cohort:
+    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.cqs: list[_CQ] = []
+        self.subtree: dict[FR, int] = defaultdict(int)  # SubtreeQuota: what the members lend
+        self.usage: dict[FR, int] = defaultdict(int)  # what the members use of it
+        self.lendable: dict[str, int] = defaultdict(int)  # per resource name, over all flavors
+        self.generation = 0
+
+
+class _WL:
+    __slots__ = (
+        "d", "name", "priority", "created", "requests", "cq", "state", "flavor", "usage", "admitted_at",
+        "borrowing", "preempted_count", "preempting_count", "submitted_at", "first_admitted_at", "run_seconds",
+        "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where",
+    )
+
+    def __init__(self, d: WorkloadDef, cq: "_CQ", submitted_at: float):
+        self.d = d
+        self.name = d.name
+        self.priority = d.priority
+        self.created = d.created
+        self.requests = d.requests
+        self.cq = cq
+        self.state = "pending"
+        self.flavor: Optional[str] = None
+        self.usage: dict[FR, int] = {}
+        self.admitted_at: Optional[float] = None
+        self.borrowing = False
+        self.preempted_count = 0
+        self.preempting_count = 0
+        self.submitted_at = submitted_at
+        self.first_admitted_at: Optional[float] = None
+        self.run_seconds = 0.0
+        self.pending_reason = "not yet considered by a scheduling cycle"
+        self.token = 0
+        self.finish_token = 0
+        self.last_tried: Optional[int] = None  # LastAssignment.LastTriedFlavorIdx (one pod set, one group)
+        self.last_cycle = 0
+        self.last_generation = 0
+        self.where = ""  # active | inadmissible | '' (admitted or finished)
+
+
+class _CQ:
+    __slots__ = (
+        "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
+        "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s",
+    )
+
+    def __init__(self, d: QueueDef, cohort: Optional[_Cohort]):
+        self.d = d
+        self.name = d.name
+        self.cohort = cohort
+        self.flavors = [f.name for f in d.flavors]
+        self.covered = set(d.covered_resources)
+        self.nominal: dict[FR, int] = {}
+        self.bl: dict[FR, Optional[int]] = {}
+        self.ll: dict[FR, Optional[int]] = {}
+        self.lq: dict[FR, int] = {}
+        for f in d.flavors:
+            for r, q in f.resources:
+                fr = (f.name, r)
+                self.nominal[fr] = q.nominal
+                self.bl[fr] = q.borrowing_limit
+                self.ll[fr] = q.lending_limit
+                # resourceNode.localQuota: what the queue keeps for itself.
+                self.lq[fr] = max(0, q.nominal - q.lending_limit) if q.lending_limit is not None else 0
+        self.usage: dict[FR, int] = defaultdict(int)
+        self.weight = d.fair_sharing_weight
+        self.strict = d.queueing_strategy == "StrictFIFO"
+        self.admitted: dict[str, _WL] = {}
+        self.heap: list = []
+        self.inadmissible: dict[str, _WL] = {}
+        self.pw: Optional[_WL] = None  # preemptorWorkload of pkg/cache/queue/cluster_queue.go
+        self.last_t = 0.0
+        self.usage_s: dict[FR, float] = defaultdict(float)
+        self.borrowed_s: dict[FR, float] = defaultdict(float)
+
+
+# ---------------------------------------------------------------- quota math (resource_node.go)
+
+
+def _local_available(cq: _CQ, fr: FR) -> int:
+    """LocalAvailable."""
+    return max(0, cq.lq.get(fr, 0) - cq.usage[fr])
+
+
+def _add_usage(cq: _CQ, fr: FR, v: int) -> None:
+    """addUsage: the part beyond the queue's local quota is stored in the cohort."""
+    local = _local_available(cq, fr)
+    cq.usage[fr] += v
+    if cq.cohort is not None and v > local:
+        cq.cohort.usage[fr] += v - local
+
+
+def _remove_usage(cq: _CQ, fr: FR, v: int) -> None:
+    """removeUsage."""
+    stored_in_parent = cq.usage[fr] - cq.lq.get(fr, 0)
+    cq.usage[fr] -= v
+    if stored_in_parent > 0 and cq.cohort is not None:
+        cq.cohort.usage[fr] -= min(v, stored_in_parent)
+
+
+def _available(cq: _CQ, fr: FR) -> int:
+    """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend."""
+    nominal = cq.nominal.get(fr, 0)
+    if cq.cohort is None:
+        return max(0, nominal - cq.usage[fr])
+    co = cq.cohort
+    parent = co.subtree[fr] - co.usage[fr]
+    bl = cq.bl.get(fr)
+    lq = cq.lq.get(fr, 0)
+    if bl is not None:
+        stored = nominal - lq
+        used_in_parent = max(0, cq.usage[fr] - lq)
+        parent = min(stored - used_in_parent + bl, parent)
+    return max(0, _local_available(cq, fr) + parent)
+
+
+def _potential(cq: _CQ, fr: FR) -> int:
+    """PotentialAvailable / potentialAvailable(): the largest request the queue could ever hold."""
+    nominal = cq.nominal.get(fr, 0)
+    if cq.cohort is None:
+        return nominal
+    avail = cq.lq.get(fr, 0) + cq.cohort.subtree[fr]
+    bl = cq.bl.get(fr)
+    if bl is not None:
+        avail = min(nominal + bl, avail)
+    return avail
+
+
+def _borrowing_with(cq: _CQ, fr: FR, v: int) -> bool:
+    """ClusterQueueSnapshot.BorrowingWith."""
+    return cq.nominal.get(fr, 0) < cq.usage[fr] + v
+
+
+def _within_nominal(cq: _CQ, frs: Iterable[FR]) -> bool:
+    """IsWithinNominalInResources."""
+    return all(cq.usage[fr] <= cq.nominal.get(fr, 0) for fr in frs)
+
+
+def _lowest_subtree(cq: _CQ, fr: FR, v: int) -> tuple[int, bool]:
+    """classical.FindHeightOfLowestSubtreeThatFits for a flat cohort: (borrowing level, may reclaim in hierarchy)."""
+    if cq.cohort is None or not _borrowing_with(cq, fr, v):
+        return 0, cq.cohort is not None
+    return 1, False
+
+
+def _add_wl(wl: _WL) -> None:
+    for fr, v in wl.usage.items():
+        _add_usage(wl.cq, fr, v)
+
+
+def _remove_wl(wl: _WL) -> None:
+    for fr, v in wl.usage.items():
+        _remove_usage(wl.cq, fr, v)
+
+
+# ---------------------------------------------------------------- fair sharing (fair_sharing.go)
+
+
+class _DRS:
+    __slots__ = ("ratio", "weight", "borrowed")
+
+    def __init__(self, ratio: float, weight: float, borrowed: tuple[FR, ...]):
+        self.ratio = ratio
+        self.weight = weight
+        self.borrowed = borrowed
+
+    @property
+    def borrowing(self) -> bool:
+        return bool(self.borrowed)
+
+    def share(self) -> float:
+        """PreciseWeightedShare."""
+        if self.ratio == 0:
+            return 0.0
+        if self.weight == 0:
+            return math.inf
+        return self.ratio / self.weight
+
+    def zero_weight_borrows(self) -> bool:
+        return self.weight == 0 and self.ratio != 0
+
+    def rounded(self) -> int:
+        """roundedWeightedShare: what status.fairSharing.weightedShare shows."""
+        if self.zero_weight_borrows():
+            return 2**63 - 1
+        return int(math.ceil(self.share()))
+
+
+_NEGATIVE_DRS = _DRS(-1.0, 1.0, ())
+
+
+def _compare_drs(a: _DRS, b: _DRS) -> int:
+    """CompareDRS: a queue with weight 0 that borrows sorts after every other."""
+    za, zb = a.zero_weight_borrows(), b.zero_weight_borrows()
+    if za and zb:
+        return (a.ratio > b.ratio) - (a.ratio < b.ratio)
+    if za:
+        return 1
+    if zb:
+        return -1
+    sa, sb = a.share(), b.share()
+    return (sa > sb) - (sa < sb)
+
+
+def _drs(cq: _CQ, extra: Optional[dict[FR, int]] = None) -> _DRS:
+    """dominantResourceShare: the largest borrowed/lendable ratio (x1000) over resource names."""
+    if cq.cohort is None:
+        return _DRS(0.0, cq.weight, ())
+    borrowing: dict[str, int] = {}
+    borrowed: list[FR] = []
+    for fr, quota in cq.nominal.items():
+        amount = cq.usage[fr] + (extra.get(fr, 0) if extra else 0) - quota
+        if amount > 0:
+            borrowing[fr[1]] = borrowing.get(fr[1], 0) + amount
+            borrowed.append(fr)
+    if not borrowing:
+        return _DRS(0.0, cq.weight, ())
+    ratio, dominant = 0.0, ""
+    for r, b in borrowing.items():
+        lendable = cq.cohort.lendable.get(r, 0)
+        if lendable > 0:
+            x = b * 1000.0 / lendable
+            if x > ratio or (x == ratio and r < dominant):
+                ratio, dominant = x, r
+    return _DRS(ratio, cq.weight, tuple(borrowed))
+
+
+# ---------------------------------------------------------------- assignments
+
+
+class _Assignment:
+    __slots__ = ("flavor", "modes", "borrow", "mode", "tried", "reasons", "usage", "targets", "fungible_mode")
+
+    def __init__(self):
+        self.flavor: Optional[str] = None
+        self.modes: dict[str, int] = {}  # resource -> granular mode on the chosen flavor
+        self.borrow = 0
+        self.mode = NO_FIT  # representative granular mode
+        self.tried: Optional[int] = None
+        self.reasons: list[str] = []
+        self.usage: dict[FR, int] = {}
+        self.targets: list[tuple[_WL, str]] = []
+
+    @property
+    def representative(self) -> str:
+        """Assignment.RepresentativeMode: NoFit, Preempt or Fit."""
+        return _MODE_NAMES[self.mode] if self.flavor is not None else "NoFit"
+
+
+def _is_preferred(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """flavorassigner.isPreferred with the default preference (BorrowingOverPreemption)."""
+    if a[0] == NO_FIT:
+        return False
+    if b[0] == NO_FIT:
+        return True
+    a_nc, b_nc = a[0] == NO_CANDIDATES, b[0] == NO_CANDIDATES
+    if a_nc != b_nc:
+        return not a_nc
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+def _should_try_next(mode: tuple[int, int], cq: _CQ) -> bool:
+    """flavorassigner.shouldTryNextFlavor."""
+    if mode[0] in (NO_FIT, NO_CANDIDATES):
+        return True
+    ff = cq.d.flavor_fungibility
+    if mode[0] in (PREEMPT, RECLAIM) and ff.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode[1] != 0 and ff.when_can_borrow == "TryNextFlavor"
+
+
+def _satisfies_policy(preemptor: _WL, candidate: _WL, policy: str) -> bool:
+    """common.SatisfiesPreemptionPolicy (no timestamp buffer)."""
+    lower = preemptor.priority > candidate.priority
+    if policy == "LowerPriority":
+        return lower
+    if policy == "LowerOrNewerEqualPriority":
+        return lower or (preemptor.priority == candidate.priority and preemptor.created < candidate.created)
+    return policy == "Any"
+
+
+def _uses(wl: _WL, frs: set[FR]) -> bool:
+    """classical.WorkloadUsesResources."""
+    return any(fr in frs for fr in wl.usage)
+
+
+# ---------------------------------------------------------------- the engine
+
+
+class Engine:
+    """One simulation run over a scenario. Use :func:`simulate`."""
+
+    def __init__(self, scenario: Scenario, max_cycles: Optional[int] = None):
+        self.s = scenario
+        self.max_cycles = max_cycles
+        self.fair = scenario.fair_sharing
+        self.strategies = scenario.preemption_strategies
+        self.cohorts: dict[str, _Cohort] = {}
+        self.cqs: dict[str, _CQ] = {}
+        for q in sorted(scenario.queues, key=lambda q: q.name):
+            co = None
+            if q.cohort:
+                co = self.cohorts.setdefault(q.cohort, _Cohort(q.cohort))
+            cq = _CQ(q, co)
+            self.cqs[q.name] = cq
+            if co is not None:
+                co.cqs.append(cq)
+                for fr, nominal in cq.nominal.items():
+                    lends = nominal - cq.lq[fr]  # accumulateFromChild
+                    co.subtree[fr] += lends
+                    co.lendable[fr[1]] += lends
+        self.cq_order = sorted(self.cqs.values(), key=lambda c: c.name)
+        self.wls: dict[str, _WL] = {}
+        self.now = 0.0
+        self.cycle = 0
+        self.preemptions: list[PreemptionRecord] = []
+        self.timeline: list[str] = []
+        self.finishes: list[tuple[float, str, int]] = []  # (time, name, token)
+        self.fixed_point = True
+        self.seq = 0
+
+    # ------------------------------------------------------------ queues (pkg/cache/queue)
+
+    def _push(self, wl: _WL) -> None:
+        """Into the active heap: priority first, then the queue-order timestamp, then the name."""
+        self.seq += 1
+        wl.token = self.seq
+        wl.where = "active"
+        heapq.heappush(wl.cq.heap, (-wl.priority, wl.created, wl.name, wl.token, wl))
+
+    def _pop_head(self, cq: _CQ) -> Optional[_WL]:
+        """ClusterQueue.Pop; a BestEffortFIFO queue's sticky preemptor comes first."""
+        pw = cq.pw
+        if pw is not None and not cq.strict and pw.where == "active" and pw.state == "pending":
+            pw.where = ""
+            return pw
+        while cq.heap:
+            *_, token, wl = heapq.heappop(cq.heap)
+            if wl.token == token and wl.where == "active":
+                wl.where = ""
+                return wl
+        return None
+
+    def _requeue_inadmissible(self, cq: _CQ) -> None:
+        """QueueInadmissibleWorkloads for the queue's cohort (or the queue alone)."""
+        members = cq.cohort.cqs if cq.cohort is not None else [cq]
+        for member in members:
+            for name in sorted(member.inadmissible):
+                self._push(member.inadmissible[name])
+            member.inadmissible.clear()
+
+    def _submit(self, d: WorkloadDef, at: float) -> None:
+        cq = self.cqs[d.queue]
+        wl = _WL(d, cq, at)
+        self.wls[d.name] = wl
+        self._push(wl)
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _integrate(self, cq: _CQ) -> None:
+        dt = self.now - cq.last_t
+        if dt > 0:
+            for fr, u in cq.usage.items():
+                if u:
+                    cq.usage_s[fr] += u * dt
+                    over = u - cq.nominal.get(fr, 0)
+                    if over > 0:
+                        cq.borrowed_s[fr] += over * dt
+        cq.last_t = self.now
+
+    def _admit(self, wl: _WL, a: _Assignment) -> None:
+        """Scheduler.admit / assumeWorkload: the workload holds its quota from now on."""
+        cq = wl.cq
+        self._integrate(cq)
+        wl.flavor = a.flavor
+        wl.usage = a.usage
+        _add_wl(wl)
+        cq.admitted[wl.name] = wl
+        wl.state = "admitted"
+        wl.where = ""
+        wl.admitted_at = self.now
+        if wl.first_admitted_at is None:
+            wl.first_admitted_at = self.now
+        wl.borrowing = a.borrow > 0
+        wl.pending_reason = ""
+        wl.last_tried = None
+        if cq.pw is wl:
+            cq.pw = None
+        if cq.cohort is not None:
+            cq.cohort.generation += 1
+        if wl.d.duration is not None:
+            self.seq += 1
+            wl.finish_token = self.seq
+            heapq.heappush(self.finishes, (self.now + wl.d.duration, wl.name, self.seq))
+        self.timeline.append(
+            f"t={_t(self.now)} cycle {self.cycle}: admitted {wl.name} in {cq.name} on {a.flavor}"
+            + (" (borrowing)" if wl.borrowing else "")
+        )
+
+    def _release(self, wl: _WL) -> None:
+        cq = wl.cq
+        self._integrate(cq)
+        _remove_wl(wl)
+        del cq.admitted[wl.name]
+        wl.run_seconds += self.now - (wl.admitted_at or 0.0)
+        wl.finish_token = 0
+        if cq.cohort is not None:
+            cq.cohort.generation += 1
+
+    def _finish(self, wl: _WL) -> None:
+        if wl.state == "admitted":
+            self._release(wl)
+            self._requeue_inadmissible(wl.cq)
+        elif wl.state == "pending":
+            wl.cq.inadmissible.pop(wl.name, None)
+            wl.where = ""
+            if wl.cq.pw is wl:
+                wl.cq.pw = None
+        wl.state = "finished"
+        wl.pending_reason = ""
+        self.timeline.append(f"t={_t(self.now)}: {wl.name} finished")
+
+    def _evict(self, wl: _WL) -> None:
+        """The eviction completes: quota released, the workload pending again with its original timestamp."""
+        self._release(wl)
+        wl.state = "pending"
+        wl.flavor = None
+        wl.usage = {}
+        wl.admitted_at = None
+        wl.borrowing = False
+        wl.preempted_count += 1
+        wl.last_tried = None
+        wl.pending_reason = "preempted; waiting to be admitted again"
+        self._push(wl)
+
+    # ------------------------------------------------------------ flavor assignment (flavorassigner.go)
+
+    def _assign(self, wl: _WL) -> _Assignment:
+        """FlavorAssigner.assignFlavors + findFlavorForPodSets for one pod set and one resource group."""
+        cq = wl.cq
+        a = _Assignment()
+        missing = [r for r, _ in wl.requests if r not in cq.covered]
+        if missing:
+            a.reasons.append(f"resource {missing[0]} unavailable in ClusterQueue")
+            return a
+        best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
+        best_mode = (NO_FIT, 1 << 30)
+        start = 0
+        last = wl.last_tried
+        if last is not None and not self._last_assignment_outdated(wl):
+            start = last + 1
+        attempted = -1
+        for idx in range(start, len(cq.flavors)):
+            attempted = idx
+            fname = cq.flavors[idx]
+            allowed = wl.d.allowed_flavors
+            if allowed is not None and fname not in allowed:
+                a.reasons.append(f"flavor {fname} doesn't match node affinity")
+                continue
+            rep = (FIT, 0)
+            modes: dict[str, int] = {}
+            for r, val in wl.requests:
+                fr = (fname, r)
+                mode, borrow, reason = self._fits_resource_quota(wl, fr, val)
+                if reason:
+                    a.reasons.append(reason)
+                m = (mode, borrow)
+                if _is_preferred(rep, m):
+                    rep = m
+                if rep[0] == NO_FIT:
+                    break
+                modes[r] = mode
+            if not _should_try_next(rep, cq):
+                best, best_mode = (fname, modes, rep), rep
+                break
+            if _is_preferred(rep, best_mode):
+                best, best_mode = (fname, modes, rep), rep
+        if best is None:
+            return a
+        a.flavor, a.modes, rep = best
+        a.mode = rep[0]
+        a.borrow = rep[1]
+        a.tried = None if attempted == len(cq.flavors) - 1 else attempted
+        a.usage = {(a.flavor, r): v for r, v in wl.requests}
+        return a
+
+    def _last_assignment_outdated(self, wl: _WL) -> bool:
+        """lastAssignmentOutdated with FlavorFungibilityPreserveScanProgress on."""
+        if self.cycle - wl.last_cycle <= 1:
+            return False
+        gen = wl.cq.cohort.generation if wl.cq.cohort is not None else 0
+        return gen > wl.last_generation
+
+    def _fits_resource_quota(self, wl: _WL, fr: FR, val: int) -> tuple[int, int, str]:
+        """FlavorAssigner.fitsResourceQuota."""
+        cq = wl.cq
+        if val > _potential(cq, fr):
+            return NO_FIT, 0, (
+                f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {val} > maximum capacity {_potential(cq, fr)}"
+            )
+        borrow, may_reclaim = _lowest_subtree(cq, fr, val)
+        available = _available(cq, fr)
+        if val <= available:
+            return FIT, borrow, ""
+        reason = f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, {val - available} more needed"
+        if cq.nominal.get(fr, 0) >= val or may_reclaim or self._can_preempt_while_borrowing(cq):
+            # PreemptionOracle.SimulatePreemption
+            targets = self._get_targets(wl, {fr}, {fr: val})
+            if not targets:
+                return NO_CANDIDATES, _lowest_subtree(cq, fr, val)[0], reason
+            victims = [t for t, _ in targets]
+            for t in victims:
+                _remove_wl(t)
+            after = _lowest_subtree(cq, fr, val)[0]
+            for t in victims:
+                _add_wl(t)
+            same = any(t.cq is cq for t in victims)
+            return (PREEMPT if same else RECLAIM), after, reason
+        return NO_FIT, borrow, reason
+
+    def _can_preempt_while_borrowing(self, cq: _CQ) -> bool:
+        p = cq.d.preemption
+        return p.borrow_within_cohort != "Never" or (self.fair and p.reclaim_within_cohort != "Never")
+
+    # ------------------------------------------------------------ preemption (pkg/scheduler/preemption)
+
+    def _candidate_key(self, preemptor_cq: _CQ) -> Callable[[_WL], tuple]:
+        """common.CandidatesOrdering: other queues first, lower priority, most recently admitted; then by name."""
+        return lambda w: (w.cq is preemptor_cq, w.priority, -(w.admitted_at or 0.0), w.cq.name, w.name)
+
+    def _get_targets(self, wl: _WL, frs: set[FR], usage: dict[FR, int]) -> list[tuple[_WL, str]]:
+        """Preemptor.GetTargets."""
+        if self.fair:
+            return self._fair_preemptions(wl, frs, usage)
+        return self._classical_preemptions(wl, frs, usage)
+
+    def _workload_fits(self, cq: _CQ, usage: dict[FR, int], allow_borrowing: bool) -> bool:
+        """preemption.workloadFits."""
+        for fr, v in usage.items():
+            if not allow_borrowing and _borrowing_with(cq, fr, v):
+                return False
+            if v > _available(cq, fr):
+                return False
+        return True
+
+    def _classify(self, wl: _WL, cand: _WL, frs: set[FR], advantage: bool) -> int:
+        """classical.classifyPreemptionVariant (0 = Never)."""
+        cq = wl.cq
+        p = cq.d.preemption
+        if not _uses(cand, frs):
+            return 0
+        policy = p.within_cluster_queue if cand.cq is cq else p.reclaim_within_cohort
+        if not _satisfies_policy(wl, cand, policy):
+            return 0
+        if cand.cq is cq:
+            return _WITHIN_CQ
+        if advantage:
+            return _HIERARCHICAL_RECLAIM
+        if p.borrow_within_cohort == "Never":
+            return _RECLAIM_WITHOUT_BORROWING
+        threshold = p.max_priority_threshold
+        if cand.priority >= wl.priority or (threshold is not None and cand.priority > threshold):
+            return _RECLAIM_WITHOUT_BORROWING
+        return _RECLAIM_WHILE_BORROWING
+
+    def _classical_preemptions(self, wl: _WL, frs: set[FR], usage: dict[FR, int]) -> list[tuple[_WL, str]]:
+        """Preemptor.classicalPreemptions with classical.NewCandidateIterator (flat cohort)."""
+        cq = wl.cq
+        p = cq.d.preemption
+        key = self._candidate_key(cq)
+        same: list[tuple[_WL, int]] = []
+        if p.within_cluster_queue != "Never":
+            for cand in cq.admitted.values():
+                v = self._classify(wl, cand, frs, False)
+                if v:
+                    same.append((cand, v))
+        hierarchy: list[tuple[_WL, int]] = []
+        priority: list[tuple[_WL, int]] = []
+        if cq.cohort is not None and p.reclaim_within_cohort != "Never":
+            # QuantitiesFitInQuota on the queue itself.
+            advantage = all(cq.usage[fr] + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
+            bucket = hierarchy if advantage else priority
+            for other in cq.cohort.cqs:
+                if other is cq or _within_nominal(other, frs):
+                    continue
+                for cand in other.admitted.values():
+                    v = self._classify(wl, cand, frs, advantage)
+                    if v:
+                        bucket.append((cand, v))
+        for lst in (same, hierarchy, priority):
+            lst.sort(key=lambda e: key(e[0]))
+        candidates = hierarchy + priority + same
+        forbidden = p.borrow_within_cohort == "Never"
+        if not hierarchy and not priority or (forbidden and not self._under_nominal(cq, frs)):
+            attempts = [True]
+        elif forbidden and not hierarchy:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrow in attempts:
+            targets: list[tuple[_WL, str]] = []
+            for cand, variant in candidates:
+                if cand.cq is not cq:
+                    if borrow and variant == _RECLAIM_WITHOUT_BORROWING:
+                        continue
+                    if _within_nominal(cand.cq, frs):
+                        continue
+                _remove_wl(cand)
+                targets.append((cand, _VARIANT_REASON[variant]))
+                if self._workload_fits(cq, usage, borrow):
+                    targets = self._fill_back(cq, usage, targets, borrow)
+                    for t, _ in targets:
+                        _add_wl(t)
+                    return targets
+            for t, _ in targets:
+                _add_wl(t)
+        return []
+
+    @staticmethod
+    def _under_nominal(cq: _CQ, frs: set[FR]) -> bool:
+        """queueUnderNominalInResourcesNeedingPreemption."""
+        return all(cq.nominal.get(fr, 0) > cq.usage[fr] for fr in frs)
+
+    def _fill_back(self, cq: _CQ, usage: dict[FR, int], targets: list, borrow: bool) -> list:
+        """fillBackWorkloads: give back every victim the preemptor can do without, newest choice kept."""
+        for i in range(len(targets) - 2, -1, -1):
+            _add_wl(targets[i][0])
+            if self._workload_fits(cq, usage, borrow):
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                _remove_wl(targets[i][0])
+        return targets
+
+    def _fair_preemptions(self, wl: _WL, frs: set[FR], usage: dict[FR, int]) -> list[tuple[_WL, str]]:
+        """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort)."""
+        cq = wl.cq
+        p = cq.d.preemption
+        candidates: list[_WL] = []
+        if p.within_cluster_queue != "Never":
+            candidates += [c for c in cq.admitted.values()
+                           if _satisfies_policy(wl, c, p.within_cluster_queue) and _uses(c, frs)]
+        if cq.cohort is not None and p.reclaim_within_cohort != "Never":
+            for other in cq.cohort.cqs:
+                if other is cq or not any(_borrowing_with(other, fr, 0) for fr in frs):
+                    continue
+                candidates += [c for c in other.admitted.values()
+                               if _satisfies_policy(wl, c, p.reclaim_within_cohort) and _uses(c, frs)]
+        if not candidates:
+            return []
+        candidates.sort(key=self._candidate_key(cq))
+        for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
+            _add_usage(cq, fr, v)
+        fits, targets, retry = self._fs_first(wl, candidates, frs, usage)
+        if not fits and len(self.strategies) > 1:
+            fits, targets = self._fs_second(wl, retry, usage, targets)
+        for fr, v in usage.items():
+            _remove_usage(cq, fr, v)
+        if not fits:
+            for t, _ in targets:
+                _add_wl(t)
+            return []
+        targets = self._fill_back(cq, usage, targets, True)
+        for t, _ in targets:
+            _add_wl(t)
+        return targets
+
+    def _fits_fs(self, cq: _CQ, usage: dict[FR, int]) -> bool:
+        """workloadFitsForFairSharing: the preemptor's simulated usage taken out again for the check."""
+        for fr, v in usage.items():
+            _remove_usage(cq, fr, v)
+        ok = self._workload_fits(cq, usage, True)
+        for fr, v in usage.items():
+            _add_usage(cq, fr, v)
+        return ok
+
+    def _fs_targets(self, preemptor_cq: _CQ, candidates: list[_WL]):
+        """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first."""
+        by_cq: dict[str, list[_WL]] = defaultdict(list)
+        for c in candidates:
+            by_cq[c.cq.name].append(c)
+        pruned: set[str] = set()
+        key = self._candidate_key(preemptor_cq)
+
+        def next_target() -> Optional[_CQ]:
+            best: Optional[_CQ] = None
+            best_drs = _NEGATIVE_DRS
+            for member in preemptor_cq.cohort.cqs:
+                if member.name in pruned:
+                    continue
+                d = _drs(member)
+                if (not d.borrowing and member is not preemptor_cq) or not by_cq[member.name]:
+                    pruned.add(member.name)
+                    continue
+                c = _compare_drs(d, best_drs)
+                if c == 0 and best is not None:
+                    if key(by_cq[member.name][0]) < key(by_cq[best.name][0]):
+                        best = member
+                elif c > 0 or best is None:
+                    best, best_drs = member, d
+            return best
+
+        def iterate():
+            if preemptor_cq.cohort is None:
+                while preemptor_cq.name not in pruned and by_cq[preemptor_cq.name]:
+                    yield preemptor_cq
+                return
+            while True:
+                target = next_target()
+                if target is None:
+                    return
+                yield target
+
+        return by_cq, pruned, iterate()
+
+    def _fs_first(self, wl: _WL, candidates: list[_WL], frs: set[FR], usage: dict[FR, int]):
+        cq = wl.cq
+        strategy = self.strategies[0]
+        by_cq, _pruned, it = self._fs_targets(cq, candidates)
+        targets: list[tuple[_WL, str]] = []
+        retry: list[_WL] = []
+        within_nominal = not any(_borrowing_with(cq, fr, 0) for fr in frs)
+        for target in it:
+            queue = by_cq[target.name]
+            if target is cq or within_nominal:
+                cand = queue.pop(0)
+                _remove_wl(cand)
+                targets.append((cand, IN_CLUSTER_QUEUE if target is cq else IN_COHORT_RECLAMATION))
+                if self._fits_fs(cq, usage):
+                    return True, targets, []
+                continue
+            preemptor_new, target_old = _drs(cq), _drs(target)
+            if preemptor_new.share() == math.inf and target_old.share() != math.inf:
+                retry += queue
+                queue.clear()
+                continue
+            while queue:
+                cand = queue.pop(0)
+                target_new = _drs(target, {fr: -v for fr, v in cand.usage.items()})
+                if strategy == "LessThanOrEqualToFinalShare":
+                    passed = _compare_drs(preemptor_new, target_new) <= 0
+                else:
+                    passed = _compare_drs(preemptor_new, target_old) < 0
+                if passed:
+                    _remove_wl(cand)
+                    targets.append((cand, IN_COHORT_FAIR_SHARING))
+                    if self._fits_fs(cq, usage):
+                        return True, targets, []
+                    break
+                retry.append(cand)
+        return False, targets, retry
+
+    def _fs_second(self, wl: _WL, retry: list[_WL], usage: dict[FR, int], targets: list):
+        cq = wl.cq
+        by_cq, pruned, it = self._fs_targets(cq, retry)
+        for target in it:
+            passed = _compare_drs(_drs(cq), _drs(target)) < 0  # LessThanInitialShare, as Kueue hard-codes it
+            cand = by_cq[target.name].pop(0)
+            if passed:
+                _remove_wl(cand)
+                targets.append((cand, IN_COHORT_FAIR_SHARING))
+                if self._fits_fs(cq, usage):
+                    return True, targets
+            pruned.add(target.name)
+        return False, targets
+
+    # ------------------------------------------------------------ one scheduling cycle (scheduler.go)
+
+    def _nominate(self, wl: _WL) -> _Assignment:
+        """Scheduler.getInitialAssignments: assignment, then preemption targets if it needs preemption."""
+        a = self._assign(wl)
+        wl.last_tried = a.tried
+        wl.last_cycle = self.cycle
+        wl.last_generation = wl.cq.cohort.generation if wl.cq.cohort is not None else 0
+        if a.flavor is not None and a.mode in (NO_CANDIDATES, PREEMPT, RECLAIM):
+            frs = {(a.flavor, r) for r, m in a.modes.items() if m in (NO_CANDIDATES, PREEMPT, RECLAIM)}
+            a.targets = self._get_targets(wl, frs, a.usage)
+        return a
+
+    def _order_classical(self, entries: list[tuple[_WL, _Assignment]]) -> list[tuple[_WL, _Assignment]]:
+        """makeClassicalIterator: not borrowing first, higher priority, older; then queue and workload name."""
+        return sorted(entries, key=lambda e: (e[1].borrow, -e[0].priority, e[0].created, e[0].cq.name, e[0].name))
+
+    def _pop_fair(self, remaining: dict[str, tuple[_WL, _Assignment]]) -> tuple[_WL, _Assignment]:
+        """fairSharingIterator.pop: queues without a cohort as they come, else the cohort's tournament winner."""
+        first = remaining[min(remaining)]
+        cq = first[0].cq
+        if cq.cohort is None:
+            return remaining.pop(cq.name)
+        best = None
+        best_key = None
+        for member in cq.cohort.cqs:
+            e = remaining.get(member.name)
+            if e is None:
+                continue
+            wl, a = e
+            d = _drs(member, a.usage)
+            borrowing_on = any(fr in a.usage for fr in d.borrowed)
+            k = (borrowing_on, d, -wl.priority, wl.created, member.name, wl.name)
+            if best is None or _fair_less(k, best_key):
+                best, best_key = e, k
+        return remaining.pop(best[0].cq.name)
+
+    def run_cycle(self) -> tuple[bool, int]:
+        """Scheduler.schedule. Returns (something changed, number of heads)."""
+        heads = []
+        for cq in self.cq_order:
+            wl = self._pop_head(cq)
+            if wl is not None:
+                heads.append(wl)
+        if not heads:
+            return False, 0
+        self.cycle += 1
+        entries = [(wl, self._nominate(wl)) for wl in heads]
+        temp: list[tuple[_CQ, FR, int]] = []
+        preempted: dict[str, _WL] = {}
+        victims: list[tuple[_WL, _WL, str]] = []
+        outcome: dict[str, str] = {}
+        admitted_any = False
+
+        def process(wl: _WL, a: _Assignment) -> None:
+            nonlocal admitted_any
+            cq = wl.cq
+            mode = a.representative
+            if mode == "NoFit":
+                outcome[wl.name] = _NO_FIT
+                wl.pending_reason = "; ".join(dict.fromkeys(a.reasons)) or "no flavor fits"
+                return
+            if mode == "Preempt" and not a.targets:
+                outcome[wl.name] = _NO_CANDIDATES
+                wl.pending_reason = "needs preemption but no workload may be preempted: " + "; ".join(
+                    dict.fromkeys(a.reasons))
+                if cq.d.preemption.reclaim_within_cohort != "Any":  # reserveCapacityForUnreclaimablePreempt
+                    for fr, v in self._to_reserve(cq, a).items():
+                        if v > 0:
+                            _add_usage(cq, fr, v)
+                            temp.append((cq, fr, v))
+                return
+            if any(t.name in preempted for t, _ in a.targets):
+                outcome[wl.name] = _FAILED_AFTER_NOMINATION
+                wl.pending_reason = "overlapping preemption targets with another workload"
+                return
+            if not self._fits_now(cq, a, preempted):
+                outcome[wl.name] = _FAILED_AFTER_NOMINATION
+                wl.pending_reason = "no longer fits after processing another workload"
+                return
+            for t, _ in a.targets:
+                preempted[t.name] = t
+            if mode == "Preempt":
+                for fr, v in a.usage.items():
+                    _add_usage(cq, fr, v)
+                    temp.append((cq, fr, v))
+                for t, reason in a.targets:
+                    victims.append((t, wl, reason))
+                wl.last_tried = None  # markPreemptionOutcome
+                outcome[wl.name] = _PENDING_PREEMPTION
+                wl.pending_reason = f"waiting for the preemption of {len(a.targets)} workload(s)"
+                return
+            self._admit(wl, a)
+            admitted_any = True
+            outcome[wl.name] = "admitted"
+
+        if self.fair:
+            remaining = {wl.cq.name: (wl, a) for wl, a in entries}
+            while remaining:
+                process(*self._pop_fair(remaining))
+        else:
+            for wl, a in self._order_classical(entries):
+                process(wl, a)
+
+        moved = False
+        for wl, _a in entries:  # requeueAndUpdate
+            reason = outcome[wl.name]
+            if reason == "admitted":
+                continue
+            cq = wl.cq
+            if reason == _PENDING_PREEMPTION:
+                cq.pw = wl
+            immediate = cq.strict or reason in (_FAILED_AFTER_NOMINATION, _PENDING_PREEMPTION)
+            if immediate:
+                self._push(wl)
+            else:
+                wl.where = "inadmissible"
+                cq.inadmissible[wl.name] = wl
+                moved = True
+        for cq, fr, v in temp:
+            _remove_usage(cq, fr, v)
+        touched: dict[str, _CQ] = {}
+        for victim, preemptor, reason in victims:
+            self.preemptions.append(PreemptionRecord(self.now, self.cycle, victim.name, preemptor.name, reason))
+            self.timeline.append(
+                f"t={_t(self.now)} cycle {self.cycle}: {preemptor.name} preempts {victim.name} ({reason})")
+            preemptor.preempting_count += 1
+            self._evict(victim)
+            touched[victim.cq.name] = victim.cq
+        for cq in touched.values():
+            self._requeue_inadmissible(cq)
+        return admitted_any or bool(victims) or moved, len(heads)
+
+    def _fits_now(self, cq: _CQ, a: _Assignment, preempted: dict[str, _WL]) -> bool:
+        """scheduler.fits: with this cycle's victims (and the entry's own) taken out."""
+        gone = dict(preempted)
+        for t, _ in a.targets:
+            gone[t.name] = t
+        for t in gone.values():
+            _remove_wl(t)
+        ok = all(_available(cq, fr) >= v for fr, v in a.usage.items())
+        for t in gone.values():
+            _add_wl(t)
+        return ok
+
+    @staticmethod
+    def _to_reserve(cq: _CQ, a: _Assignment) -> dict[FR, int]:
+        """quotaResourcesToReserve."""
+        out = {}
+        for fr, v in a.usage.items():
+            nominal = cq.nominal.get(fr, 0)
+            if a.borrow > 0:
+                bl = cq.bl.get(fr)
+                out[fr] = v if bl is None else min(v, nominal + bl - cq.usage[fr])
+            else:
+                out[fr] = max(0, min(v, nominal - cq.usage[fr]))
+        return out
+
+    # ------------------------------------------------------------ time
+
+    def run(self) -> Result:
+        s = self.s
+        for d in s.workloads:
+            cq = self.cqs[d.queue]
+            wl = _WL(d, cq, d.created)
+            self.wls[d.name] = wl
+            if d.admitted_flavor is not None:
+                a = _Assignment()
+                a.flavor = d.admitted_flavor
+                a.usage = {(d.admitted_flavor, r): v for r, v in d.requests}
+                a.borrow = 1 if any(_borrowing_with(cq, fr, v) for fr, v in a.usage.items()) and cq.cohort else 0
+                self.now = d.admitted_at
+                self._admit(wl, a)
+            else:
+                self._push(wl)
+        self.now = 0.0
+        for cq in self.cq_order:
+            cq.last_t = 0.0
+        events = sorted(enumerate(s.events), key=lambda e: (e[1].at, e[0]))
+        ev_i = 0
+        times = [0.0]
+        while True:
+            t = times.pop() if times else None
+            if t is None:
+                candidates = []
+                if ev_i < len(events):
+                    candidates.append(events[ev_i][1].at)
+                while self.finishes and self._stale_finish(self.finishes[0]):
+                    heapq.heappop(self.finishes)
+                if self.finishes:
+                    candidates.append(self.finishes[0][0])
+                if not candidates:
+                    break
+                t = min(candidates)
+            if s.until is not None and t > s.until:
+                break
+            self.now = max(self.now, t)
+            while self.finishes and self.finishes[0][0] <= self.now:
+                _, name, token = heapq.heappop(self.finishes)
+                wl = self.wls[name]
+                if wl.finish_token == token and wl.state == "admitted":
+                    self._finish(wl)
+            while ev_i < len(events) and events[ev_i][1].at <= self.now:
+                self._apply(events[ev_i][1])
+                ev_i += 1
+            if not self._cycles_to_fixed_point():
+                break
+        end = s.until if s.until is not None else self.now
+        self.now = max(self.now, end)
+        return self._result()
+
+    def _stale_finish(self, item: tuple[float, str, int]) -> bool:
+        wl = self.wls[item[1]]
+        return wl.finish_token != item[2] or wl.state != "admitted"
+
+    def _apply(self, ev: Event) -> None:
+        if ev.finish is not None:
+            wl = self.wls.get(ev.finish)
+            if wl is not None and wl.state != "finished":
+                self._finish(wl)
+        if ev.submit is not None:
+            self._submit(ev.submit, ev.at)
+
+    def _cycles_to_fixed_point(self) -> bool:
+        """Cycles until one changes nothing. False once --cycles is used up."""
+        cap = 4 * len(self.wls) + 16  # every cycle that changes something admits, preempts or parks a head
+        for _ in range(cap):
+            if self.max_cycles is not None and self.cycle >= self.max_cycles:
+                self.fixed_point = False
+                return False
+            changed, heads = self.run_cycle()
+            if not changed:
+                return True
+        self.fixed_point = False
+        self.timeline.append(f"t={_t(self.now)}: no fixed point after {cap} cycles; moving on")
+        return True
+
+    def _result(self) -> Result:
+        for cq in self.cq_order:
+            self._integrate(cq)
+        wls = []
+        for name in sorted(self.wls):
+            w = self.wls[name]
+            run = w.run_seconds + (self.now - w.admitted_at if w.state == "admitted" and w.admitted_at is not None else 0)
+            wls.append(WorkloadResult(
+                name=w.name, queue=w.cq.name, state=w.state, flavor=w.flavor, admitted_at=w.admitted_at,
+                borrowing=w.borrowing, preempted_count=w.preempted_count, preempting_count=w.preempting_count,
+                submitted_at=w.submitted_at, first_admitted_at=w.first_admitted_at, run_seconds=run,
+                pending_reason=w.pending_reason if w.state == "pending" else "", priority=w.priority,
+                requests=w.requests, labels=w.d.labels,
+            ))
+        queues = []
+        for cq in self.cq_order:
+            frs = list(cq.nominal)
+            queues.append(QueueResult(
+                name=cq.name,
+                usage=tuple((fr, cq.usage[fr]) for fr in frs),
+                nominal=tuple((fr, cq.nominal[fr]) for fr in frs),
+                weighted_share=_drs(cq).rounded(),
+                usage_seconds=tuple((fr, cq.usage_s.get(fr, 0.0)) for fr in frs),
+                borrowed_seconds=tuple((fr, cq.borrowed_s.get(fr, 0.0)) for fr in frs),
+            ))
+        return Result(tuple(wls), tuple(self.preemptions), tuple(queues), self.cycle, self.now,
+                      tuple(self.timeline), self.fixed_point)
+
+
+def _fair_less(a: tuple, b: tuple) -> bool:
+    """entryComparer.less: not borrowing on the requested flavors, lower share, higher priority, older, then names."""
+    if a[0] != b[0]:
+        return not a[0]
+    c = _compare_drs(a[1], b[1])
+    if c != 0:
+        return c < 0
+    return a[2:] < b[2:]
+
+
+def _t(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def simulate(scenario: Scenario, *, cycles: Optional[int] = None) -> Result:
+    """Run a scenario to its end (or for ``cycles`` scheduling cycles in total)."""
+    return Engine(scenario, cycles).run()
