@@ -1,0 +1,122 @@
+"""``hyperpod-gov drift`` and ``hyperpod-gov import``: argparse wiring and the commands themselves.
+
+The lead registers them with ``configure_drift(sub.add_parser("drift", ...))`` and
+``configure_import(sub.add_parser("import", ...))``; each sets ``func`` to its ``run_*``.
+``clients`` lets tests pass Stubber-wrapped clients instead of boto3's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ..spec import SpecError, load_spec
+from .aws import ClientFactory, LiveError, boto3_clients
+from .drift import DriftItem, compare, to_json, to_text
+from .expected import Expected, expected_state
+from .importer import ImportResult, spec_from_live
+from .read import eks, read_cluster, read_eks, read_eks_cluster, read_governance, sagemaker
+
+EXIT_OK, EXIT_DRIFT, EXIT_CANNOT_CHECK = 0, 1, 2
+EXIT_IMPORT_NEEDS_EDITS = 1
+
+
+def _aws_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="AWS profile (default: the default credential chain)")
+    parser.add_argument("--region", help="AWS region (default for drift: the spec's capacity region)")
+
+
+def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add drift's arguments to ``parser`` (a subparser) and make ``run_drift`` its ``func``."""
+    parser.add_argument("spec", help="path of the governance spec (YAML)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    _aws_options(parser)
+    parser.set_defaults(func=run_drift)
+    return parser
+
+
+def configure_import(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add import's arguments to ``parser`` (a subparser) and make ``run_import`` its ``func``."""
+    parser.add_argument("--cluster-name", required=True, help="name of the HyperPod cluster to import")
+    _aws_options(parser)
+    parser.add_argument("--out", help="file to write the spec to (default: standard output)")
+    parser.set_defaults(func=run_import)
+    return parser
+
+
+def _cannot(what: str, exc: LiveError) -> int:
+    print(f"hyperpod-gov {what}: could not read the cluster: {exc}", file=sys.stderr)
+    return EXIT_CANNOT_CHECK
+
+
+def drift(expected: Expected, clients: ClientFactory) -> tuple[DriftItem, ...]:
+    """Read the live state (Describe/List calls only) and compare it with ``expected``. Raises ``LiveError``."""
+    sm, ek = sagemaker(clients), eks(clients)
+    cluster = read_cluster(sm, expected.cluster_name, expected.region)
+    governance = read_governance(sm, cluster)
+    live_eks = read_eks(
+        ek, cluster.eks_cluster_name,
+        service_accounts=tuple((i.namespace, i.service_account) for i in expected.pod_identities),
+        addons=tuple(a.name for a in expected.addons if a.version is not None),
+    )
+    return compare(expected, cluster, governance, live_eks)
+
+
+def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
+    """Exit 0: nothing drifted; 1: drift found (printed); 2: the spec or the cluster could not be read."""
+    from ..plan import build_plan
+
+    try:
+        spec = load_spec(args.spec)
+    except SpecError as exc:
+        source = "" if exc.source else f"{args.spec}: "
+        print(f"hyperpod-gov drift: cannot check against an invalid spec.\n{source}{exc.render()}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    expected = expected_state(build_plan(spec), spec)
+    region = getattr(args, "region", None) or expected.region
+    try:
+        factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=region)
+        items = drift(expected, factory)
+    except LiveError as exc:
+        return _cannot("drift", exc)
+    if getattr(args, "format", "text") == "json":
+        sys.stdout.write(to_json(items))
+    else:
+        sys.stdout.write(to_text(items, cluster_name=expected.cluster_name, region=region))
+    return EXIT_DRIFT if items else EXIT_OK
+
+
+def import_spec(cluster_name: str, clients: ClientFactory) -> ImportResult:
+    """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``."""
+    sm, ek = sagemaker(clients), eks(clients)
+    cluster = read_cluster(sm, cluster_name)
+    governance = read_governance(sm, cluster)
+    return spec_from_live(cluster, governance, read_eks_cluster(ek, cluster.eks_cluster_name))
+
+
+def run_import(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
+    """Exit 0: spec written and valid; 1: written, but it needs edits to validate (listed); 2: could not read."""
+    try:
+        factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=getattr(args, "region", None))
+        result = import_spec(args.cluster_name, factory)
+    except LiveError as exc:
+        return _cannot("import", exc)
+    out = getattr(args, "out", None)
+    if out:
+        try:
+            Path(out).write_text(result.text, encoding="utf-8")
+        except OSError as exc:
+            print(f"hyperpod-gov import: --out {out}: cannot write ({exc.strerror}); choose a writable path",
+                  file=sys.stderr)
+            return EXIT_CANNOT_CHECK
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(result.text)
+    if result.issues:
+        print(f"the imported spec needs {len(result.issues)} edit(s) before it validates:", file=sys.stderr)
+        for issue in result.issues:
+            print(f"  - {issue}", file=sys.stderr)
+        return EXIT_IMPORT_NEEDS_EDITS
+    return EXIT_OK

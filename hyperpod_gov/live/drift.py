@@ -1,0 +1,379 @@
+"""Compare the live state with what the plan expects; render the differences for a reviewer or a machine."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal, Optional
+
+from ..plan import names
+from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
+from .expected import KNOWN_ADDONS, Expected, ExpectedQuota
+from .read import LiveCluster, LiveEks, LiveGovernance
+
+Change = Literal["missing", "unexpected", "changed"]
+KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuota", "AccessEntry",
+              "PodIdentityAssociation", "Addon")
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class DriftItem:
+    """One difference. ``team`` only groups the text output (None: cluster-wide); it is not in the JSON."""
+
+    kind: str
+    name: str
+    change: Change
+    field: Optional[str] = None
+    expected: Any = None
+    actual: Any = None
+    team: Optional[str] = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "change": self.change}
+        if self.change == "changed":
+            out.update(field=self.field, expected=self.expected, actual=self.actual)
+        return out
+
+    def sort_key(self) -> tuple:
+        return (self.team is not None, self.team or "", KIND_ORDER.index(self.kind), self.name, self.field or "")
+
+
+def compare(expected: Expected, cluster: LiveCluster, governance: LiveGovernance, live_eks: LiveEks) -> tuple[DriftItem, ...]:
+    """Every difference between the plan's expected state and the live one, sorted by team, kind and name."""
+    items: list[DriftItem] = []
+    items += _cluster(expected, cluster)
+    items += _instance_groups(expected, cluster)
+    items += _policy(expected, governance)
+    items += _quotas(expected, governance)
+    items += _access_entries(expected, live_eks)
+    items += _pod_identities(expected, live_eks, cluster.partition)
+    items += _addons(expected, live_eks)
+    return tuple(sorted(items, key=DriftItem.sort_key))
+
+
+# --- SageMaker --------------------------------------------------------------------------------
+
+
+def _cluster(expected: Expected, cluster: LiveCluster) -> list[DriftItem]:
+    if cluster.eks_cluster_name == expected.eks_cluster_name:
+        return []
+    planned = f"arn:{cluster.partition}:eks:{cluster.region}:{cluster.account}:cluster/{expected.eks_cluster_name}"
+    return [DriftItem("Cluster", cluster.name, "changed", "Orchestrator.Eks.ClusterArn", planned,
+                      cluster.eks_cluster_arn)]
+
+
+def _instance_groups(expected: Expected, cluster: LiveCluster) -> list[DriftItem]:
+    items = []
+    live = {g["InstanceGroupName"]: g for g in cluster.instance_groups}
+    planned = {g.name: g for g in expected.instance_groups}
+    for name in sorted(set(live) | set(planned)):
+        e, a = planned.get(name), live.get(name)
+        if a is None:
+            items.append(DriftItem("InstanceGroup", name, "missing"))
+        elif e is None:
+            items.append(DriftItem("InstanceGroup", name, "unexpected"))
+        else:
+            if a.get("InstanceType") != e.instance_type:
+                items.append(DriftItem("InstanceGroup", name, "changed", "InstanceType", e.instance_type,
+                                       a.get("InstanceType")))
+            count_field = "TargetCount" if "TargetCount" in a else "CurrentCount"
+            if a.get(count_field) != e.count:
+                items.append(DriftItem("InstanceGroup", name, "changed", count_field, e.count, a.get(count_field)))
+    return items
+
+
+def _policy(expected: Expected, governance: LiveGovernance) -> list[DriftItem]:
+    policy = expected.policy
+    live = list(governance.policies)
+    if policy is None:  # kueue mode: a cluster policy would fight the Kueue objects
+        return [DriftItem("ClusterSchedulerConfig", p["Name"], "unexpected") for p in live]
+    if not live:
+        return [DriftItem("ClusterSchedulerConfig", policy.name, "missing")]
+    # HyperPod holds one policy per cluster; prefer the planned name if several are listed.
+    chosen = next((p for p in live if p["Name"] == policy.name), live[0])
+    items = [DriftItem("ClusterSchedulerConfig", p["Name"], "unexpected") for p in live if p is not chosen]
+    name = chosen["Name"]
+
+    def changed(field: str, e: Any, a: Any) -> None:
+        items.append(DriftItem("ClusterSchedulerConfig", name, "changed", f"SchedulerConfig.{field}", e, a))
+
+    e_cfg, a_cfg = policy.scheduler_config, chosen.get("SchedulerConfig") or {}
+    e_pc = {p["Name"]: p for p in e_cfg.get("PriorityClasses", [])}
+    a_pc = {p["Name"]: p for p in a_cfg.get("PriorityClasses", [])}
+    for pc in sorted(set(e_pc) | set(a_pc)):
+        e, a = e_pc.get(pc), a_pc.get(pc)
+        if e is not None and a is not None:
+            if e["Weight"] != a["Weight"]:
+                changed(f"PriorityClasses[{pc}].Weight", e["Weight"], a["Weight"])
+        elif e != a:
+            changed(f"PriorityClasses[{pc}]", e, a)
+    for key in sorted(set(e_cfg) - {"PriorityClasses"}):
+        if e_cfg[key] != a_cfg.get(key):
+            changed(key, e_cfg[key], a_cfg.get(key))
+    return items
+
+
+def _amounts(resource: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sorted(resource.items()) if k != "InstanceType" and v is not None}
+
+
+def _quota(e: ExpectedQuota, live: dict[str, Any]) -> list[DriftItem]:
+    items: list[DriftItem] = []
+
+    def changed(field: str, exp: Any, act: Any) -> None:
+        items.append(DriftItem("ComputeQuota", e.team, "changed", field, exp, act, team=e.team))
+
+    a_cfg = live.get("ComputeQuotaConfig") or {}
+    e_res = {r["InstanceType"]: _amounts(r) for r in e.config.get("ComputeQuotaResources", [])}
+    a_res = {r["InstanceType"]: _amounts(r) for r in a_cfg.get("ComputeQuotaResources", [])}
+    for itype in sorted(set(e_res) | set(a_res)):
+        er, ar = e_res.get(itype), a_res.get(itype)
+        if er == ar:
+            continue
+        base = f"ComputeQuotaConfig.ComputeQuotaResources[{itype}]"
+        differing = [k for k in (er or {}) if er and ar and er.get(k) != ar.get(k)]
+        if er and ar and set(er) == set(ar) and len(differing) == 1:
+            changed(f"{base}.{differing[0]}", er[differing[0]], ar[differing[0]])
+        else:
+            changed(base, er, ar)
+
+    e_share = e.config.get("ResourceSharingConfig", {})
+    a_share = dict(a_cfg.get("ResourceSharingConfig") or {})
+    sharing = "ComputeQuotaConfig.ResourceSharingConfig"
+    if e_share.get("Strategy") != a_share.get("Strategy"):
+        # One change: the borrow limit only means something under LendAndBorrow.
+        changed(f"{sharing}.Strategy", e_share.get("Strategy"), a_share.get("Strategy"))
+    elif e_share.get("Strategy") == "LendAndBorrow":
+        # HyperPod applies its default when BorrowLimit is not set.
+        actual = a_share.get("BorrowLimit", DEFAULT_BORROW_LIMIT_PERCENT)
+        if e_share.get("BorrowLimit") != actual:
+            changed(f"{sharing}.BorrowLimit", e_share.get("BorrowLimit"), actual)
+    for key in sorted(set(a_share) - {"Strategy", "BorrowLimit"} - set(e_share)):
+        if a_share[key]:  # e.g. AbsoluteBorrowLimits set by hand: the plan never sets them
+            changed(f"{sharing}.{key}", None, a_share[key])
+
+    for key in sorted(set(e.config) - {"ComputeQuotaResources", "ResourceSharingConfig"}):
+        if e.config[key] != a_cfg.get(key):
+            changed(f"ComputeQuotaConfig.{key}", e.config[key], a_cfg.get(key))
+    a_target = live.get("ComputeQuotaTarget") or {}
+    for key in sorted(set(e.target) - {"TeamName"}):
+        if e.target[key] != a_target.get(key):
+            changed(f"ComputeQuotaTarget.{key}", e.target[key], a_target.get(key))
+    if live.get("ActivationState") != e.activation_state:
+        changed("ActivationState", e.activation_state, live.get("ActivationState"))
+    return items
+
+
+def _quotas(expected: Expected, governance: LiveGovernance) -> list[DriftItem]:
+    items: list[DriftItem] = []
+    live: dict[str, list[dict[str, Any]]] = {}
+    for q in governance.quotas:
+        live.setdefault(q["ComputeQuotaTarget"]["TeamName"], []).append(q)
+    planned = {q.team: q for q in expected.quotas}
+    for team in sorted(set(live) | set(planned)):
+        e, found = planned.get(team), live.get(team, [])
+        if not found:
+            items.append(DriftItem("ComputeQuota", team, "missing", team=team))
+            continue
+        if e is None:
+            items += [DriftItem("ComputeQuota", team, "unexpected", team=team) for _ in found]
+            continue
+        chosen = next((q for q in found if q["Name"] == e.name), found[0])
+        items += [DriftItem("ComputeQuota", team, "unexpected", team=team) for q in found if q is not chosen]
+        items += _quota(e, chosen)
+    return items
+
+
+# --- EKS --------------------------------------------------------------------------------------
+
+
+def _team_of_group(group: str) -> Optional[str]:
+    if not group.startswith(names.NAMESPACE_PREFIX):
+        return None
+    team = group[len(names.NAMESPACE_PREFIX):]
+    for suffix in ("-viewers", "-submitters"):
+        if team.endswith(suffix):
+            return team[: -len(suffix)]
+    return team
+
+
+def _access_entries(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
+    items = []
+    live = {e["principalArn"]: e for e in live_eks.access_entries if "principalArn" in e}
+    planned = {e.principal_arn: e for e in expected.access_entries}
+    for arn in sorted(set(live) | set(planned)):
+        e, a = planned.get(arn), live.get(arn)
+        if a is None:
+            assert e is not None
+            items.append(DriftItem("AccessEntry", arn, "missing", team=", ".join(e.teams) or None))
+            continue
+        groups = tuple(sorted(a.get("kubernetesGroups", [])))
+        if e is None:
+            # Only entries that map onto team groups are governed; node roles and others are not.
+            teams = sorted({t for t in map(_team_of_group, groups) if t})
+            if teams:
+                items.append(DriftItem("AccessEntry", arn, "unexpected", team=", ".join(teams)))
+            continue
+        if e.groups is None:  # a cluster admin: presence only
+            continue
+        team = ", ".join(e.teams) or None
+        if groups != e.groups:
+            items.append(DriftItem("AccessEntry", arn, "changed", "kubernetesGroups", list(e.groups), list(groups),
+                                   team=team))
+        if a.get("type", "STANDARD") != "STANDARD":
+            items.append(DriftItem("AccessEntry", arn, "changed", "type", "STANDARD", a.get("type"), team=team))
+    return items
+
+
+def _same_arn(planned: Optional[str], live: Optional[str], partition: str) -> bool:
+    """ARNs equal once the plan's partition (or its ``${partition}`` placeholder) is the live one."""
+    if planned is None or live is None:
+        return planned == live
+    return re.sub(r"^arn:[^:]+:", f"arn:{partition}:", planned.replace("${partition}", partition)) == live
+
+
+def _pod_identities(expected: Expected, live_eks: LiveEks, partition: str) -> list[DriftItem]:
+    items = []
+    live = {(a.get("namespace", ""), a.get("serviceAccount", "")): a for a in live_eks.pod_identities}
+    planned = {(i.namespace, i.service_account): i for i in expected.pod_identities}
+    for key in sorted(set(live) | set(planned)):
+        e, a = planned.get(key), live.get(key)
+        name = f"{key[0]}/{key[1]}"
+        team = e.team if e else expected.team_of_namespace(key[0])
+        if a is None:
+            items.append(DriftItem("PodIdentityAssociation", name, "missing", team=team))
+        elif e is None:
+            items.append(DriftItem("PodIdentityAssociation", name, "unexpected", team=team))
+        else:
+            for field, want in (("roleArn", e.role_arn), ("targetRoleArn", e.target_role_arn)):
+                if not _same_arn(want, a.get(field), partition):
+                    items.append(DriftItem("PodIdentityAssociation", name, "changed", field, want, a.get(field),
+                                           team=team))
+    return items
+
+
+def _addons(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
+    items = []
+    described = {a["addonName"]: a for a in live_eks.addons if "addonName" in a}
+    planned = {a.name: a for a in expected.addons}
+    present = set(live_eks.addon_names)
+    for name in sorted(set(planned) | (present & set(KNOWN_ADDONS))):
+        e = planned.get(name)
+        if name not in present:
+            items.append(DriftItem("Addon", name, "missing"))
+        elif e is None:
+            items.append(DriftItem("Addon", name, "unexpected"))
+        elif e.version is not None:
+            actual = described.get(name, {}).get("addonVersion")
+            if actual != e.version:
+                items.append(DriftItem("Addon", name, "changed", "addonVersion", e.version, actual))
+    return items
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def to_json(items: Iterable[DriftItem]) -> str:
+    return json.dumps({"drift": [i.to_json() for i in items]}, indent=2, sort_keys=False) + "\n"
+
+
+_RESOURCE = {
+    "Cluster": "HyperPod cluster",
+    "InstanceGroup": "instance group",
+    "ClusterSchedulerConfig": "cluster policy",
+    "ComputeQuota": "compute quota",
+    "AccessEntry": "access entry",
+    "PodIdentityAssociation": "Pod Identity association",
+    "Addon": "add-on",
+}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(str, value)) + "]" if value else "none"
+    if isinstance(value, dict):
+        return _amount_words(value) or json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _amount_words(amounts: dict[str, Any]) -> str:
+    words = {"Count": "instances", "Accelerators": "accelerators", "VCpu": "vCPU", "MemoryInGiB": "GiB of memory"}
+    if not set(amounts) <= set(words):
+        return ""
+    return " and ".join(f"{amounts[k]} {words[k]}" for k in words if k in amounts)
+
+
+def _sentence(item: DriftItem) -> str:
+    """One change in words: what the cluster has, then what the spec says."""
+    f, e, a = item.field or "", item.expected, item.actual
+    resource = re.search(r"ComputeQuotaResources\[([^\]]+)\](?:\.(\w+))?$", f)
+    priority = re.search(r"PriorityClasses\[([^\]]+)\](?:\.Weight)?$", f)
+    if resource:
+        itype, member = resource.groups()
+        if member in ("Count", "Accelerators"):
+            unit = "instances" if member == "Count" else "accelerators"
+            return f"quota on {itype} is {_show(a)} {unit} on the cluster, the spec says {_show(e)}"
+        if member:
+            return f"quota on {itype} has {member} {_show(a)} on the cluster, the spec says {_show(e)}"
+        if a is None:
+            return f"quota on {itype} is not on the cluster, the spec gives {_show(e)}"
+        if e is None:
+            return f"quota on {itype} is {_show(a)} on the cluster, the spec gives the team none"
+        return f"quota on {itype} is {_show(a)} on the cluster, the spec says {_show(e)}"
+    if priority:
+        pc = priority.group(1)
+        if f.endswith(".Weight"):
+            return f"priority class {pc} has weight {a} on the cluster, the spec says {e}"
+        if a is None:
+            return f"priority class {pc} is not on the cluster, the spec defines it with weight {e['Weight']}"
+        return f"priority class {pc} (weight {a['Weight']}) is on the cluster, the spec does not define it"
+    phrases = {
+        "ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit": ("borrow limit is {a}% on the cluster, "
+                                                                 "the spec says {e}%"),
+        "ComputeQuotaConfig.ResourceSharingConfig.Strategy": "sharing strategy is {a} on the cluster, the spec says {e}",
+        "ComputeQuotaConfig.PreemptTeamTasks": ("preemption of the team's own tasks is {a} on the cluster, "
+                                                "the spec says {e}"),
+        "ComputeQuotaTarget.FairShareWeight": "fair-share weight is {a} on the cluster, the spec says {e}",
+        "ActivationState": "the quota is {a} on the cluster, the spec says {e}",
+        "SchedulerConfig.FairShare": "fair sharing of idle compute is {a} on the cluster, the spec says {e}",
+        "TargetCount": "{a} instances on the cluster, the spec says {e}",
+        "CurrentCount": "{a} instances on the cluster, the spec says {e}",
+        "InstanceType": "instance type is {a} on the cluster, the spec says {e}",
+        "kubernetesGroups": "Kubernetes groups are {a} on the cluster, the spec says {e}",
+        "type": "entry type is {a} on the cluster, the spec needs {e}",
+        "roleArn": "role is {a} on the cluster, the spec says {e}",
+        "targetRoleArn": "cross-account target role is {a} on the cluster, the spec says {e}",
+        "addonVersion": "version is {a} on the cluster, the spec pins {e}",
+        "Orchestrator.Eks.ClusterArn": "is orchestrated by EKS cluster {a}, the spec derives {e}",
+    }
+    template = phrases.get(f, f"{f} is {{a}} on the cluster, the spec says {{e}}")
+    return template.format(a=_show(a), e=_show(e))
+
+
+def _line(item: DriftItem) -> str:
+    what = _RESOURCE[item.kind]
+    label = what if item.kind == "ComputeQuota" else f"{what} {item.name}"
+    if item.change == "missing":
+        return f"{label}: planned by the spec, not on the cluster"
+    if item.change == "unexpected":
+        return f"{label}: on the cluster, not in the spec (made by hand or in the console?)"
+    return f"{label}: {_sentence(item)}"
+
+
+def to_text(items: Iterable[DriftItem], *, cluster_name: str, region: str) -> str:
+    items = list(items)
+    if not items:
+        return f"No drift: HyperPod cluster {cluster_name} ({region}) matches the spec.\n"
+    count = len(items)
+    lines = [f"Drift on HyperPod cluster {cluster_name} ({region}): {count} difference{'s' if count != 1 else ''}"]
+    group: object = _UNSET
+    for item in items:  # already sorted: cluster-wide first, then team by team
+        if item.team != group:
+            group = item.team
+            lines.append("cluster-wide" if item.team is None else f"team {item.team}")
+        lines.append(f"  {_line(item)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,241 @@
+"""Write a spec from a live cluster: instance groups, the cluster policy, one team per compute quota.
+
+What the APIs do not hold (access principals, contracts, workload identities, the VPC) is left as
+commented placeholders; every value that had to be guessed carries a ``# guessed:`` comment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import yaml
+
+from ..spec import SpecError, SpecIssue, parse_spec
+from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
+from .read import LiveCluster, LiveGovernance
+
+MAX_SPEC_NAME = 20
+_PLAIN = re.compile(r"^[a-z][a-z0-9._/-]*$")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    text: str  # the spec, YAML with comments
+    issues: tuple[SpecIssue, ...]  # what load_spec finds in it (empty: it validates)
+
+
+def _s(value: Any) -> str:
+    """A YAML scalar: plain when unambiguous, else double-quoted (JSON strings are YAML)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    if _PLAIN.match(text) and text not in _YAML_WORDS:
+        return text
+    return json.dumps(text)
+
+
+def _label(value: str, max_len: int) -> str:
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
+    return cleaned[:max_len].rstrip("-") or "imported"
+
+
+def _spec_name(cluster: LiveCluster, policy: Optional[dict[str, Any]]) -> tuple[str, str]:
+    """(name, comment): the planned policy is named ``<name>-policy``, so a matching live policy names the spec."""
+    if policy is not None:
+        m = re.fullmatch(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?)-policy", policy["Name"])
+        if m and len(m.group(1)) <= MAX_SPEC_NAME:
+            return m.group(1), f"from the cluster policy's name ({policy['Name']})"
+    name = _label(cluster.name, MAX_SPEC_NAME)
+    return name, f"guessed from the cluster name; it prefixes every AWS resource name hyperpod-gov creates"
+
+
+def _volume(group: dict[str, Any]) -> Optional[int]:
+    for storage in group.get("InstanceStorageConfigs", []):
+        ebs = storage.get("EbsVolumeConfig") or {}
+        if ebs.get("VolumeSizeInGB") and not ebs.get("RootVolume"):
+            return int(ebs["VolumeSizeInGB"])
+    return None
+
+
+def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]]) -> list[str]:
+    out = ["cluster:", f"  name: {_s(cluster.name)}"]
+    if cluster.eks_cluster_name != f"{cluster.name}-eks":
+        out.append(f"  # the EKS cluster is {cluster.eks_cluster_name}; hyperpod-gov names it {cluster.name}-eks "
+                   "(drift reports this as a Cluster change)")
+    eks_cluster = eks_cluster or {}
+    version = eks_cluster.get("version")
+    if version:
+        out.append(f"  kubernetesVersion: {json.dumps(version)}  # from EKS cluster {cluster.eks_cluster_name}")
+    else:
+        out.append('  kubernetesVersion: "1.33"  # guessed: the EKS cluster did not report its version')
+    vpc = eks_cluster.get("resourcesVpcConfig") or {}
+    cidrs = [c for c in vpc.get("publicAccessCidrs", []) if c != "0.0.0.0/0"]
+    if vpc.get("endpointPublicAccess") and cidrs:
+        out.append("  endpointAccess: public-and-private")
+        out.append(f"  adminCidrs: [{', '.join(_s(c) for c in cidrs)}]")
+    elif vpc.get("endpointPublicAccess"):
+        out.append("  endpointAccess: private  # guessed: the live public endpoint is open to 0.0.0.0/0, which the "
+                   "spec does not allow; to keep a public endpoint, set public-and-private and adminCidrs")
+    else:
+        out.append("  endpointAccess: private")
+    out += [
+        "  # vpc: not read by import (guessed: the default 10.192.0.0/16 over 2 AZs); set the cluster's VPC CIDR",
+        "  # vpc: {cidr: 10.192.0.0/16, maxAzs: 2}",
+        "  # admins: IAM roles given cluster-admin access entries (not read by import)",
+        f'  # admins: ["arn:{cluster.partition}:iam::{cluster.account}:role/PlatformAdmin"]',
+        "  instanceGroups:",
+    ]
+    for g in cluster.instance_groups:
+        name = g.get("InstanceGroupName", "")
+        label = _label(name, 63)
+        count = g.get("TargetCount", g.get("CurrentCount", 0))
+        out.append(f"    - name: {_s(label)}" + (f"  # renamed from {name} (not a DNS-1123 label)" if label != name
+                                                  else ""))
+        out.append(f"      instanceType: {_s(g.get('InstanceType', ''))}")
+        field = "TargetCount" if "TargetCount" in g else "CurrentCount"
+        out.append(f"      count: {count}" + ("" if field == "TargetCount" else "  # guessed from CurrentCount"))
+        volume = _volume(g)
+        if volume:
+            out.append(f"      volumeSizeGb: {volume}")
+    return out
+
+
+def _scheduler_lines(policies: tuple[dict[str, Any], ...]) -> list[str]:
+    out = ["scheduler:", "  mode: task-governance"]
+    if not policies:
+        out.append("  # the cluster has no cluster policy: hyperpod-gov will create one (no priority classes)")
+        out.append("  idleCompute: fair-share  # guessed: no cluster policy on the cluster")
+        return out
+    policy = policies[0]
+    if len(policies) > 1:
+        out.append(f"  # {len(policies)} cluster policies on the cluster; imported {policy['Name']}")
+    config = policy.get("SchedulerConfig") or {}
+    fair = config.get("FairShare")
+    if fair is None:
+        out.append("  idleCompute: fair-share  # guessed: the cluster policy does not set FairShare")
+    else:
+        out.append(f"  idleCompute: {'fair-share' if fair == 'Enabled' else 'first-come-first-serve'}")
+    classes = config.get("PriorityClasses") or []
+    if classes:
+        out.append("  priorityClasses:")
+        out += [f"    - {{name: {_s(p['Name'])}, weight: {p['Weight']}}}" for p in classes]
+    return out
+
+
+def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
+    target = quota.get("ComputeQuotaTarget") or {}
+    config = quota.get("ComputeQuotaConfig") or {}
+    team = target["TeamName"]
+    out = [f"  - name: {_s(team)}  # compute quota {quota['Name']}"]
+    if quota.get("ActivationState") == "Disabled":
+        out.append("    # the quota is Disabled on the cluster; hyperpod-gov deploys quotas Enabled")
+    weight = target.get("FairShareWeight")
+    if weight is None:
+        out.append("    fairShareWeight: 100  # guessed: the quota does not set FairShareWeight")
+    else:
+        out.append(f"    fairShareWeight: {weight}")
+    entries, notes = [], []
+    for r in config.get("ComputeQuotaResources", []):
+        itype = r.get("InstanceType", "")
+        if r.get("Accelerators"):
+            entries.append(f"      - {{instanceType: {_s(itype)}, accelerators: {r['Accelerators']}}}")
+        elif r.get("Count"):
+            entries.append(f"      - {{instanceType: {_s(itype)}, count: {r['Count']}}}")
+        extra = {k: v for k, v in r.items() if k not in ("InstanceType", "Count", "Accelerators") and v}
+        if extra or not (r.get("Accelerators") or r.get("Count")):
+            notes.append(f"      # {itype}: {json.dumps(extra or r, sort_keys=True)} cannot be written in the spec "
+                         "(count or accelerators only); drift will report it")
+    if entries:
+        out.append("    quota:")
+        out += entries + notes
+    else:
+        out += ["    quota: []  # the quota owns no whole instances or accelerators"] + [n[2:] for n in notes]
+    sharing = config.get("ResourceSharingConfig") or {}
+    strategy = sharing.get("Strategy", "LendAndBorrow")
+    guess = "" if "Strategy" in sharing else "  # guessed: the quota does not set a sharing strategy"
+    if strategy == "LendAndBorrow":
+        limit = sharing.get("BorrowLimit")
+        if limit is None:
+            out.append(f"    sharing: {{strategy: LendAndBorrow}}  # borrow limit: HyperPod's default, "
+                       f"{DEFAULT_BORROW_LIMIT_PERCENT}%{guess.replace('  #', ';')}")
+        elif 1 <= limit <= 500:
+            out.append(f"    sharing: {{strategy: LendAndBorrow, borrowLimitPercent: {limit}}}{guess}")
+        else:
+            kept = min(max(limit, 1), 500)
+            out.append(f"    sharing: {{strategy: LendAndBorrow, borrowLimitPercent: {kept}}}  # guessed: the "
+                       f"cluster's {limit}% is outside the spec's 1..500")
+    else:
+        out.append(f"    sharing: {{strategy: {strategy}}}{guess}")
+    if sharing.get("AbsoluteBorrowLimits"):
+        out.append("    # the quota also sets AbsoluteBorrowLimits, which the spec cannot express; drift will report it")
+    preempt = config.get("PreemptTeamTasks")
+    if preempt is None:
+        out.append("    preemptTeamTasks: LowerPriority  # guessed: the quota does not set PreemptTeamTasks")
+    else:
+        out.append(f"    preemptTeamTasks: {preempt}")
+    ns = f"hyperpod-ns-{team}"
+    out += [
+        f"    # access: IAM roles mapped onto the groups {ns}-viewers and {ns}-submitters (not held by the quota)",
+        "    # access:",
+        f'    #   viewers: ["arn:{cluster.partition}:iam::{cluster.account}:role/ROLE"]',
+        f'    #   submitters: ["arn:{cluster.partition}:iam::{cluster.account}:role/ROLE"]',
+        "    # workloadIdentities: service accounts given AWS roles through EKS Pod Identity",
+        "    # workloadIdentities:",
+        "    #   - serviceAccount: trainer",
+        "    # contract: who answers for the team's use of the cluster (recommended)",
+        "    # contract:",
+        "    #   businessOwner: owner@example.com",
+        "    #   operationsOwner: ops@example.com",
+        "    #   costOwner: finance@example.com",
+        "    #   dataClassification: internal",
+        "    #   approvedWorkloads: [training]",
+        "    #   reviewBy: 2027-06-30",
+    ]
+    return out
+
+
+def spec_from_live(cluster: LiveCluster, governance: LiveGovernance,
+                   eks_cluster: Optional[dict[str, Any]] = None) -> ImportResult:
+    """The spec of a live cluster as commented YAML, and what ``load_spec`` would find wrong with it."""
+    policy = governance.policies[0] if governance.policies else None
+    name, why = _spec_name(cluster, policy)
+    lines = [
+        f"# Imported by `hyperpod-gov import` from HyperPod cluster {cluster.name}",
+        f"# ({cluster.arn}).",
+        "# Values marked 'guessed' are not held by the AWS APIs: check them. Fill in the commented",
+        "# placeholders (access, workload identities, contracts), then `hyperpod-gov validate` and",
+        "# `hyperpod-gov drift` this file before the first deploy.",
+        f"name: {_s(name)}  # {why}",
+        "accounts:",
+        f"  capacity: {{id: {json.dumps(cluster.account)}, region: {_s(cluster.region)}}}",
+        "  # consumers: accounts whose roles workloads assume cross-account (not held by the cluster)",
+        f'  # consumers:\n  #   - {{name: data, id: "222222222222", region: {_s(cluster.region)}}}',
+    ]
+    lines += _cluster_lines(cluster, eks_cluster)
+    lines += _scheduler_lines(governance.policies)
+    seen: set[str] = set()
+    team_lines: list[str] = []
+    for quota in governance.quotas:
+        team = quota["ComputeQuotaTarget"]["TeamName"]
+        if team in seen:
+            team_lines.append(f"  # skipped compute quota {quota['Name']}: a second quota of team {team}")
+            continue
+        seen.add(team)
+        team_lines += _team_lines(quota, cluster)
+    lines += (["teams:"] + team_lines) if seen else ["teams: []  # the cluster has no compute quota"]
+    text = "\n".join(lines) + "\n"
+    return ImportResult(text, _issues(text))
+
+
+def _issues(text: str) -> tuple[SpecIssue, ...]:
+    try:
+        parse_spec(yaml.safe_load(text), source="(imported spec)")
+    except SpecError as exc:
+        return exc.issues
+    return ()

@@ -1,0 +1,144 @@
+"""Read the live state of a HyperPod cluster and its EKS cluster. Only Describe and List calls."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..plan import names
+from .aws import Caller, ClientFactory, LiveError, NotFound
+
+# Quotas and policies in these states are gone (or going): a planned one in them is missing.
+GONE = {"Deleting", "Deleted"}
+
+_ARN = re.compile(r"^arn:(?P<partition>[^:]+):(?P<service>[^:]+):(?P<region>[^:]*):(?P<account>\d{12}):"
+                  r"(?P<kind>[^/]+)/(?P<name>.+)$")
+
+
+@dataclass(frozen=True)
+class Arn:
+    partition: str
+    region: str
+    account: str
+    name: str  # the part after "cluster/"
+
+    @classmethod
+    def parse(cls, arn: str) -> "Arn":
+        m = _ARN.match(arn)
+        if not m:
+            raise LiveError("DescribeCluster", f"returned an ARN this tool cannot read ({arn!r})",
+                            "report it as a bug with the ARN")
+        return cls(m["partition"], m["region"], m["account"], m["name"])
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """``DescribeCluster`` of the HyperPod cluster, and what its ARNs tell."""
+
+    name: str
+    arn: str
+    partition: str
+    account: str
+    region: str
+    eks_cluster_arn: str
+    eks_cluster_name: str
+    instance_groups: tuple[dict[str, Any], ...]  # as DescribeCluster returns them, sorted by name
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LiveGovernance:
+    policies: tuple[dict[str, Any], ...]  # DescribeClusterSchedulerConfig, not deleted, sorted by name
+    quotas: tuple[dict[str, Any], ...]  # DescribeComputeQuota, not deleted, sorted by team
+
+
+@dataclass(frozen=True)
+class LiveEks:
+    access_entries: tuple[dict[str, Any], ...]  # DescribeAccessEntry.accessEntry, sorted by principal
+    pod_identities: tuple[dict[str, Any], ...]  # DescribePodIdentityAssociation.association (team namespaces)
+    addon_names: tuple[str, ...]  # ListAddons, sorted
+    addons: tuple[dict[str, Any], ...]  # DescribeAddon.addon of the add-ons asked for
+
+
+def sagemaker(clients: ClientFactory) -> Caller:
+    return Caller(clients("sagemaker"), "sagemaker")
+
+
+def eks(clients: ClientFactory) -> Caller:
+    return Caller(clients("eks"), "eks")
+
+
+def read_cluster(sm: Caller, cluster_name: str, region_hint: str = "") -> LiveCluster:
+    try:
+        raw = sm.call("describe_cluster", ClusterName=cluster_name)
+    except NotFound as exc:
+        where = f" in {region_hint}" if region_hint else ""
+        raise LiveError("DescribeCluster", f"no HyperPod cluster named {cluster_name!r}{where} ({exc.problem})",
+                        "check the cluster name, the account of your credentials (--profile) and --region") from None
+    arn = Arn.parse(raw["ClusterArn"])
+    eks_arn = (raw.get("Orchestrator") or {}).get("Eks", {}).get("ClusterArn")
+    if not eks_arn:
+        raise LiveError("DescribeCluster", f"cluster {cluster_name!r} is not orchestrated by EKS",
+                        "hyperpod-gov governs EKS-orchestrated HyperPod clusters only (Slurm clusters have no "
+                        "task governance)")
+    groups = sorted(raw.get("InstanceGroups", []), key=lambda g: g.get("InstanceGroupName", ""))
+    return LiveCluster(
+        name=raw.get("ClusterName", cluster_name), arn=raw["ClusterArn"], partition=arn.partition,
+        account=arn.account, region=arn.region, eks_cluster_arn=eks_arn, eks_cluster_name=Arn.parse(eks_arn).name,
+        instance_groups=tuple(groups), raw=raw,
+    )
+
+
+def read_governance(sm: Caller, cluster: LiveCluster) -> LiveGovernance:
+    """The cluster policy and every compute quota of the cluster, including ones nobody planned."""
+    policies = []
+    for summary in sm.pages("list_cluster_scheduler_configs", "ClusterSchedulerConfigSummaries",
+                            ClusterArn=cluster.arn):
+        if summary.get("Status") in GONE or summary.get("ClusterArn", cluster.arn) != cluster.arn:
+            continue
+        policies.append(sm.call("describe_cluster_scheduler_config",
+                                ClusterSchedulerConfigId=summary["ClusterSchedulerConfigId"]))
+    quotas = []
+    for summary in sm.pages("list_compute_quotas", "ComputeQuotaSummaries", ClusterArn=cluster.arn):
+        if summary.get("Status") in GONE or summary.get("ClusterArn", cluster.arn) != cluster.arn:
+            continue
+        quotas.append(sm.call("describe_compute_quota", ComputeQuotaId=summary["ComputeQuotaId"]))
+    return LiveGovernance(
+        policies=tuple(sorted((p for p in policies if p.get("Status") not in GONE), key=lambda p: p["Name"])),
+        quotas=tuple(sorted((q for q in quotas if q.get("Status") not in GONE),
+                            key=lambda q: (q["ComputeQuotaTarget"]["TeamName"], q["Name"]))),
+    )
+
+
+def read_eks(ek: Caller, eks_cluster_name: str, *, service_accounts: tuple[tuple[str, str], ...] = (),
+             addons: tuple[str, ...] = ()) -> LiveEks:
+    """Access entries, Pod Identity associations and add-ons of the EKS cluster.
+
+    Every access entry is described (an unplanned one mapping onto a team group is drift); Pod
+    Identity associations in team namespaces (or planned ones); the add-ons named in ``addons``.
+    """
+    entries = []
+    for arn in ek.pages("list_access_entries", "accessEntries", clusterName=eks_cluster_name):
+        entries.append(ek.call("describe_access_entry", clusterName=eks_cluster_name, principalArn=arn)["accessEntry"])
+    planned = set(service_accounts)
+    associations = []
+    for summary in ek.pages("list_pod_identity_associations", "associations", clusterName=eks_cluster_name):
+        key = (summary.get("namespace", ""), summary.get("serviceAccount", ""))
+        if key in planned or key[0].startswith(names.NAMESPACE_PREFIX):
+            associations.append(ek.call("describe_pod_identity_association", clusterName=eks_cluster_name,
+                                        associationId=summary["associationId"])["association"])
+    addon_names = sorted(ek.pages("list_addons", "addons", clusterName=eks_cluster_name))
+    described = [ek.call("describe_addon", clusterName=eks_cluster_name, addonName=n)["addon"]
+                 for n in addon_names if n in set(addons)]
+    return LiveEks(
+        access_entries=tuple(sorted(entries, key=lambda e: e.get("principalArn", ""))),
+        pod_identities=tuple(sorted(associations, key=lambda a: (a.get("namespace", ""), a.get("serviceAccount", "")))),
+        addon_names=tuple(addon_names),
+        addons=tuple(described),
+    )
+
+
+def read_eks_cluster(ek: Caller, eks_cluster_name: str) -> Optional[dict[str, Any]]:
+    """``DescribeCluster`` of the EKS cluster (import reads its Kubernetes version and endpoint access)."""
+    return ek.call("describe_cluster", name=eks_cluster_name).get("cluster")

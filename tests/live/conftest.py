@@ -1,0 +1,83 @@
+"""Fixtures for drift and import: Stubber-wrapped clients and clusters built from the examples' plans."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from botocore.stub import Stubber
+
+from hyperpod_gov.live import configure_drift, configure_import, expected_state
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.spec import load_spec
+from tests.conftest import EXAMPLES, TODAY
+
+from .fake_aws import FakeCluster, clients, cluster_from_plan, stub_drift, stub_import
+
+
+class Aws:
+    """A SageMaker and an EKS client, each wrapped in a Stubber, and the operations they were asked for."""
+
+    def __init__(self) -> None:
+        self.sagemaker, self.eks = clients()
+        self.sm_stub, self.eks_stub = Stubber(self.sagemaker), Stubber(self.eks)
+        self.operations: list[str] = []
+        for client in (self.sagemaker, self.eks):
+            client.meta.events.register("before-parameter-build", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        self.operations.append(model.name)
+
+    def factory(self, service: str) -> Any:
+        return {"sagemaker": self.sagemaker, "eks": self.eks}[service]
+
+    def __enter__(self) -> "Aws":
+        self.sm_stub.activate()
+        self.eks_stub.activate()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.sm_stub.deactivate()
+        self.eks_stub.deactivate()
+
+    def assert_all_used(self) -> None:
+        self.sm_stub.assert_no_pending_responses()
+        self.eks_stub.assert_no_pending_responses()
+
+
+@pytest.fixture
+def aws() -> Iterator[Aws]:
+    with Aws() as a:
+        yield a
+
+
+def spec_and_plan(path: Path):
+    spec = load_spec(path, today=TODAY)
+    return spec, build_plan(spec)
+
+
+@pytest.fixture(scope="session")
+def enterprise_live():
+    spec, plan = spec_and_plan(EXAMPLES / "enterprise.yaml")
+    return spec, plan, cluster_from_plan(plan)
+
+
+def queue_drift(aws: Aws, spec: Any, plan: Any, fake: FakeCluster, page_size: int | None = None) -> None:
+    expected = expected_state(plan, spec)
+    stub_drift(aws.sm_stub, aws.eks_stub, fake, page_size=page_size,
+               described_addons=tuple(a.name for a in expected.addons if a.version is not None),
+               planned_service_accounts=tuple((i.namespace, i.service_account) for i in expected.pod_identities))
+
+
+def queue_import(aws: Aws, fake: FakeCluster, **kw: Any) -> None:
+    stub_import(aws.sm_stub, aws.eks_stub, fake, **kw)
+
+
+def drift_args(*argv: str) -> argparse.Namespace:
+    return configure_drift(argparse.ArgumentParser(prog="hyperpod-gov drift")).parse_args(list(argv))
+
+
+def import_args(*argv: str) -> argparse.Namespace:
+    return configure_import(argparse.ArgumentParser(prog="hyperpod-gov import")).parse_args(list(argv))

@@ -1,0 +1,267 @@
+"""A HyperPod cluster as the SageMaker and EKS APIs describe it, and Stubber queues that serve it.
+
+``cluster_from_plan`` writes the API responses straight from the plan's fields (not through
+``hyperpod_gov.live.expected``), so a mistake in the expected state shows up as drift.
+``stub_drift`` / ``stub_import`` queue the responses in the order the commands make their calls;
+Stubber checks every request against the service model and the expected parameters.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import boto3
+from botocore.stub import Stubber
+
+from hyperpod_gov.live.aws import RETRY_CONFIG
+
+ACCOUNT = "111111111111"
+REGION = "us-east-1"
+CLUSTER_ID = "a1b2c3d4e5f6"
+WHEN = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.timezone.utc)
+DEFAULT_ADDON_VERSION = "v1.0.0-eksbuild.1"
+
+
+def ident(key: str) -> str:
+    """A 12-character lowercase id, as SageMaker gives quotas and policies."""
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+@dataclass
+class FakeCluster:
+    """The live state, in API shapes. Tests change one thing and expect one drift item."""
+
+    name: str
+    account: str
+    region: str
+    eks_name: str
+    instance_groups: list[dict[str, Any]]
+    policies: list[dict[str, Any]]  # DescribeClusterSchedulerConfig responses
+    quotas: list[dict[str, Any]]  # DescribeComputeQuota responses
+    access_entries: list[dict[str, Any]]  # DescribeAccessEntry.accessEntry
+    associations: list[dict[str, Any]]  # DescribePodIdentityAssociation.association
+    addons: list[dict[str, Any]]  # DescribeAddon.addon
+    eks_version: str = "1.33"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:sagemaker:{self.region}:{self.account}:cluster/{CLUSTER_ID}"
+
+    @property
+    def eks_arn(self) -> str:
+        return f"arn:aws:eks:{self.region}:{self.account}:cluster/{self.eks_name}"
+
+    def copy(self) -> "FakeCluster":
+        return copy.deepcopy(self)
+
+    def quota(self, team: str) -> dict[str, Any]:
+        return next(q for q in self.quotas if q["ComputeQuotaTarget"]["TeamName"] == team)
+
+    def describe_cluster(self) -> dict[str, Any]:
+        return {
+            "ClusterArn": self.arn,
+            "ClusterName": self.name,
+            "ClusterStatus": "InService",
+            "CreationTime": WHEN,
+            "InstanceGroups": self.instance_groups,
+            "Orchestrator": {"Eks": {"ClusterArn": self.eks_arn}},
+        }
+
+
+def quota_response(fake_arn: str, account: str, region: str, name: str, team: str, config: dict[str, Any],
+                   weight: Optional[int], activation: str = "Enabled", status: str = "Created") -> dict[str, Any]:
+    qid = ident(name)
+    target: dict[str, Any] = {"TeamName": team}
+    if weight is not None:
+        target["FairShareWeight"] = weight
+    return {
+        "ComputeQuotaArn": f"arn:aws:sagemaker:{region}:{account}:compute-quota/{qid}",
+        "ComputeQuotaId": qid,
+        "Name": name,
+        "ComputeQuotaVersion": 1,
+        "Status": status,
+        "ClusterArn": fake_arn,
+        "ComputeQuotaConfig": config,
+        "ComputeQuotaTarget": target,
+        "ActivationState": activation,
+        "CreationTime": WHEN,
+    }
+
+
+def policy_response(fake: FakeCluster, name: str, priority_classes: list[tuple[str, int]], fair_share: str,
+                    status: str = "Created") -> dict[str, Any]:
+    pid = ident(name)
+    return {
+        "ClusterSchedulerConfigArn": f"arn:aws:sagemaker:{fake.region}:{fake.account}:cluster-scheduler-config/{pid}",
+        "ClusterSchedulerConfigId": pid,
+        "Name": name,
+        "ClusterSchedulerConfigVersion": 1,
+        "Status": status,
+        "ClusterArn": fake.arn,
+        "SchedulerConfig": {"PriorityClasses": [{"Name": n, "Weight": w} for n, w in priority_classes],
+                            "FairShare": fair_share},
+        "CreationTime": WHEN,
+    }
+
+
+def cluster_from_plan(plan: Any) -> FakeCluster:
+    """The cluster a correct deploy of ``plan`` leaves behind, written from the plan's own fields."""
+    fake = FakeCluster(
+        name=plan.cluster.name, account=plan.account, region=plan.region, eks_name=plan.cluster.eks_name,
+        instance_groups=[
+            {"InstanceGroupName": g.name, "InstanceType": g.instance_type, "CurrentCount": g.count,
+             "TargetCount": g.count, "ExecutionRole": f"arn:aws:iam::{plan.account}:role/exec"}
+            for g in plan.cluster.instance_groups
+        ],
+        policies=[], quotas=[], access_entries=[], associations=[], addons=[],
+    )
+    if plan.mode == "task-governance":
+        fake.policies.append(policy_response(
+            fake, f"{plan.name}-policy", [(p.name, p.weight) for p in plan.priority_classes],
+            "Enabled" if plan.fair_sharing else "Disabled"))
+        for t in plan.teams:
+            sharing: dict[str, Any] = {"Strategy": t.strategy}
+            if t.strategy == "LendAndBorrow":
+                sharing["BorrowLimit"] = t.borrow_limit_percent
+            resources = [
+                {"InstanceType": f.instance_type, **({"Accelerators": f.accelerators} if f.accelerators is not None
+                                                     else {"Count": f.count})}
+                for f in t.flavors if f.count or f.accelerators
+            ]
+            config = {"ComputeQuotaResources": resources, "ResourceSharingConfig": sharing,
+                      "PreemptTeamTasks": t.preempt_team_tasks}
+            fake.quotas.append(quota_response(fake.arn, fake.account, fake.region, f"{t.name}-quota", t.name, config,
+                                              t.fair_share_weight))
+    entries: dict[str, dict[str, Any]] = {}
+    for a in plan.cluster.admins:
+        entries[a.principal_arn] = {"clusterName": fake.eks_name, "principalArn": a.principal_arn,
+                                    "kubernetesGroups": [], "type": "STANDARD"}
+    for p in plan.principals:
+        entries[p.principal_arn] = {"clusterName": fake.eks_name, "principalArn": p.principal_arn,
+                                    "kubernetesGroups": list(p.groups), "type": "STANDARD"}
+    # The HyperPod execution role's entry: not governed by the spec, so never drift.
+    node_role = f"arn:aws:iam::{plan.account}:role/exec"
+    entries[node_role] = {"clusterName": fake.eks_name, "principalArn": node_role, "kubernetesGroups": [],
+                          "type": "HYPERPOD_LINUX"}
+    fake.access_entries = [entries[k] for k in sorted(entries)]
+    for i in plan.identities:
+        assoc: dict[str, Any] = {"clusterName": fake.eks_name, "namespace": i.namespace,
+                                 "serviceAccount": i.service_account, "roleArn": i.source_role_arn,
+                                 "associationId": "a-" + ident(i.namespace + i.service_account)[:17]}
+        if i.target_role_arn:
+            assoc["targetRoleArn"] = i.target_role_arn
+        fake.associations.append(assoc)
+    # The CloudWatch agent's association lives outside team namespaces: not a team identity.
+    fake.associations.append({"clusterName": fake.eks_name, "namespace": "amazon-cloudwatch",
+                              "serviceAccount": "cloudwatch-agent", "roleArn": f"arn:aws:iam::{plan.account}:role/cw",
+                              "associationId": "a-cloudwatchagent0"})
+    for name, version in sorted(plan.addon_versions.items()):
+        fake.addons.append({"addonName": name, "clusterName": fake.eks_name,
+                            "addonVersion": version or DEFAULT_ADDON_VERSION, "status": "ACTIVE"})
+    fake.addons.append({"addonName": "metrics-server", "clusterName": fake.eks_name,
+                        "addonVersion": "v0.7.2-eksbuild.1", "status": "ACTIVE"})
+    return fake
+
+
+# --- clients and Stubber queues -----------------------------------------------------------------
+
+
+def clients() -> tuple[Any, Any]:
+    """Real botocore clients (fake credentials, never sent: Stubber answers first)."""
+    kw = dict(region_name=REGION, aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret",
+              config=RETRY_CONFIG)
+    return boto3.client("sagemaker", **kw), boto3.client("eks", **kw)
+
+
+def _pages(items: list[Any], size: Optional[int]) -> list[list[Any]]:
+    if not size:
+        return [items]
+    return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
+
+
+def _list_then_describe(stub: Stubber, list_op: str, list_key: str, token: str, params: dict[str, Any],
+                        summaries: list[Any], describe, page_size: Optional[int]) -> None:
+    """Queue each page, then the Describe calls the command makes for that page's items."""
+    pages = _pages(summaries, page_size)
+    for n, page in enumerate(pages):
+        response: dict[str, Any] = {list_key: page}
+        if n + 1 < len(pages):
+            response[token] = f"page-{n + 2}"
+        stub.add_response(list_op, response, {**params, **({token: f"page-{n + 1}"} if n else {})})
+        for item in page:
+            describe(item)
+
+
+def stub_governance(sm: Stubber, fake: FakeCluster, page_size: Optional[int]) -> None:
+    def summary_policy(p: dict[str, Any]) -> dict[str, Any]:
+        return {k: p[k] for k in ("ClusterSchedulerConfigArn", "ClusterSchedulerConfigId", "Name", "CreationTime",
+                                  "Status", "ClusterArn")}
+
+    def summary_quota(q: dict[str, Any]) -> dict[str, Any]:
+        return {k: q[k] for k in ("ComputeQuotaArn", "ComputeQuotaId", "Name", "Status", "ClusterArn",
+                                  "ComputeQuotaTarget", "CreationTime")}
+
+    def describe_policy(s: dict[str, Any]) -> None:
+        if s["Status"] not in ("Deleted", "Deleting"):
+            full = next(p for p in fake.policies if p["ClusterSchedulerConfigId"] == s["ClusterSchedulerConfigId"])
+            sm.add_response("describe_cluster_scheduler_config", full,
+                            {"ClusterSchedulerConfigId": s["ClusterSchedulerConfigId"]})
+
+    def describe_quota(s: dict[str, Any]) -> None:
+        if s["Status"] not in ("Deleted", "Deleting"):
+            full = next(q for q in fake.quotas if q["ComputeQuotaId"] == s["ComputeQuotaId"])
+            sm.add_response("describe_compute_quota", full, {"ComputeQuotaId": s["ComputeQuotaId"]})
+
+    _list_then_describe(sm, "list_cluster_scheduler_configs", "ClusterSchedulerConfigSummaries", "NextToken",
+                        {"ClusterArn": fake.arn}, [summary_policy(p) for p in fake.policies], describe_policy,
+                        page_size)
+    _list_then_describe(sm, "list_compute_quotas", "ComputeQuotaSummaries", "NextToken", {"ClusterArn": fake.arn},
+                        [summary_quota(q) for q in fake.quotas], describe_quota, page_size)
+
+
+def stub_drift(sm: Stubber, ek: Stubber, fake: FakeCluster, *, described_addons: tuple[str, ...] = (),
+               planned_service_accounts: tuple[tuple[str, str], ...] = (), page_size: Optional[int] = None) -> None:
+    """Queue every response drift reads, in its order."""
+    sm.add_response("describe_cluster", fake.describe_cluster(), {"ClusterName": fake.name})
+    stub_governance(sm, fake, page_size)
+    cluster = {"clusterName": fake.eks_name}
+    by_arn = {e["principalArn"]: e for e in fake.access_entries}
+    _list_then_describe(
+        ek, "list_access_entries", "accessEntries", "nextToken", cluster, [e["principalArn"] for e in fake.access_entries],
+        lambda arn: ek.add_response("describe_access_entry", {"accessEntry": by_arn[arn]},
+                                    {**cluster, "principalArn": arn}),
+        page_size)
+    planned = set(planned_service_accounts)
+
+    def describe_association(s: dict[str, Any]) -> None:
+        if (s["namespace"], s["serviceAccount"]) in planned or s["namespace"].startswith("hyperpod-ns-"):
+            full = next(a for a in fake.associations if a["associationId"] == s["associationId"])
+            ek.add_response("describe_pod_identity_association", {"association": full},
+                            {**cluster, "associationId": s["associationId"]})
+
+    _list_then_describe(
+        ek, "list_pod_identity_associations", "associations", "nextToken", cluster,
+        [{k: a[k] for k in ("clusterName", "namespace", "serviceAccount", "associationId")} for a in fake.associations],
+        describe_association, page_size)
+    names = sorted(a["addonName"] for a in fake.addons)
+    _list_then_describe(ek, "list_addons", "addons", "nextToken", cluster, names, lambda _: None, page_size)
+    for name in names:
+        if name in described_addons:
+            addon = next(a for a in fake.addons if a["addonName"] == name)
+            ek.add_response("describe_addon", {"addon": addon}, {**cluster, "addonName": name})
+
+
+def stub_import(sm: Stubber, ek: Stubber, fake: FakeCluster, *, page_size: Optional[int] = None,
+                endpoint: Optional[dict[str, Any]] = None) -> None:
+    """Queue every response import reads, in its order."""
+    sm.add_response("describe_cluster", fake.describe_cluster(), {"ClusterName": fake.name})
+    stub_governance(sm, fake, page_size)
+    ek.add_response("describe_cluster", {"cluster": {
+        "name": fake.eks_name, "arn": fake.eks_arn, "version": fake.eks_version, "status": "ACTIVE",
+        "resourcesVpcConfig": endpoint or {"endpointPublicAccess": False, "endpointPrivateAccess": True},
+    }}, {"name": fake.eks_name})
