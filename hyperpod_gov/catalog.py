@@ -17,7 +17,9 @@ Where the facts come from (``SOURCES`` names the pages per family):
   checked against ``INSTANCE_RESOURCES`` of AWS's HyperPod CLI
   (github.com/aws/sagemaker-hyperpod-cli,
   src/sagemaker/hyperpod/training/constants.py, 2026-06-22). Every value agrees
-  between the two except ml.c5n.large memory (see its entry).
+  between the two except ml.c5n.large memory (see its entry); ml.trn2.3xlarge
+  and ml.p6e-gb200.36xlarge are missing from the Karpenter table and rest on
+  the HyperPod CLI alone (see their entries).
 - max pods: ``misc/eni-max-pods.txt`` of the Amazon VPC CNI
   (github.com/aws/amazon-vpc-cni-k8s, 2026-08-20), generated from the EC2 API
   with ENIs x (IPv4 per ENI - 1) + 2.
