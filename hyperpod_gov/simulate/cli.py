@@ -1,0 +1,131 @@
+"""`hyperpod-gov simulate` and `diff --trace`: functions the main CLI wires in. No CDK import."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any, Optional, TextIO
+
+from ..plan import build_plan
+from ..spec import load_spec
+from ..spec.errors import SpecError
+from .engine import simulate
+from .report import result_json, result_text
+from .scenario import load_scenario
+from .spec_level import compare_lines, effect_lines, figures_json, figures_table, run_plan, trace_checks
+from .trace import load_trace
+
+EXIT_OK, EXIT_INVALID = 0, 1
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> None:
+    """Add the simulate arguments: SPEC (optional), --scenario, --trace, --compare, --cycles, --format."""
+    parser.add_argument("spec", nargs="?", help="governance spec to simulate (with --trace)")
+    parser.add_argument("--scenario", metavar="FILE", help="queue-level scenario (YAML, see SIMULATOR.md)")
+    parser.add_argument("--trace", metavar="TRACE.csv", help="workload trace to run on the spec's queues")
+    parser.add_argument("--compare", metavar="OTHER_SPEC", help="run the same trace on this spec too and show the change")
+    parser.add_argument("--cycles", type=int, metavar="N", help="stop after N scheduling cycles in total")
+    parser.add_argument("--format", choices=("json", "text"), default="text", help="output format (default: text)")
+
+
+def _problems(exc: SpecError, what: str, default_source: str, err: TextIO) -> int:
+    source = exc.source or default_source
+    n = len(exc.issues)
+    print(f"{source}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
+    for issue in exc.issues:
+        print(f"  - {issue}", file=err)
+    return EXIT_INVALID
+
+
+def _usage(message: str, err: TextIO) -> int:
+    print(f"simulate: {message}", file=err)
+    return EXIT_INVALID
+
+
+def _load_plan(path: str, err: TextIO) -> Optional[Any]:
+    try:
+        return build_plan(load_spec(path, today=dt.date.today()))
+    except SpecError as exc:
+        _problems(exc, "spec", path, err)
+        return None
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run `simulate`: 0 when it ran, 1 for bad input (every problem printed to stderr)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if args.cycles is not None and args.cycles < 1:
+        return _usage(f"--cycles must be 1 or more (got {args.cycles})", err)
+    if args.scenario:
+        if args.spec or args.trace or args.compare:
+            return _usage("--scenario runs on its own; leave out SPEC, --trace and --compare", err)
+        try:
+            scenario = load_scenario(args.scenario)
+        except SpecError as exc:
+            return _problems(exc, "scenario", args.scenario, err)
+        result = simulate(scenario, cycles=args.cycles)
+        if args.format == "json":
+            print(json.dumps(result_json(result), indent=2), file=out)
+        else:
+            print(result_text(result), file=out)
+        return EXIT_OK
+    if not args.spec or not args.trace:
+        return _usage("give either --scenario FILE, or SPEC --trace TRACE.csv [--compare OTHER_SPEC]", err)
+    if args.cycles is not None:
+        return _usage("--cycles applies to --scenario runs only", err)
+    plan = _load_plan(args.spec, err)
+    if plan is None:
+        return EXIT_INVALID
+    other = None
+    if args.compare:
+        other = _load_plan(args.compare, err)
+        if other is None:
+            return EXIT_INVALID
+    try:
+        rows = load_trace(args.trace, **trace_checks(plan))
+    except SpecError as exc:
+        return _problems(exc, "trace", args.trace, err)
+    figures, result, notes = run_plan(plan, rows)
+    if other is None:
+        if args.format == "json":
+            doc = {"teams": {t: figures_json(f) for t, f in sorted(figures.items())},
+                   "preemptions": len(result.preemptions), "endMinute": round(result.end / 60.0, 1), "notes": notes}
+            print(json.dumps(doc, indent=2), file=out)
+        else:
+            print(f"{args.spec} with {args.trace} ({len(rows)} workloads, ends at minute {result.end / 60.0:g}):",
+                  file=out)
+            for line in figures_table(figures) + notes:
+                print(f"  {line}", file=out)
+        return EXIT_OK
+    other_figures, _other_result, other_notes = run_plan(other, rows)
+    if args.format == "json":
+        doc = {
+            "before": {t: figures_json(f) for t, f in sorted(figures.items())},
+            "after": {t: figures_json(f) for t, f in sorted(other_figures.items())},
+            "changes": compare_lines(figures, other_figures),
+            "notes": notes + other_notes,
+        }
+        print(json.dumps(doc, indent=2), file=out)
+    else:
+        print(f"{args.spec} -> {args.compare} with {args.trace} ({len(rows)} workloads):", file=out)
+        for line in compare_lines(figures, other_figures) + notes + other_notes:
+            print(f"  {line}", file=out)
+        print("", file=out)
+        print(f"{args.spec}:", file=out)
+        for line in figures_table(figures):
+            print(f"  {line}", file=out)
+        print(f"{args.compare}:", file=out)
+        for line in figures_table(other_figures):
+            print(f"  {line}", file=out)
+    return EXIT_OK
+
+
+def diff_effect(old_plan: Any, new_plan: Any, trace_path: str) -> list[str]:
+    """For `hyperpod-gov diff OLD NEW --trace T`: per team wait p95, borrowed accelerator-hours and
+    preemptions suffered, old -> new, in plain words. Raises ``SpecError`` for a bad trace (every row)."""
+    rows = load_trace(trace_path, **trace_checks(new_plan))
+    old, _r1, notes_old = run_plan(old_plan, rows)
+    new, _r2, notes_new = run_plan(new_plan, rows)
+    return effect_lines(old, new) + [f"old spec: {n}" for n in notes_old] + [f"new spec: {n}" for n in notes_new]

@@ -1,0 +1,281 @@
+"""Spec level: a governance plan's queues, exactly as ``kueue`` mode emits them, run over a trace.
+
+The queues come from :func:`hyperpod_gov.plan.kueue.cluster_queue_spec` (parsed,
+not re-derived), so the simulator sees what the cluster would get.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+from .. import catalog
+from ..plan import amounts_for, names
+from ..plan.kueue import cluster_queue_spec
+from ..spec.errors import SpecError, SpecIssue
+from .engine import Result, simulate
+from .model import Event, FlavorQuotas, Preemption, QueueDef, ResourceQuota, Scenario, WorkloadDef
+from .quantities import parse_quantity, scale
+from .trace import TraceRow
+
+def _quantity(resource: str, value: Any, where: str) -> int:
+    parsed = parse_quantity(resource, value)
+    if parsed is None:  # the plan emitted something Kueue would reject: a bug in the plan, not user input
+        raise SpecError([SpecIssue(where, "is not a quantity", value, "report this: the plan emitted it")])
+    return parsed
+
+
+def queue_from_cluster_queue(name: str, spec: dict[str, Any]) -> QueueDef:
+    """Parse a ClusterQueue ``spec`` dict (one resource group) into the simulator's queue."""
+    groups = spec.get("resourceGroups") or []
+    flavors = []
+    for g in groups:
+        for f in g.get("flavors", []):
+            resources = []
+            for r in f.get("resources", []):
+                rn = r["name"]
+                where = f"ClusterQueue {name} flavor {f['name']} resource {rn}"
+                resources.append((rn, ResourceQuota(
+                    nominal=_quantity(rn, r["nominalQuota"], where),
+                    borrowing_limit=_quantity(rn, r["borrowingLimit"], where) if "borrowingLimit" in r else None,
+                    lending_limit=_quantity(rn, r["lendingLimit"], where) if "lendingLimit" in r else None,
+                )))
+            flavors.append(FlavorQuotas(f["name"], tuple(resources)))
+    p = spec.get("preemption") or {}
+    bwc = p.get("borrowWithinCohort") or {}
+    fs = spec.get("fairSharing") or {}
+    weight = fs.get("weight", 1)
+    return QueueDef(
+        name=name,
+        cohort=spec.get("cohortName") or None,
+        fair_sharing_weight=float(weight),
+        queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
+        preemption=Preemption(
+            within_cluster_queue=p.get("withinClusterQueue", "Never"),
+            reclaim_within_cohort=p.get("reclaimWithinCohort", "Never"),
+            borrow_within_cohort=bwc.get("policy", "Never"),
+            max_priority_threshold=bwc.get("maxPriorityThreshold"),
+        ),
+        flavors=tuple(flavors),
+    )
+
+
+def plan_queues(plan: Any) -> dict[str, QueueDef]:
+    """Team name -> its ClusterQueue, built from the exact spec kueue mode emits."""
+    return {
+        team.name: queue_from_cluster_queue(team.cluster_queue,
+                                            cluster_queue_spec(plan.cohort, plan.covered_resources, team))
+        for team in plan.teams
+    }
+
+
+def plan_priorities(plan: Any) -> dict[str, int]:
+    """Priority class (spec name and WorkloadPriorityClass name) -> weight; '' -> the lowest weight."""
+    out: dict[str, int] = {}
+    for pc in plan.priority_classes:
+        out[pc.name] = pc.weight
+        out[pc.kueue_name] = pc.weight
+    out[""] = min((pc.weight for pc in plan.priority_classes), default=0)
+    return out
+
+
+def trace_checks(plan: Any) -> dict[str, Iterable[str]]:
+    """Names a trace row may use with this plan (for :func:`load_trace`)."""
+    return {
+        "teams": [t.name for t in plan.teams],
+        "priority_classes": [k for k in plan_priorities(plan) if k],
+        "instance_types": [f.instance_type for f in plan.flavors],
+    }
+
+
+def _requests(covered: Sequence[str], row: TraceRow) -> tuple[tuple[str, int], ...]:
+    a = amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators)
+    kind = catalog.lookup(row.instance_type).accelerator_kind
+    out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
+    if kind:
+        out.append((kind, a.accelerators))
+    return tuple((r, v) for r, v in out if v > 0 and r in covered)
+
+
+def _accelerators(row: TraceRow) -> int:
+    return amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators).accelerators
+
+
+def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, list[str]]:
+    """The plan's queues and the trace's workloads (as submit events). Rows the plan cannot take are
+    left out and described in the returned notes."""
+    queues = plan_queues(plan)
+    priorities = plan_priorities(plan)
+    types = {f.instance_type for f in plan.flavors}
+    notes: list[str] = []
+    events = []
+    skipped: dict[str, int] = {}
+    for row in rows:
+        reason = None
+        if row.team not in queues:
+            reason = f"team {row.team} is not in this spec"
+        elif row.instance_type not in types:
+            reason = f"instance type {row.instance_type} is not in this cluster"
+        elif row.priority_class not in priorities:
+            reason = f"priority class {row.priority_class} is not in this spec"
+        if reason:
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        q = queues[row.team]
+        wl = WorkloadDef(
+            name=row.name,
+            queue=q.name,
+            requests=_requests(plan.covered_resources, row),
+            priority=priorities[row.priority_class],
+            created=row.submit_minute * 60.0,
+            duration=row.duration_minutes * 60.0,
+            allowed_flavors=(names.flavor(row.instance_type),),
+            labels=(("team", row.team), ("accelerators", str(_accelerators(row)))),
+        )
+        events.append(Event(at=row.submit_minute * 60.0, submit=wl))
+    for reason, n in sorted(skipped.items()):
+        notes.append(f"{n} trace row(s) left out: {reason}")
+    events.sort(key=lambda e: (e.at, e.submit.name if e.submit else ""))
+    scenario = Scenario(queues=tuple(queues.values()), events=tuple(events), fair_sharing=bool(plan.fair_sharing))
+    return scenario, notes
+
+
+@dataclass(frozen=True)
+class TeamFigures:
+    """What one team saw in a run."""
+
+    team: str
+    submitted: int
+    admitted: int
+    waiting: int
+    wait_p50_min: Optional[float]
+    wait_p95_min: Optional[float]
+    accelerator_hours: float
+    borrowed_accelerator_hours: float
+    preempted: int
+    preempted_others: int
+
+
+def _percentile(values: list[float], p: float) -> Optional[float]:
+    """Nearest-rank percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[k - 1]
+
+
+def team_figures(plan: Any, result: Result) -> dict[str, TeamFigures]:
+    """Per team: submitted, admitted, still waiting, wait p50/p95 (a workload still waiting counts the time
+    it waited up to the end), accelerator-hours used and borrowed, preemptions suffered and caused."""
+    queue_team = {t.cluster_queue: t.name for t in plan.teams}
+    covered = set(plan.covered_resources) - {"cpu", "memory"}
+    by_team: dict[str, list] = {t.name: [] for t in plan.teams}
+    for w in result.workloads:
+        by_team[queue_team[w.queue]].append(w)
+    borrowed: dict[str, float] = {}
+    for q in result.queues:
+        team = queue_team[q.name]
+        borrowed[team] = sum(s for (_f, r), s in q.borrowed_seconds if r in covered) / 3600.0
+    out = {}
+    for team, wls in by_team.items():
+        waits = []
+        for w in wls:
+            if w.first_admitted_at is not None:
+                waits.append((w.first_admitted_at - w.submitted_at) / 60.0)
+            elif w.state == "pending":
+                waits.append((result.end - w.submitted_at) / 60.0)
+        acc_hours = sum(w.run_seconds * int(dict(w.labels).get("accelerators", "0")) for w in wls) / 3600.0
+        out[team] = TeamFigures(
+            team=team,
+            submitted=len(wls),
+            admitted=sum(1 for w in wls if w.first_admitted_at is not None),
+            waiting=sum(1 for w in wls if w.state == "pending"),
+            wait_p50_min=_percentile(waits, 50),
+            wait_p95_min=_percentile(waits, 95),
+            accelerator_hours=round(acc_hours, 2),
+            borrowed_accelerator_hours=round(borrowed.get(team, 0.0), 2),
+            preempted=sum(w.preempted_count for w in wls),
+            preempted_others=sum(w.preempting_count for w in wls),
+        )
+    return out
+
+
+def run_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[dict[str, TeamFigures], Result, list[str]]:
+    """Simulate a trace on a plan: (figures per team, the raw result, notes about rows left out)."""
+    scenario, notes = scenario_from_plan(plan, rows)
+    result = simulate(scenario)
+    return team_figures(plan, result), result, notes
+
+
+def figures_json(f: TeamFigures) -> dict[str, Any]:
+    return {
+        "submitted": f.submitted,
+        "admitted": f.admitted,
+        "waiting": f.waiting,
+        "waitP50Minutes": _round(f.wait_p50_min),
+        "waitP95Minutes": _round(f.wait_p95_min),
+        "acceleratorHours": f.accelerator_hours,
+        "borrowedAcceleratorHours": f.borrowed_accelerator_hours,
+        "preempted": f.preempted,
+        "preemptedOthers": f.preempted_others,
+    }
+
+
+def _round(x: Optional[float]) -> Optional[float]:
+    if x is None:
+        return None
+    r = round(x, 1)
+    return int(r) if r.is_integer() else r
+
+
+_COLUMNS = (("submitted", "submitted"), ("admitted", "admitted"), ("waiting", "waiting"),
+            ("waitP50Minutes", "wait p50 min"), ("waitP95Minutes", "wait p95 min"),
+            ("acceleratorHours", "acc-hours"), ("borrowedAcceleratorHours", "borrowed acc-h"),
+            ("preempted", "preempted"), ("preemptedOthers", "preempted others"))
+
+
+def figures_table(figures: dict[str, TeamFigures]) -> list[str]:
+    rows = [("team",) + tuple(h for _, h in _COLUMNS)]
+    for team in sorted(figures):
+        j = figures_json(figures[team])
+        rows.append((team,) + tuple("-" if j[k] is None else str(j[k]) for k, _ in _COLUMNS))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+
+
+def _show(x: Any) -> str:
+    return "-" if x is None else str(x)
+
+
+def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> list[str]:
+    """One plain sentence per team and figure that changed, old -> new."""
+    lines = []
+    for team in sorted(set(old) | set(new)):
+        if team not in old:
+            lines.append(f"team {team} is new in the second spec")
+            continue
+        if team not in new:
+            lines.append(f"team {team} is not in the second spec")
+            continue
+        a, b = figures_json(old[team]), figures_json(new[team])
+        changes = [f"{label} goes from {_show(a[k])} to {_show(b[k])}" for k, label in _COLUMNS if a[k] != b[k]]
+        lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
+    return lines
+
+
+def effect_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> list[str]:
+    """For ``diff --trace``: per team wait p95, borrowed accelerator-hours and preemptions suffered, old -> new."""
+    lines = []
+    for team in sorted(set(old) | set(new)):
+        if team not in old or team not in new:
+            lines.append(f"team {team} is only in the {'new' if team in new else 'old'} spec")
+            continue
+        a, b = figures_json(old[team]), figures_json(new[team])
+        lines.append(
+            f"team {team}: p95 wait goes from {_show(a['waitP95Minutes'])} to {_show(b['waitP95Minutes'])} minutes; "
+            f"borrowed accelerator-hours from {a['borrowedAcceleratorHours']} to {b['borrowedAcceleratorHours']}; "
+            f"preempted {a['preempted']} -> {b['preempted']} time(s)"
+        )
+    return lines
