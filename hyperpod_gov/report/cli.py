@@ -1,0 +1,63 @@
+"""The `report` subcommand: ``configure_parser(parser)`` adds its arguments, ``run(args)`` runs it."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from typing import Any, Optional
+
+EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
+MAX_DAYS = 455  # CloudWatch keeps hourly data points for 455 days
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Arguments of `hyperpod-gov report SPEC [--days N] [--format text|json]`."""
+    parser.add_argument("spec", help="path of the governance spec (YAML)")
+    parser.add_argument("--days", type=int, default=30, help="days to look back, 1..455 (default: 30)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--strict", action="store_true", help="treat warnings (e.g. overdue contracts) as errors")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def cloudwatch_client(region: str) -> Any:
+    """CloudWatch in the spec's region, default credential chain, standard retries (throttling)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("cloudwatch", region_name=region, config=Config(retries={"mode": "standard"}))
+
+
+def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional[dt.datetime] = None,
+        today: Optional[dt.date] = None) -> int:
+    """Exit 0 with a report, 1 for an invalid spec or --days, 2 when the metrics could not be read."""
+    from ..plan import build_plan
+    from ..plan.monitoring import monitoring_plan
+    from ..spec import SpecError, parse_spec, read_yaml
+    from .metrics import ReadError
+    from .report import build_report, render_json, render_text, window_ending
+
+    if not 1 <= args.days <= MAX_DAYS:
+        print(f"--days: is out of range ({args.days}); use 1..{MAX_DAYS} (CloudWatch keeps hourly data "
+              f"{MAX_DAYS} days)", file=sys.stderr)
+        return EXIT_INVALID
+    today = today or dt.date.today()
+    try:
+        data = read_yaml(args.spec)
+        spec = parse_spec(data, strict=getattr(args, "strict", False), today=today, source=str(args.spec))
+    except SpecError as exc:
+        source = "" if exc.source else f"{args.spec}: "
+        print(f"{source}{exc.render()}", file=sys.stderr)
+        return EXIT_INVALID
+    plan = build_plan(spec)
+    monitoring = monitoring_plan(plan, spec)
+    window = window_ending(now or dt.datetime.now(dt.timezone.utc), args.days)
+    try:
+        report = build_report(spec, data, monitoring, plan.fair_sharing,
+                              client or cloudwatch_client(monitoring.region), window, today)
+    except ReadError as exc:
+        print(f"could not read the metrics: {exc.call}: {exc.reason}; {exc.fix}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    sys.stdout.write(render_json(report) if args.format == "json" else render_text(report, spec))
+    return EXIT_OK

@@ -1,0 +1,117 @@
+"""Monitoring spec: alarm thresholds (cluster-wide, overridable per team) and who hears the platform's alarms.
+
+Meant for two keys of the spec: ``monitoring`` (a ``Monitoring``) at the top level and ``alarms`` (an
+``AlarmOverrides``) on each team. No CDK import.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field, field_validator
+
+from ._base import EMAIL, SpecModel, spec_error
+
+DEFAULT_QUOTA_NOT_HONOURED_MINUTES = 30
+DEFAULT_IDLE_PERCENT = 20
+DEFAULT_IDLE_HOURS = 24
+DEFAULT_PREEMPTIONS_PER_HOUR = 3
+DEFAULT_LOW_UTILISATION_PERCENT = 20
+DEFAULT_LOW_UTILISATION_MINUTES = 60
+
+
+class AlarmThresholds(SpecModel):
+    """When a team's alarms fire. Every value has a default; a team may override any of them."""
+
+    quota_not_honoured_minutes: int = Field(
+        default=DEFAULT_QUOTA_NOT_HONOURED_MINUTES,
+        ge=5,
+        le=1440,
+        multiple_of=5,
+        description="Minutes a team may have pending workloads while it runs below its nominal quota before the "
+        f"'quota not honoured' alarm fires (5..1440, a multiple of 5; default: "
+        f"{DEFAULT_QUOTA_NOT_HONOURED_MINUTES}).",
+    )
+    idle_percent: int = Field(
+        default=DEFAULT_IDLE_PERCENT,
+        ge=1,
+        le=99,
+        description="Usage, in percent of the nominal quota, below which reserved capacity counts as idle "
+        f"(1..99; default: {DEFAULT_IDLE_PERCENT}). Also the bar `report` uses to propose lending.",
+    )
+    idle_hours: int = Field(
+        default=DEFAULT_IDLE_HOURS,
+        ge=1,
+        le=168,
+        description=f"Hours the usage must stay below idlePercent before the idle-capacity alarm fires (1..168; "
+        f"default: {DEFAULT_IDLE_HOURS}, a day).",
+    )
+    preemptions_per_hour: int = Field(
+        default=DEFAULT_PREEMPTIONS_PER_HOUR,
+        ge=1,
+        le=1000,
+        description="Workloads of the team preempted within one hour that make the repeated-preemption alarm fire "
+        f"(1..1000; default: {DEFAULT_PREEMPTIONS_PER_HOUR}).",
+    )
+    low_utilisation_percent: int = Field(
+        default=DEFAULT_LOW_UTILISATION_PERCENT,
+        ge=1,
+        le=99,
+        description="Average GPU or NeuronCore utilisation of the team's namespace below which admitted work "
+        f"counts as wasting accelerators (1..99; default: {DEFAULT_LOW_UTILISATION_PERCENT}).",
+    )
+    low_utilisation_minutes: int = Field(
+        default=DEFAULT_LOW_UTILISATION_MINUTES,
+        ge=5,
+        le=1440,
+        multiple_of=5,
+        description="Minutes of low utilisation while workloads are admitted before the alarm fires (5..1440, a "
+        f"multiple of 5; default: {DEFAULT_LOW_UTILISATION_MINUTES}).",
+    )
+
+    def merged(self, overrides: Optional["AlarmOverrides"]) -> "AlarmThresholds":
+        """These thresholds with a team's overrides applied (values it leaves out stay cluster-wide)."""
+        if overrides is None:
+            return self
+        given = {k: v for k, v in overrides.model_dump().items() if v is not None}
+        return self.model_copy(update=given)
+
+
+class AlarmOverrides(SpecModel):
+    """A team's own thresholds; every key left out keeps the cluster-wide value (monitoring.alarms)."""
+
+    quota_not_honoured_minutes: Optional[int] = Field(default=None, ge=5, le=1440, multiple_of=5,
+                                                      description="See monitoring.alarms.quotaNotHonouredMinutes.")
+    idle_percent: Optional[int] = Field(default=None, ge=1, le=99, description="See monitoring.alarms.idlePercent.")
+    idle_hours: Optional[int] = Field(default=None, ge=1, le=168, description="See monitoring.alarms.idleHours.")
+    preemptions_per_hour: Optional[int] = Field(default=None, ge=1, le=1000,
+                                                description="See monitoring.alarms.preemptionsPerHour.")
+    low_utilisation_percent: Optional[int] = Field(default=None, ge=1, le=99,
+                                                   description="See monitoring.alarms.lowUtilisationPercent.")
+    low_utilisation_minutes: Optional[int] = Field(default=None, ge=5, le=1440, multiple_of=5,
+                                                   description="See monitoring.alarms.lowUtilisationMinutes.")
+
+
+class Monitoring(SpecModel):
+    """Dashboards and alarms that close the governance loop: every signal has an owner and a response."""
+
+    alarms: AlarmThresholds = Field(
+        default_factory=AlarmThresholds, description="Cluster-wide alarm thresholds (each team may override them)."
+    )
+    platform_email: Optional[str] = Field(
+        default=None,
+        description="Email subscribed to the platform topic, which receives the alarms of teams without a "
+        "contract (default: none, the topic exists without a subscriber).",
+    )
+    team_dashboards: bool = Field(
+        default=True,
+        description="One CloudWatch dashboard per team besides the cluster dashboard (default: true; each "
+        "dashboard beyond the first three of an account is billed).",
+    )
+
+    @field_validator("platform_email")
+    @classmethod
+    def _email(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not EMAIL.match(v):
+            raise spec_error("is not an email address", "use an address such as platform@example.com")
+        return v

@@ -1,0 +1,248 @@
+"""`hyperpod-gov report` without AWS: botocore's Stubber answers GetMetricData with recorded-shape responses."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Callable, Optional
+
+import pytest
+import yaml
+
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.plan.monitoring import monitoring_plan
+from hyperpod_gov.report import apply_patch
+from hyperpod_gov.report.cli import configure_parser, run
+from hyperpod_gov.report.metrics import Query, queries
+from hyperpod_gov.report.proposals import PatchOp, Proposal, check
+from hyperpod_gov.spec import parse_spec
+from tests.conftest import BASE, EXAMPLES, TODAY
+from tests.report import recorded
+from tests.report.recorded import END, HOURS, NOW, result
+
+Values = Callable[[Query], list[tuple[str, Callable[[dt.datetime], Optional[float]]]]]
+
+
+def _day(h: dt.datetime) -> int:
+    return (h - HOURS[0]).days
+
+
+def _args(spec: Path, *extra: str) -> argparse.Namespace:
+    return configure_parser(argparse.ArgumentParser()).parse_args([str(spec), *extra])
+
+
+def _results(spec_path: Path, values: Values) -> list[dict]:
+    spec = parse_spec(yaml.safe_load(spec_path.read_text()), today=TODAY)
+    out = []
+    for q in queries(monitoring_plan(build_plan(spec), spec)):
+        label = q.id
+        for series_label, hourly in values(q):
+            out.append(result(q.id, series_label or label, hourly))
+    return out
+
+
+def _run(capsys, spec_path: Path, pages: list[list[dict]], *extra: str) -> tuple[int, str, str]:
+    client, stubber = recorded.client()
+    recorded.stub_pages(stubber, pages)
+    with stubber:
+        code = run(_args(spec_path, *extra), client=client, now=NOW, today=TODAY)
+        stubber.assert_no_pending_responses()
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --- the startup example: a hoarding DontLend team, a team waiting at its quota, a team with gaps ---------------
+
+
+def startup_values(q: Query):
+    if q.team == "chatbot":
+        return {"usage-avg": [("", lambda h: 0.5)], "usage-max": [("", lambda h: 1)],
+                "pending": [("", lambda h: 0)], "evictions": [], "utilisation": [("", lambda h: 60)]}[q.what]
+    if q.team == "ml-engineering":
+        def busy(h):  # work waits at quota 10:00-15:00 on 20 of 30 days
+            return _day(h) % 3 != 0 and 10 <= h.hour < 15
+        return {"usage-avg": [("", lambda h: 6 if busy(h) else 4)],
+                "usage-max": [("", lambda h: 6 if busy(h) else 5)],
+                "pending": [("", lambda h: 2 if busy(h) else 0)], "evictions": [],
+                "utilisation": [("", lambda h: 80)]}[q.what]
+    # researchers: no data in the last day (agent down), two hours waiting below quota, some evictions,
+    # no utilisation data at all
+    def up(h):
+        return h < END - dt.timedelta(days=1)
+    first = HOURS[0]
+    return {"usage-avg": [("", lambda h: 2 if up(h) else None)], "usage-max": [("", lambda h: 3 if up(h) else None)],
+            "pending": [("", lambda h: (1 if _day(h) == 5 and h.hour in (3, 4) else 0) if up(h) else None)],
+            "evictions": [("Preempted", lambda h: 2 if h in (first, first + dt.timedelta(hours=30)) else None),
+                          ("PodsReadyTimeout", lambda h: 1 if h == first + dt.timedelta(hours=2) else None)],
+            "utilisation": []}[q.what]
+
+
+@pytest.fixture(scope="module")
+def startup_pages() -> list[list[dict]]:
+    """Two pages: ml-engineering's pending series continues on the second page."""
+    results = _results(EXAMPLES / "startup.yaml", startup_values)
+    split = next(i for i, r in enumerate(results) if r["Id"] == "t1_pending")
+    pending = results[split]
+    half = len(pending["Timestamps"]) // 2
+    first = {**pending, "Timestamps": pending["Timestamps"][:half], "Values": pending["Values"][:half],
+             "StatusCode": "PartialData"}
+    rest = {**pending, "Timestamps": pending["Timestamps"][half:], "Values": pending["Values"][half:]}
+    return [results[:split] + [first], [rest] + results[split + 1:]]
+
+
+def test_report_reads_every_page_and_prints_usage_per_team(capsys, startup_pages):
+    code, out, err = _run(capsys, EXAMPLES / "startup.yaml", startup_pages)
+    assert code == 0, err
+    assert "chatbot: DontLend, fair-share weight 100" in out
+    assert "ml.g5.2xlarge: average 0.5 / peak 1 of 4 GPUs (12%); 360 GPU-hours used, 0 borrowed" in out
+    # 100 busy hours at 6 and 620 at 4: average 4.3; borrowing never exceeds the 6 owned
+    assert "ml.g5.2xlarge: average 4.3 / peak 6 of 6 GPUs (71%)" in out
+    # both pages of the pending series counted: 5 hours on each of 20 days
+    assert "pending while below quota: 0 h; pending at quota: 100 h on 20 of 30 days" in out
+
+
+def test_missing_data_points_are_reported_not_invented(capsys, startup_pages):
+    _, out, _ = _run(capsys, EXAMPLES / "startup.yaml", startup_pages)
+    researchers = out.split("researchers:")[1].split("\n\n")[0]
+    assert "data for 696 of 720 hours" in researchers
+    assert "accelerator utilisation: no data" in researchers
+    assert "pending while below quota: 2 h" in researchers
+    assert "evictions: PodsReadyTimeout 1, Preempted 4" in researchers
+
+
+def test_a_dont_lend_team_that_used_a_fraction_of_its_quota_should_lend(capsys, startup_pages):
+    _, out, _ = _run(capsys, EXAMPLES / "startup.yaml", startup_pages)
+    assert "teams[2] (chatbot).sharing: {strategy: DontLend} -> {strategy: Lend}" in out
+    assert "used 12% of it on average over 30 days" in out
+    assert "cost to other teams: none: the other teams may borrow its idle capacity" in out
+
+
+def test_a_team_pending_at_its_quota_most_days_may_borrow_more_from_idle_lenders(capsys, startup_pages):
+    _, out, _ = _run(capsys, EXAMPLES / "startup.yaml", startup_pages)
+    assert "teams[0] (ml-engineering).sharing.borrowLimitPercent: 50 -> 100" in out
+    assert "on 20 of 30 days" in out
+    assert "borrowed work is preempted" in out
+
+
+def test_the_json_patch_applies_to_the_spec_and_the_rules_accept_it(capsys, startup_pages):
+    code, out, _ = _run(capsys, EXAMPLES / "startup.yaml", startup_pages, "--format", "json")
+    assert code == 0
+    body = json.loads(out)
+    assert [(p["op"], p["path"], p["value"]) for p in body["patch"]] == [
+        ("replace", "/teams/2/sharing", {"strategy": "Lend"}),
+        ("replace", "/teams/0/sharing/borrowLimitPercent", 100),
+    ]
+    assert all(p["reason"] and p["cost"] for p in body["patch"])
+    data = yaml.safe_load((EXAMPLES / "startup.yaml").read_text())
+    ops = [PatchOp(p["op"], p["path"], p.get("value")) for p in body["patch"]]
+    patched = parse_spec(apply_patch(data, ops), today=TODAY)
+    assert patched.teams[2].sharing.strategy == "Lend"
+    assert patched.teams[0].sharing.borrow_limit_percent == 100
+    chatbot = next(t for t in body["teams"] if t["team"] == "chatbot")
+    assert chatbot["flavors"][0]["usedHours"] == 360.0
+
+
+# --- failures --------------------------------------------------------------------------------------------------
+
+
+def test_access_denied_exits_2_naming_the_call_and_the_permission(capsys):
+    client, stubber = recorded.client()
+    stubber.add_client_error(
+        "get_metric_data", service_error_code="AccessDenied", http_status_code=403,
+        service_message="User: arn:aws:sts::444444444444:assumed-role/ReadOnly/me is not authorized to perform: "
+                        "cloudwatch:GetMetricData")
+    with stubber:
+        code = run(_args(EXAMPLES / "startup.yaml"), client=client, now=NOW, today=TODAY)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("could not read the metrics: cloudwatch:GetMetricData: access denied (AccessDenied:")
+    assert "allowed cloudwatch:GetMetricData" in err
+    assert "Traceback" not in err
+
+
+def test_a_forbidden_query_result_exits_2(capsys):
+    page = [{"Id": "t0_u0_avg", "Label": "", "Timestamps": [], "Values": [], "StatusCode": "Forbidden",
+             "Messages": [{"Code": "Forbidden", "Value": "no access to account 444444444444"}]}]
+    code, _, err = _run(capsys, EXAMPLES / "startup.yaml", [page])
+    assert code == 2 and "query t0_u0_avg returned Forbidden (no access to account 444444444444)" in err
+
+
+def test_days_out_of_range_is_a_usage_error(capsys):
+    assert run(_args(EXAMPLES / "startup.yaml", "--days", "0"), client=object(), now=NOW, today=TODAY) == 1
+    assert "--days: is out of range (0); use 1..455" in capsys.readouterr().err
+
+
+def test_a_team_without_any_data_gets_no_proposal(capsys):
+    code, out, _ = _run(capsys, EXAMPLES / "startup.yaml", [[]])
+    assert code == 0
+    assert out.count("no data: no Kueue usage metric for its queue") == 3
+    assert "No change to propose." in out
+
+
+# --- other proposals, on small specs ---------------------------------------------------------------------------
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _waiting_team_a(q: Query):
+    if q.team == "team-a":  # waits at its quota all day on 20 of 30 days
+        return {"usage-avg": [("", lambda h: 8)], "usage-max": [("", lambda h: 8)],
+                "pending": [("", lambda h: 1 if _day(h) % 3 else 0)], "evictions": [],
+                "utilisation": [("", lambda h: 90)]}[q.what]
+    if q.team == "team-c":
+        return {"usage-avg": [("", lambda h: 2)], "usage-max": [("", lambda h: 3)], "pending": [("", lambda h: 0)],
+                "evictions": [], "utilisation": [("", lambda h: 50)]}[q.what]
+    return {"usage-avg": [("", lambda h: 1)], "usage-max": [("", lambda h: 2)], "pending": [("", lambda h: 0)],
+            "evictions": [], "utilisation": [("", lambda h: 50)]}.get(q.what, [])
+
+
+def test_quota_moves_from_a_team_that_never_used_it_when_nothing_is_unallocated(capsys, tmp_path):
+    data = copy.deepcopy(BASE)
+    data["teams"].append({"name": "team-c", "quota": [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}],
+                          "sharing": {"strategy": "DontLend"}})
+    path = _write(tmp_path, data)
+    code, out, err = _run(capsys, path, [_results(path, _waiting_team_a)])
+    assert code == 0, err
+    assert "teams[0] (team-a).quota[0].accelerators: 8 -> 10" in out
+    assert "teams[2] (team-c).quota[0].accelerators: 8 -> 6" in out
+    assert "team-c never used more than 3 of its 8 GPUs" in out
+    assert "cost to other teams: team-c owns 2 GPUs fewer on ml.p5.48xlarge (8 -> 6)" in out
+
+
+def test_unallocated_capacity_goes_to_the_waiting_team_first(capsys, tmp_path):
+    data = copy.deepcopy(BASE)
+    data["sharedPool"] = {"name": "shared"}
+    path = _write(tmp_path, data)
+    code, out, err = _run(capsys, path, [_results(path, _waiting_team_a)])
+    assert code == 0, err
+    assert "teams[0] (team-a).quota[0].accelerators: 8 -> 10" in out
+    assert "the shared pool 'shared' holds 2 fewer accelerators to lend" in out
+
+
+def test_weights_that_never_decided_anything_are_proposed_for_removal(capsys):
+    def flat(q: Query):
+        return {"usage-avg": [("", lambda h: 10)], "usage-max": [("", lambda h: 10)],
+                "pending": [("", lambda h: 0)], "evictions": [], "utilisation": [("", lambda h: 70)]}[q.what]
+    spec_path = EXAMPLES / "enterprise.yaml"
+    code, out, err = _run(capsys, spec_path, [_results(spec_path, flat)])
+    assert code == 0, err
+    assert "Hours in which fair sharing had something to decide: 0" in out
+    assert "teams[3] (recommendations).fairShareWeight: 75 -> (removed)" in out
+    assert "teams[4] (speech).fairShareWeight: 50 -> (removed)" in out
+    assert "fair-share weights (recommendations 75, speech 50) decided nothing in 30 days" in out
+
+
+def test_a_patch_the_capacity_cannot_hold_is_refused_by_the_spec_rules():
+    data = copy.deepcopy(BASE)
+    too_much = Proposal("team-a", "more-quota", (PatchOp("replace", "/teams/0/quota/0/accelerators", 24, 8),),
+                        "test", "test")
+    kept, rejected = check(data, [too_much], TODAY)
+    assert kept == ()
+    assert "quotas on ml.p5.48xlarge add up to 24 accelerators" in rejected[0].problem
