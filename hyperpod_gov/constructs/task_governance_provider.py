@@ -1,0 +1,180 @@
+"""HyperPod task governance through the SageMaker API, for regions whose CloudFormation lacks the types.
+
+``TaskGovernanceProvider`` is one custom resource provider per stack (the Lambda handler in
+``hyperpod_gov/assets/task_governance_provider``); ``SdkClusterPolicy`` and ``SdkComputeQuota`` take
+exactly the properties of ``AWS::SageMaker::ClusterSchedulerConfig`` and ``AWS::SageMaker::ComputeQuota``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack, Token, aws_iam as iam, aws_lambda as lambda_
+from aws_cdk import aws_logs as logs, aws_stepfunctions as sfn, custom_resources as cr
+from constructs import Construct
+
+from ._nag import acknowledge, managed_policy, wildcard
+
+HANDLER_DIR = Path(__file__).resolve().parents[1] / "assets" / "task_governance_provider"
+HANDLER_RUNTIME = lambda_.Runtime.PYTHON_3_14
+POLICY_RESOURCE_TYPE = "Custom::ClusterSchedulerConfig"
+QUOTA_RESOURCE_TYPE = "Custom::ComputeQuota"
+QUERY_INTERVAL = Duration.seconds(30)
+TOTAL_TIMEOUT = Duration.minutes(30)
+
+POLICY_ACTIONS = ("Describe", "Update", "Delete")  # + Create, which also names the cluster
+
+
+class TaskGovernanceProvider(Construct):
+    """The provider behind ``SdkClusterPolicy`` and ``SdkComputeQuota`` on one HyperPod cluster.
+
+    Its handler may manage cluster policies and compute quotas of this account and region, create
+    them only on ``cluster_arn``, and make the EKS calls SageMaker makes with the caller's
+    credentials when a policy or quota changes (on ``eks_cluster_name`` only).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, cluster_arn: str, eks_cluster_name: str) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        configs = stack.format_arn(service="sagemaker", resource="cluster-scheduler-config", resource_name="*")
+        quotas = stack.format_arn(service="sagemaker", resource="compute-quota", resource_name="*")
+        eks_cluster = stack.format_arn(service="eks", resource="cluster", resource_name=eks_cluster_name)
+        access_entries = stack.format_arn(service="eks", resource="access-entry",
+                                          resource_name=f"{eks_cluster_name}/*")
+
+        self.log_group = logs.LogGroup(self, "HandlerLogs", retention=logs.RetentionDays.ONE_YEAR,
+                                       removal_policy=RemovalPolicy.DESTROY)
+        self.role = iam.Role(self, "HandlerRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                             description="hyperpod-gov task governance custom resource handler")
+        self.log_group.grant_write(self.role)
+        statements = [
+            iam.PolicyStatement(sid="CreateOnTheCluster", actions=["sagemaker:CreateClusterSchedulerConfig"],
+                                resources=[cluster_arn, configs]),
+            iam.PolicyStatement(sid="CreateQuotaOnTheCluster", actions=["sagemaker:CreateComputeQuota"],
+                                resources=[cluster_arn, quotas]),
+            iam.PolicyStatement(sid="ManagePolicies",
+                                actions=[f"sagemaker:{verb}ClusterSchedulerConfig" for verb in POLICY_ACTIONS]
+                                + ["sagemaker:AddTags", "sagemaker:DeleteTags"],
+                                resources=[configs]),
+            iam.PolicyStatement(sid="ManageQuotas",
+                                actions=[f"sagemaker:{verb}ComputeQuota" for verb in POLICY_ACTIONS]
+                                + ["sagemaker:AddTags", "sagemaker:DeleteTags"],
+                                resources=[quotas]),
+            iam.PolicyStatement(sid="FindByName",
+                                actions=["sagemaker:ListClusterSchedulerConfigs", "sagemaker:ListComputeQuotas"],
+                                resources=["*"]),
+            # The native types' handlers list these: SageMaker reads the cluster and maps the team's
+            # access in EKS with the caller's credentials.
+            iam.PolicyStatement(sid="ReadTheCluster", actions=["sagemaker:DescribeCluster"],
+                                resources=[cluster_arn]),
+            iam.PolicyStatement(sid="ReadTheEksCluster", actions=["eks:DescribeCluster"], resources=[eks_cluster]),
+            iam.PolicyStatement(sid="MapTeamAccess",
+                                actions=["eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy",
+                                         "eks:DescribeAccessEntry", "eks:ListAssociatedAccessPolicies"],
+                                resources=[access_entries]),
+        ]
+        self.policy = iam.Policy(self, "HandlerPolicy", statements=statements, roles=[self.role])
+
+        code = lambda_.Code.from_asset(str(HANDLER_DIR))
+        common: dict[str, Any] = dict(runtime=HANDLER_RUNTIME, code=code, role=self.role, log_group=self.log_group,
+                                      timeout=Duration.minutes(2), memory_size=256)
+        self.on_event = lambda_.Function(self, "OnEvent", handler="index.on_event",
+                                         description="hyperpod-gov: start a task governance change", **common)
+        self.is_complete = lambda_.Function(self, "IsComplete", handler="index.is_complete",
+                                            description="hyperpod-gov: poll a task governance change", **common)
+        for fn in (self.on_event, self.is_complete):
+            fn.node.add_dependency(self.policy)  # no invocation before the role may act
+
+        framework_logs = logs.LogGroup(self, "FrameworkLogs", retention=logs.RetentionDays.ONE_YEAR,
+                                       removal_policy=RemovalPolicy.DESTROY)
+        self.provider = cr.Provider(
+            self, "Provider", on_event_handler=self.on_event, is_complete_handler=self.is_complete,
+            query_interval=QUERY_INTERVAL, total_timeout=TOTAL_TIMEOUT, log_group=framework_logs,
+            disable_waiter_state_machine_logging=False,
+            waiter_state_machine_log_options=cr.LogOptions(destination=framework_logs, level=sfn.LogLevel.ALL,
+                                                           include_execution_data=False),
+        )
+        self.service_token = self.provider.service_token
+        self._acknowledge(stack, eks_cluster_name)
+
+    def _acknowledge(self, stack: Stack, eks_cluster_name: str) -> None:
+        handler = "the task governance handler"
+        framework = "the CDK provider framework"
+        here = _nag_arn_prefix(stack)
+        function_arn = "<{}.Arn>:*".format
+        logical_id = stack.get_logical_id
+        acknowledge(self.policy, [
+            (wildcard("Resource", f"{here('sagemaker')}cluster-scheduler-config/*"),
+             f"SageMaker assigns a cluster policy's id when {handler} creates it, so its ARN is unknown before; "
+             "scoped to cluster policies of this account and region."),
+            (wildcard("Resource", f"{here('sagemaker')}compute-quota/*"),
+             f"SageMaker assigns a compute quota's id when {handler} creates it, so its ARN is unknown before; "
+             "scoped to compute quotas of this account and region."),
+            (wildcard("Resource", "*"),
+             "ListClusterSchedulerConfigs and ListComputeQuotas take no resource type in the Service "
+             f"Authorization Reference, so only '*' works; {handler} lists to adopt a resource of the same "
+             "name on this cluster."),
+            (wildcard("Resource", f"{here('eks')}access-entry/{eks_cluster_name}/*"),
+             f"Access entries of EKS cluster {eks_cluster_name} only (their ids are generated by EKS): SageMaker "
+             "maps a team's access there with the caller's credentials when a compute quota changes."),
+        ])
+        acknowledge(self.provider, [
+            (managed_policy("service-role/AWSLambdaBasicExecutionRole"),
+             f"Lets the functions of {framework} write their own logs; AWS-managed, CloudWatch Logs only."),
+            *((wildcard("Resource", function_arn(logical_id(fn.node.default_child))),  # type: ignore[arg-type]
+               f"{framework} invokes any version of {what}, nothing else.")
+              for fn, what in ((self.on_event, f"{handler}'s onEvent function"),
+                               (self.is_complete, f"{handler}'s isComplete function"),
+                               (self._framework("framework-isComplete"), "its own isComplete function"),
+                               (self._framework("framework-onTimeout"), "its own onTimeout function"))),
+            (wildcard("Resource", "*"),
+             "Step Functions delivers the waiter state machine's execution log through CloudWatch Logs log "
+             "delivery (logs:CreateLogDelivery and related), whose actions take no resource type."),
+            ("AwsSolutions-SF2", f"{framework} offers no X-Ray tracing for its waiter state machine; every "
+             "execution is logged at level ALL to the framework log group instead."),
+        ])
+
+    def _framework(self, child: str) -> lambda_.Function:
+        return self.provider.node.find_child(child)  # type: ignore[return-value]
+
+
+def _nag_arn_prefix(stack: Stack):
+    """``arn:partition:service:region:account:`` as cdk-nag prints it (pseudo parameters in ``<>``)."""
+    region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
+    account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
+    return lambda service: f"arn:<AWS::Partition>:{service}:{region}:{account}:"
+
+
+class _SdkResource(Construct):
+    resource_type = ""
+    required: tuple[str, ...] = ()
+    native = ""
+
+    def __init__(self, scope: Construct, id: str, *, provider: TaskGovernanceProvider,
+                 properties: Mapping[str, Any]) -> None:
+        super().__init__(scope, id)
+        missing = [k for k in self.required if k not in properties]
+        if missing:
+            raise ValueError(f"{self.node.path}: properties lack {', '.join(missing)} ({sorted(properties)}); "
+                             f"pass the properties of {self.native}")
+        self.resource = CustomResource(self, "Resource", service_token=provider.service_token,
+                                       resource_type=self.resource_type, properties=dict(properties))
+        self.attr_arn = self.resource.get_att_string("Arn")
+        self.attr_id = self.resource.ref
+
+
+class SdkClusterPolicy(_SdkResource):
+    """``Custom::ClusterSchedulerConfig``: the cluster policy, with the properties of the native type."""
+
+    resource_type = POLICY_RESOURCE_TYPE
+    required = ("Name", "ClusterArn", "SchedulerConfig")
+    native = "AWS::SageMaker::ClusterSchedulerConfig"
+
+
+class SdkComputeQuota(_SdkResource):
+    """``Custom::ComputeQuota``: one team's compute quota, with the properties of the native type."""
+
+    resource_type = QUOTA_RESOURCE_TYPE
+    required = ("Name", "ClusterArn", "ComputeQuotaConfig", "ComputeQuotaTarget")
+    native = "AWS::SageMaker::ComputeQuota"
