@@ -51,10 +51,13 @@ def _cannot(what: str, exc: LiveError) -> int:
     return EXIT_CANNOT_CHECK
 
 
-def drift(expected: Expected, clients: ClientFactory) -> tuple[DriftItem, ...]:
-    """Read the live state (Describe/List calls only) and compare it with ``expected``. Raises ``LiveError``."""
+def drift(expected: Expected, clients: ClientFactory, region: Optional[str] = None) -> tuple[DriftItem, ...]:
+    """Read the live state (Describe/List calls only) and compare it with ``expected``. Raises ``LiveError``.
+
+    ``region``: where ``clients`` look (default: the plan's region); only named in messages.
+    """
     sm, ek = sagemaker(clients), eks(clients)
-    cluster = read_cluster(sm, expected.cluster_name, expected.region)
+    cluster = read_cluster(sm, expected.cluster_name, region or expected.region)
     governance = read_governance(sm, cluster)
     live_eks = read_eks(
         ek, cluster.eks_cluster_name,
@@ -78,7 +81,7 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None)
     region = getattr(args, "region", None) or expected.region
     try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=region)
-        items = drift(expected, factory)
+        items = drift(expected, factory, region)
     except LiveError as exc:
         return _cannot("drift", exc)
     if getattr(args, "format", "text") == "json":
