@@ -20,6 +20,15 @@ DEFAULT_LOW_UTILISATION_PERCENT = 20
 DEFAULT_LOW_UTILISATION_MINUTES = 60
 
 
+def _check_five_minutes(v: Optional[int]) -> Optional[int]:
+    if v is not None and v % 5:
+        raise spec_error(
+            "is not a whole number of 5-minute periods (the alarms evaluate 5-minute periods)",
+            f"use a multiple of 5, e.g. {max(5, 5 * round(v / 5))}",
+        )
+    return v
+
+
 class AlarmThresholds(SpecModel):
     """When a team's alarms fire. Every value has a default; a team may override any of them."""
 
@@ -27,7 +36,6 @@ class AlarmThresholds(SpecModel):
         default=DEFAULT_QUOTA_NOT_HONOURED_MINUTES,
         ge=5,
         le=1440,
-        multiple_of=5,
         description="Minutes a team may have pending workloads while it runs below its nominal quota before the "
         f"'quota not honoured' alarm fires (5..1440, a multiple of 5; default: "
         f"{DEFAULT_QUOTA_NOT_HONOURED_MINUTES}).",
@@ -64,10 +72,14 @@ class AlarmThresholds(SpecModel):
         default=DEFAULT_LOW_UTILISATION_MINUTES,
         ge=5,
         le=1440,
-        multiple_of=5,
         description="Minutes of low utilisation while workloads are admitted before the alarm fires (5..1440, a "
         f"multiple of 5; default: {DEFAULT_LOW_UTILISATION_MINUTES}).",
     )
+
+    @field_validator("quota_not_honoured_minutes", "low_utilisation_minutes")
+    @classmethod
+    def _five_minutes(cls, v: int) -> int:
+        return _check_five_minutes(v)
 
     def merged(self, overrides: Optional["AlarmOverrides"]) -> "AlarmThresholds":
         """These thresholds with a team's overrides applied (values it leaves out stay cluster-wide)."""
@@ -80,7 +92,7 @@ class AlarmThresholds(SpecModel):
 class AlarmOverrides(SpecModel):
     """A team's own thresholds; every key left out keeps the cluster-wide value (monitoring.alarms)."""
 
-    quota_not_honoured_minutes: Optional[int] = Field(default=None, ge=5, le=1440, multiple_of=5,
+    quota_not_honoured_minutes: Optional[int] = Field(default=None, ge=5, le=1440,
                                                       description="See monitoring.alarms.quotaNotHonouredMinutes.")
     idle_percent: Optional[int] = Field(default=None, ge=1, le=99, description="See monitoring.alarms.idlePercent.")
     idle_hours: Optional[int] = Field(default=None, ge=1, le=168, description="See monitoring.alarms.idleHours.")
@@ -88,8 +100,13 @@ class AlarmOverrides(SpecModel):
                                                 description="See monitoring.alarms.preemptionsPerHour.")
     low_utilisation_percent: Optional[int] = Field(default=None, ge=1, le=99,
                                                    description="See monitoring.alarms.lowUtilisationPercent.")
-    low_utilisation_minutes: Optional[int] = Field(default=None, ge=5, le=1440, multiple_of=5,
+    low_utilisation_minutes: Optional[int] = Field(default=None, ge=5, le=1440,
                                                    description="See monitoring.alarms.lowUtilisationMinutes.")
+
+    @field_validator("quota_not_honoured_minutes", "low_utilisation_minutes")
+    @classmethod
+    def _five_minutes(cls, v: Optional[int]) -> Optional[int]:
+        return _check_five_minutes(v)
 
 
 class Monitoring(SpecModel):
