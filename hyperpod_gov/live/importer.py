@@ -52,7 +52,7 @@ def _spec_name(cluster: LiveCluster, policy: Optional[dict[str, Any]]) -> tuple[
         if m and len(m.group(1)) <= MAX_SPEC_NAME:
             return m.group(1), f"from the cluster policy's name ({policy['Name']})"
     name = _label(cluster.name, MAX_SPEC_NAME)
-    return name, f"guessed from the cluster name; it prefixes every AWS resource name hyperpod-gov creates"
+    return name, "guessed from the cluster name; it prefixes every AWS resource name hyperpod-gov creates"
 
 
 def _volume(group: dict[str, Any]) -> Optional[int]:

@@ -90,6 +90,14 @@ def read_cluster(sm: Caller, cluster_name: str, region_hint: str = "") -> LiveCl
     )
 
 
+def _gone_is_none(caller: Caller, method: str, **params: Any) -> Optional[dict[str, Any]]:
+    """Describe something a List call just returned; None if it was deleted in between."""
+    try:
+        return caller.call(method, **params)
+    except NotFound:
+        return None
+
+
 def read_governance(sm: Caller, cluster: LiveCluster) -> LiveGovernance:
     """The cluster policy and every compute quota of the cluster, including ones nobody planned."""
     policies = []
@@ -97,13 +105,17 @@ def read_governance(sm: Caller, cluster: LiveCluster) -> LiveGovernance:
                             ClusterArn=cluster.arn):
         if summary.get("Status") in GONE or summary.get("ClusterArn", cluster.arn) != cluster.arn:
             continue
-        policies.append(sm.call("describe_cluster_scheduler_config",
-                                ClusterSchedulerConfigId=summary["ClusterSchedulerConfigId"]))
+        found = _gone_is_none(sm, "describe_cluster_scheduler_config",
+                              ClusterSchedulerConfigId=summary["ClusterSchedulerConfigId"])
+        if found is not None:
+            policies.append(found)
     quotas = []
     for summary in sm.pages("list_compute_quotas", "ComputeQuotaSummaries", ClusterArn=cluster.arn):
         if summary.get("Status") in GONE or summary.get("ClusterArn", cluster.arn) != cluster.arn:
             continue
-        quotas.append(sm.call("describe_compute_quota", ComputeQuotaId=summary["ComputeQuotaId"]))
+        found = _gone_is_none(sm, "describe_compute_quota", ComputeQuotaId=summary["ComputeQuotaId"])
+        if found is not None:
+            quotas.append(found)
     return LiveGovernance(
         policies=tuple(sorted((p for p in policies if p.get("Status") not in GONE), key=lambda p: p["Name"])),
         quotas=tuple(sorted((q for q in quotas if q.get("Status") not in GONE),
@@ -120,17 +132,25 @@ def read_eks(ek: Caller, eks_cluster_name: str, *, service_accounts: tuple[tuple
     """
     entries = []
     for arn in ek.pages("list_access_entries", "accessEntries", clusterName=eks_cluster_name):
-        entries.append(ek.call("describe_access_entry", clusterName=eks_cluster_name, principalArn=arn)["accessEntry"])
+        found = _gone_is_none(ek, "describe_access_entry", clusterName=eks_cluster_name, principalArn=arn)
+        if found is not None:
+            entries.append({"principalArn": arn, **(found.get("accessEntry") or {})})
     planned = set(service_accounts)
     associations = []
     for summary in ek.pages("list_pod_identity_associations", "associations", clusterName=eks_cluster_name):
         key = (summary.get("namespace", ""), summary.get("serviceAccount", ""))
-        if key in planned or key[0].startswith(names.NAMESPACE_PREFIX):
-            associations.append(ek.call("describe_pod_identity_association", clusterName=eks_cluster_name,
-                                        associationId=summary["associationId"])["association"])
+        if summary.get("associationId") and (key in planned or key[0].startswith(names.NAMESPACE_PREFIX)):
+            found = _gone_is_none(ek, "describe_pod_identity_association", clusterName=eks_cluster_name,
+                                  associationId=summary["associationId"])
+            if found is not None:
+                associations.append({"namespace": key[0], "serviceAccount": key[1], **(found.get("association") or {})})
     addon_names = sorted(ek.pages("list_addons", "addons", clusterName=eks_cluster_name))
-    described = [ek.call("describe_addon", clusterName=eks_cluster_name, addonName=n)["addon"]
-                 for n in addon_names if n in set(addons)]
+    described = []
+    for n in addon_names:
+        if n in set(addons):
+            found = _gone_is_none(ek, "describe_addon", clusterName=eks_cluster_name, addonName=n)
+            if found is not None:
+                described.append({"addonName": n, **(found.get("addon") or {})})
     return LiveEks(
         access_entries=tuple(sorted(entries, key=lambda e: e.get("principalArn", ""))),
         pod_identities=tuple(sorted(associations, key=lambda a: (a.get("namespace", ""), a.get("serviceAccount", "")))),

@@ -46,7 +46,7 @@ class FakeCluster:
     associations: list[dict[str, Any]]  # DescribePodIdentityAssociation.association
     addons: list[dict[str, Any]]  # DescribeAddon.addon
     eks_version: str = "1.33"
-    extra: dict[str, Any] = field(default_factory=dict)
+    vanished: set[str] = field(default_factory=set)  # ids listed, then deleted before their Describe
 
     @property
     def arn(self) -> str:
@@ -213,7 +213,10 @@ def stub_governance(sm: Stubber, fake: FakeCluster, page_size: Optional[int]) ->
                             {"ClusterSchedulerConfigId": s["ClusterSchedulerConfigId"]})
 
     def describe_quota(s: dict[str, Any]) -> None:
-        if s["Status"] not in ("Deleted", "Deleting"):
+        if s["ComputeQuotaId"] in fake.vanished:
+            sm.add_client_error("describe_compute_quota", service_error_code="ResourceNotFound",
+                                http_status_code=400, expected_params={"ComputeQuotaId": s["ComputeQuotaId"]})
+        elif s["Status"] not in ("Deleted", "Deleting"):
             full = next(q for q in fake.quotas if q["ComputeQuotaId"] == s["ComputeQuotaId"])
             sm.add_response("describe_compute_quota", full, {"ComputeQuotaId": s["ComputeQuotaId"]})
 

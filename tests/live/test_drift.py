@@ -144,6 +144,8 @@ SINGLE_CHANGES = [
      {"kind": "ComputeQuota", "name": "inference-platform", "change": "missing"}),
     ("quota listed as Deleted", _set("speech:Status", "Deleted"),
      {"kind": "ComputeQuota", "name": "speech", "change": "missing"}),
+    ("quota deleted between list and describe", lambda f: f.vanished.add(f.quota("speech")["ComputeQuotaId"]),
+     {"kind": "ComputeQuota", "name": "speech", "change": "missing"}),
     ("quota created in the console", _console_quota,
      {"kind": "ComputeQuota", "name": "vision", "change": "unexpected"}),
     ("priority class weight changed", _policy(_weight("training", 60)),

@@ -11,7 +11,7 @@ import pytest
 from hyperpod_gov.live import run_drift, run_import
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import load_spec
-from tests.conftest import EXAMPLES, TODAY
+from tests.conftest import TODAY
 
 from .conftest import Aws, drift_args, import_args, queue_drift, queue_import
 from .fake_aws import FakeCluster, policy_response, quota_response
