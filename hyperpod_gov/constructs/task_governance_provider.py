@@ -76,7 +76,8 @@ class TaskGovernanceProvider(Construct):
         ]
         self.policy = iam.Policy(self, "HandlerPolicy", statements=statements, roles=[self.role])
 
-        code = lambda_.Code.from_asset(str(HANDLER_DIR))
+        # Bytecode left by a local import would change the asset hash, and so the template.
+        code = lambda_.Code.from_asset(str(HANDLER_DIR), exclude=["__pycache__", "*.pyc"])
         common: dict[str, Any] = dict(runtime=HANDLER_RUNTIME, code=code, role=self.role, log_group=self.log_group,
                                       timeout=Duration.minutes(2), memory_size=256)
         self.on_event = lambda_.Function(self, "OnEvent", handler="index.on_event",
