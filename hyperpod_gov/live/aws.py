@@ -127,9 +127,9 @@ class _translated:
         return None
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        if exc is None or isinstance(exc, LiveError):
-            return False
-        raise _as_live_error(self.action, exc) from None
+        if isinstance(exc, (BotoCoreError, ClientError)):
+            raise _as_live_error(self.action, exc) from None
+        return False  # no error, a LiveError already, or a bug: let it through unchanged
 
 
 def _as_live_error(action: str, exc: BaseException) -> LiveError:
@@ -161,6 +161,4 @@ def _as_live_error(action: str, exc: BaseException) -> LiveError:
         if code in NOT_FOUND:
             return NotFound(call, f"not found{detail}", "check the name, the account (--profile) and --region")
         return LiveError(call, f"failed{detail}", "run again; if it persists, check the AWS service health")
-    if isinstance(exc, BotoCoreError):
-        return LiveError(call, f"failed ({exc})", "check the AWS configuration (profile, region, endpoint)")
-    return LiveError(call, f"failed ({type(exc).__name__}: {exc})", "run again")
+    return LiveError(call, f"failed ({exc})", "check the AWS configuration (profile, region, endpoint)")

@@ -58,6 +58,10 @@ def drift(expected: Expected, clients: ClientFactory, region: Optional[str] = No
     """
     sm, ek = sagemaker(clients), eks(clients)
     cluster = read_cluster(sm, expected.cluster_name, region or expected.region)
+    if cluster.account != expected.account:
+        raise LiveError("DescribeCluster", f"the credentials reach account {cluster.account}, but the spec's "
+                        f"capacity account is {expected.account}",
+                        "use credentials of the capacity account (e.g. --profile)")
     governance = read_governance(sm, cluster)
     live_eks = read_eks(
         ek, cluster.eks_cluster_name,
@@ -94,7 +98,7 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None)
 def import_spec(cluster_name: str, clients: ClientFactory) -> ImportResult:
     """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``."""
     sm, ek = sagemaker(clients), eks(clients)
-    cluster = read_cluster(sm, cluster_name)
+    cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "")
     governance = read_governance(sm, cluster)
     return spec_from_live(cluster, governance, read_eks_cluster(ek, cluster.eks_cluster_name))
 

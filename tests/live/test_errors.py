@@ -155,3 +155,19 @@ def test_drift_reads_with_the_region_given(aws, capsys):
     aws.sm_stub.add_client_error("describe_cluster", service_error_code="ResourceNotFound", http_status_code=400)
     assert run_drift(drift_args(ENTERPRISE, "--region", "eu-west-1"), clients=aws.factory) == 2
     assert "in eu-west-1" in capsys.readouterr().err
+
+
+def test_credentials_of_another_account_cannot_check(aws, enterprise_live, capsys):
+    _, _, fake = enterprise_live
+    fake = fake.copy()
+    fake.account = "999999999999"
+    aws.sm_stub.add_response("describe_cluster", fake.describe_cluster(), {"ClusterName": "ml-cluster"})
+    assert run_drift(drift_args(ENTERPRISE), clients=aws.factory) == 2
+    assert ("the credentials reach account 999999999999, but the spec's capacity account is 111111111111"
+            in capsys.readouterr().err)
+
+
+def test_import_of_a_missing_cluster_names_the_region(aws, capsys):
+    aws.sm_stub.add_client_error("describe_cluster", service_error_code="ResourceNotFound", http_status_code=400)
+    assert run_import(import_args("--cluster-name", "nope"), clients=aws.factory) == 2
+    assert "DescribeCluster: no HyperPod cluster named 'nope' in us-east-1" in capsys.readouterr().err
