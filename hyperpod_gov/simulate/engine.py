@@ -922,10 +922,12 @@ class Engine:
         if not heads:
             return False, 0
         self.cycle += 1
+        scan_before = {wl.name: wl.last_tried for wl in heads}
         entries = [(wl, self._nominate(wl)) for wl in heads]
         temp: list[tuple[_CQ, FR, int]] = []
         preempted: dict[str, _WL] = {}
         victims: list[tuple[_WL, _WL, str]] = []
+        reservers: dict[str, None] = {}
         outcome: dict[str, str] = {}
         admitted_any = False
 
@@ -946,6 +948,7 @@ class Engine:
                         if v > 0:
                             _add_usage(cq, fr, v)
                             temp.append((cq, fr, v))
+                            reservers[wl.name] = None
                 return
             if any(t.name in preempted for t, _ in a.targets):
                 outcome[wl.name] = _FAILED_AFTER_NOMINATION
@@ -954,6 +957,9 @@ class Engine:
             if not self._fits_now(cq, a, preempted):
                 outcome[wl.name] = _FAILED_AFTER_NOMINATION
                 wl.pending_reason = "no longer fits after processing another workload"
+                if reservers:
+                    wl.pending_reason += (f" (capacity reserved this cycle by {', '.join(reservers)}, which waits "
+                                          "for quota it cannot preempt for)")
                 return
             for t, _ in a.targets:
                 preempted[t.name] = t
@@ -1006,7 +1012,10 @@ class Engine:
             touched[victim.cq.name] = victim.cq
         for cq in touched.values():
             self._requeue_inadmissible(cq)
-        return admitted_any or bool(victims) or moved, len(heads)
+        # A head whose flavor scan will resume elsewhere next cycle (FlavorFungibilityPreserveScanProgress)
+        # makes the next cycle differ, so this one is not a fixed point yet.
+        rescan = any(scan_before[wl.name] != wl.last_tried for wl, _a in entries if outcome[wl.name] != "admitted")
+        return admitted_any or bool(victims) or moved or rescan, len(heads)
 
     def _fits_now(self, cq: _CQ, a: _Assignment, preempted: dict[str, _WL]) -> bool:
         """scheduler.fits: with this cycle's victims (and the entry's own) taken out."""
@@ -1105,8 +1114,10 @@ class Engine:
             if self.max_cycles is not None and self.cycle >= self.max_cycles:
                 self.fixed_point = False
                 return False
-            changed, heads = self.run_cycle()
+            changed, _heads = self.run_cycle()
             if not changed:
+                for cq in self.cq_order:
+                    self._explain_waiting(cq)
                 return True
         self.fixed_point = False
         self.timeline.append(f"t={_t(self.now)}: no fixed point after {cap} cycles; moving on")
@@ -1139,6 +1150,20 @@ class Engine:
             ))
         return Result(tuple(wls), tuple(self.preemptions), tuple(queues), self.cycle, self.now,
                       tuple(self.timeline), self.fixed_point)
+
+
+    def _explain_waiting(self, cq: _CQ) -> None:
+        """At a fixed point, what waits in the active heap waits behind the head (retried every cycle)."""
+        active = [w for w in self.wls.values() if w.cq is cq and w.state == "pending" and w.where == "active"]
+        if len(active) < 2:
+            return
+        pw = cq.pw if cq.pw is not None and not cq.strict and cq.pw in active else None
+        head = pw or min(active, key=lambda w: (-w.priority, w.created, w.name))
+        kind = "StrictFIFO" if cq.strict else "BestEffortFIFO"
+        for w in active:
+            if w is not head:
+                w.pending_reason = (f"behind {head.name}, the head of {kind} queue {cq.name}, which is retried "
+                                    f"every cycle ({head.pending_reason})")
 
 
 def _fair_less(a: tuple, b: tuple) -> bool:
