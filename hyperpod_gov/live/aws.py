@@ -102,12 +102,12 @@ class Caller:
                 for page in self.client.get_paginator(method).paginate(**params):
                     yield from page.get(key, [])
                 return
-            token_in, token_out = ("nextToken", "nextToken") if self.service == "eks" else ("NextToken", "NextToken")
+            token_key = "nextToken" if self.service == "eks" else "NextToken"  # each API's own spelling
             token: Optional[str] = None
             while True:
-                page = getattr(self.client, method)(**params, **({token_in: token} if token else {}))
+                page = getattr(self.client, method)(**params, **({token_key: token} if token else {}))
                 yield from page.get(key, [])
-                token = page.get(token_out)
+                token = page.get(token_key)
                 if not token:
                     return
 
