@@ -437,7 +437,8 @@ def synthesized(tmp_path_factory):
             cluster_arn = cdk.CfnParameter(stack, "ClusterArn").value_as_string
         provider = TaskGovernanceProvider(stack, "TaskGovernance", cluster_arn=cluster_arn,
                                           eks_cluster_name=EKS_CLUSTER)
-        policy = SdkClusterPolicy(stack, "ClusterPolicy", provider=provider, properties={**POLICY, "ClusterArn": cluster_arn})
+        policy = SdkClusterPolicy(stack, "ClusterPolicy", provider=provider,
+                                  properties={**POLICY, "ClusterArn": cluster_arn})
         quota = SdkComputeQuota(stack, "Quota", provider=provider, properties={**QUOTA, "ClusterArn": cluster_arn})
         quota.node.add_dependency(policy)
         built[name] = (stack, provider, policy, quota)
