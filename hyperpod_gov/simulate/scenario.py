@@ -183,7 +183,7 @@ def _queue(issues: _Issues, path: str, data: Any) -> Optional[QueueDef]:
                 values[key] = parsed
             nominal = values["nominal"] or 0
             lending = values["lendingLimit"]
-            if lending is not None and lending > nominal:
+            if lending is not None and values["nominal"] is not None and lending > nominal:
                 issues.add(f"{rp}.lendingLimit", "is above the nominal quota", rm.get("lendingLimit"),
                            f"lend at most the nominal quota ({rm.get('nominal')})")
             if values["borrowingLimit"] is not None and cohort is None:
@@ -286,14 +286,14 @@ def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
         issues.add("workloads", "is not a list", raw_wls, "list workloads: - {name: a1, queue: alpha, requests: {cpu: 1}}")
         raw_wls = []
     for i, w in enumerate(raw_wls):
+        raw_name = w.get("name") if isinstance(w, Mapping) else None
+        if isinstance(raw_name, str) and raw_name in names:
+            issues.add(f"workloads[{i}].name", f"repeats {names[raw_name]}", raw_name, "give each workload its own name")
+        elif isinstance(raw_name, str) and raw_name:
+            names[raw_name] = f"workloads[{i}]"
         wl = _workload(issues, f"workloads[{i}]", w, float(i), queues)
-        if wl is None:
-            continue
-        if wl.name in names:
-            issues.add(f"workloads[{i}].name", f"repeats {names[wl.name]}", wl.name, "give each workload its own name")
-            continue
-        names[wl.name] = f"workloads[{i}]"
-        workloads.append(wl)
+        if wl is not None and names.get(wl.name) == f"workloads[{i}]":
+            workloads.append(wl)
     events = []
     raw_events = data.get("events") or []
     if not isinstance(raw_events, list):
