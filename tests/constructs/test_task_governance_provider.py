@@ -230,7 +230,7 @@ def test_create_adopts_the_quota_of_that_name_found_on_the_second_page(sagemaker
                          {"ComputeQuotaId": QUOTA_ID, "TargetVersion": 3, **update})
     stubber.add_response("add_tags", {"Tags": QUOTA["Tags"]}, {"ResourceArn": QUOTA_ARN, "Tags": QUOTA["Tags"]})
     result = index.on_event(event("Create", "Custom::ComputeQuota", QUOTA), None, client)
-    assert result == {"PhysicalResourceId": QUOTA_ID, "Data": {"Arn": QUOTA_ARN, "Id": QUOTA_ID, "Version": 4}}
+    assert result == {"PhysicalResourceId": QUOTA_ID, "Data": {"Arn": QUOTA_ARN, "Id": QUOTA_ID, "Version": "4"}}
 
 
 # --- update -------------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ def test_update_sends_the_current_version_as_target_version(sagemaker):
                           "SchedulerConfig": new["SchedulerConfig"], "Description": new["Description"]})
     result = index.on_event(event("Update", "Custom::ClusterSchedulerConfig", new, physical_id=POLICY_ID,
                                   old=POLICY), None, client)
-    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Arn": POLICY_ARN, "Id": POLICY_ID, "Version": 5}}
+    assert result == {"PhysicalResourceId": POLICY_ID, "Data": {"Arn": POLICY_ARN, "Id": POLICY_ID, "Version": "5"}}
 
 
 def test_update_removes_dropped_tags_and_writes_changed_ones(sagemaker):
@@ -348,7 +348,7 @@ def polled(request_type: str, version: int | None = None) -> dict:
     e = event(request_type, "Custom::ComputeQuota", QUOTA, physical_id=QUOTA_ID,
               old=QUOTA if request_type == "Update" else None)
     if version is not None:
-        e["Data"] = {"Arn": QUOTA_ARN, "Id": QUOTA_ID, "Version": version}
+        e["Data"] = {"Arn": QUOTA_ARN, "Id": QUOTA_ID, "Version": str(version)}
     return e
 
 

@@ -156,7 +156,8 @@ def _code(exc: ClientError) -> str:
 def _response(kind: Kind, resource_id: str, arn: str, version: Optional[int] = None) -> dict[str, Any]:
     data: dict[str, Any] = {"Arn": arn, "Id": resource_id}
     if version is not None:
-        data["Version"] = version  # is_complete waits for this version, not an earlier one
+        # is_complete waits for this version, not an earlier one; a string, like every attribute
+        data["Version"] = str(version)
     return {"PhysicalResourceId": resource_id, "Data": data}
 
 
