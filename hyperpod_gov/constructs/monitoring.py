@@ -22,21 +22,27 @@ class AlarmTopics(Construct):
     """One SNS topic per owner (and the platform's), all encrypted with one rotating customer-managed key.
 
     The key policy lets CloudWatch alarms of this account encrypt (publish to) the topics; each topic allows
-    ``sns:Publish`` by CloudWatch alarms of this account only, and denies requests without TLS.
+    ``sns:Publish`` by CloudWatch alarms of this account only, and denies requests without TLS. Each topic is
+    three resources (topic, policy, subscription): past ~150 owners, split the topics over several stacks and
+    pass the first one's ``key`` to the others.
     """
 
-    def __init__(self, scope: Construct, id: str, *, topics: Sequence[TopicPlan]) -> None:
+    def __init__(self, scope: Construct, id: str, *, topics: Sequence[TopicPlan], key: Optional[kms.IKey] = None
+                 ) -> None:
         super().__init__(scope, id)
-        self.key = kms.Key(self, "Key", enable_key_rotation=True,
-                           description="Encrypts the hyperpod-gov alarm topics")
-        self.key.add_to_resource_policy(iam.PolicyStatement(
-            sid="CloudWatchAlarmsPublishToEncryptedTopics",
-            principals=[iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
-            actions=["kms:Decrypt", "kms:GenerateDataKey*"],
-            resources=["*"],  # in a key policy, "*" is this key
-            conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
-        ))
-        self._topics: dict[str, sns.Topic] = {}
+        if key is None:
+            created = kms.Key(self, "Key", enable_key_rotation=True,
+                              description="Encrypts the hyperpod-gov alarm topics")
+            created.add_to_resource_policy(iam.PolicyStatement(
+                sid="CloudWatchAlarmsPublishToEncryptedTopics",
+                principals=[iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" is this key
+                conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
+            ))
+            key = created
+        self.key: kms.IKey = key
+        self.topics: dict[str, sns.ITopic] = {}
         for plan in sorted(topics, key=lambda t: t.key):
             owner = Construct(self, plan.key)
             topic = sns.Topic(owner, "Resource", display_name=plan.display_name[:100], master_key=self.key,
@@ -48,15 +54,13 @@ class AlarmTopics(Construct):
                 resources=[topic.topic_arn],
                 conditions={
                     "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                    "ArnLike": {"aws:SourceArn": f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"},
+                    "ArnLike": {
+                        "aws:SourceArn": f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"},
                 },
             ))
             if plan.email:
                 topic.add_subscription(subs.EmailSubscription(plan.email))
-            self._topics[plan.key] = topic
-
-    def topic(self, key: str) -> sns.ITopic:
-        return self._topics[key]
+            self.topics[plan.key] = topic
 
 
 def cw_metric(m: Metric, period: int, label: Optional[str] = None) -> cw.Metric:
@@ -75,7 +79,7 @@ def alarm_signal(a: AlarmPlan) -> cw.IMetric:
 class TeamAlarms(Construct):
     """A team's alarms (one per kind, the construct id is the kind), each notifying its owner's topic."""
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: AlarmTopics) -> None:
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic]) -> None:
         super().__init__(scope, id)
         self.alarms: dict[str, cw.Alarm] = {}
         for a in watch.alarms:
@@ -90,7 +94,7 @@ class TeamAlarms(Construct):
                 datapoints_to_alarm=a.datapoints_to_alarm,
                 treat_missing_data=cw.TreatMissingData(_MISSING[a.treat_missing_data]),
             )
-            action = cw_actions.SnsAction(topics.topic(a.topic))
+            action = cw_actions.SnsAction(topics[a.topic])
             alarm.add_alarm_action(action)
             alarm.add_ok_action(action)
             self.alarms[a.kind] = alarm
@@ -106,7 +110,7 @@ _MISSING = {"notBreaching": "NOT_BREACHING", "breaching": "BREACHING", "missing"
 # --- dashboards -------------------------------------------------------------------------------------------------
 
 
-def _usage_widget(w: TeamWatch, width: int, period: int = 300) -> cw.GraphWidget:
+def _usage_widget(w: TeamWatch, width: int, region: Optional[str], period: int = 300) -> cw.GraphWidget:
     left: list[cw.IMetric] = []
     annotations = []
     for i, f in enumerate(w.flavors):
@@ -123,29 +127,29 @@ def _usage_widget(w: TeamWatch, width: int, period: int = 300) -> cw.GraphWidget
                 value=f.nominal + f.borrowing_limit, color=cw.Color.ORANGE,
                 label=f"nominal + borrow limit {f.nominal + f.borrowing_limit}"))
     return cw.GraphWidget(title=f"{w.team}: usage against nominal quota", left=left,
-                          left_annotations=annotations, width=width, height=ROW_HEIGHT)
+                          left_annotations=annotations, width=width, height=ROW_HEIGHT, region=region)
 
 
-def _queue_widget(w: TeamWatch, width: int) -> cw.GraphWidget:
+def _queue_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.GraphWidget:
     return cw.GraphWidget(title=f"{w.team}: pending and admitted workloads",
                           left=[cw_metric(w.pending, 300, "pending (max over statuses)"),
                                 cw_metric(w.admitted, 300, "admitted")],
-                          width=width, height=ROW_HEIGHT)
+                          width=width, height=ROW_HEIGHT, region=region)
 
 
-def _evictions_widget(w: TeamWatch, width: int) -> cw.GraphWidget:
+def _evictions_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.GraphWidget:
     return cw.GraphWidget(title=f"{w.team}: evictions by reason (per hour)",
                           left=[cw.MathExpression(expression=w.evictions_search, using_metrics={},
                                                   period=Duration.hours(1), label="")],
-                          width=width, height=ROW_HEIGHT)
+                          width=width, height=ROW_HEIGHT, region=region)
 
 
-def _utilisation_widget(w: TeamWatch, width: int) -> cw.IWidget:
+def _utilisation_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.IWidget:
     if w.utilisation is None:
         return cw.TextWidget(markdown=f"**{w.team}**: owns no accelerators", width=width, height=ROW_HEIGHT)
     return cw.GraphWidget(title=f"{w.team}: accelerator utilisation (%)",
                           left=[cw_metric(w.utilisation, 300, w.utilisation.name)],
-                          left_y_axis=cw.YAxisProps(min=0, max=100), width=width, height=ROW_HEIGHT)
+                          left_y_axis=cw.YAxisProps(min=0, max=100), width=width, height=ROW_HEIGHT, region=region)
 
 
 def _flavor_line(f: FlavorWatch) -> str:
@@ -165,39 +169,53 @@ def _summary(w: TeamWatch, width: int) -> cw.TextWidget:
     return cw.TextWidget(markdown="\n\n".join(lines), width=width, height=ROW_HEIGHT)
 
 
-def team_row(w: TeamWatch) -> list[cw.IWidget]:
-    """One dashboard row (24 columns): summary, usage, queue, evictions, utilisation."""
-    return [_summary(w, 4), _usage_widget(w, 6), _queue_widget(w, 5), _evictions_widget(w, 5),
-            _utilisation_widget(w, 4)]
+def team_row(w: TeamWatch, region: Optional[str] = None) -> list[cw.IWidget]:
+    """One dashboard row (24 columns): summary, usage, queue, evictions, utilisation.
+
+    ``region``: the metrics' region (the plan's); given, the dashboard body is a plain string, a third smaller.
+    """
+    return [_summary(w, 4), _usage_widget(w, 6, region), _queue_widget(w, 5, region),
+            _evictions_widget(w, 5, region), _utilisation_widget(w, 4, region)]
+
+
+class ClusterDashboardPage(Construct):
+    """One page of the cluster dashboard (construct id: its name), one row per team on it.
+
+    A row is about 2.6 kB of template: 300 teams make 6 pages and ~780 kB, so past that put pages in
+    separate stacks (CloudFormation's 1 MB per template).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan, name: str,
+                 teams: Sequence[str]) -> None:
+        super().__init__(scope, id)
+        self.dashboard = cw.Dashboard(self, "Resource", dashboard_name=name)
+        self.dashboard.add_widgets(cw.TextWidget(
+            markdown=f"# {monitoring.spec_name}: HyperPod governance ({monitoring.cluster_name})\n"
+            "Usage against nominal quota per instance type (borrowed = usage above nominal), pending work, "
+            "evictions by reason, accelerator utilisation. Alarms go to each team's owners.",
+            width=24, height=2))
+        for team in teams:
+            self.dashboard.add_widgets(*team_row(monitoring.team(team), monitoring.region))
 
 
 class ClusterDashboards(Construct):
-    """The cluster dashboard: one row per team (pages of ``TEAMS_PER_CLUSTER_DASHBOARD`` teams)."""
+    """The cluster dashboard: every page of ``MonitoringPlan.cluster_dashboards`` (50 teams a page)."""
 
     def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan) -> None:
         super().__init__(scope, id)
-        self.dashboards: list[cw.Dashboard] = []
-        for name, teams in monitoring.cluster_dashboards:
-            board = cw.Dashboard(self, name, dashboard_name=name)
-            board.add_widgets(cw.TextWidget(
-                markdown=f"# {monitoring.spec_name}: HyperPod governance ({monitoring.cluster_name})\n"
-                "Usage against nominal quota per instance type (borrowed = usage above nominal), pending work, "
-                "evictions by reason, accelerator utilisation. Alarms go to each team's owners.",
-                width=24, height=2))
-            for team in teams:
-                board.add_widgets(*team_row(monitoring.team(team)))
-            self.dashboards.append(board)
+        self.pages = [ClusterDashboardPage(self, name, monitoring=monitoring, name=name, teams=teams)
+                      for name, teams in monitoring.cluster_dashboards]
 
 
 class TeamDashboard(Construct):
     """A team's own dashboard: its row, its alarms' state and what each alarm asks of whom."""
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch,
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, region: Optional[str] = None,
                  alarms: Optional[Mapping[str, cw.Alarm]] = None) -> None:
         super().__init__(scope, id)
         assert watch.dashboard is not None, "TeamDashboard needs a TeamWatch with a dashboard name"
         self.dashboard = cw.Dashboard(self, "Resource", dashboard_name=watch.dashboard)
-        self.dashboard.add_widgets(*team_row(watch))
+        self.dashboard.add_widgets(*team_row(watch, region))
         if alarms:
             self.dashboard.add_widgets(
                 cw.AlarmStatusWidget(title=f"{watch.team}: alarms", alarms=[alarms[k] for k in sorted(alarms)],
@@ -208,12 +226,16 @@ class TeamDashboard(Construct):
 
 
 class TeamMonitoring(Construct):
-    """Per team (construct id: the team's name): its alarms and, if planned, its dashboard."""
+    """Per team (construct id: the team's name): its alarms and, if planned, its dashboard.
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: AlarmTopics) -> None:
+    ``topics``: topic key (``AlarmPlan.topic``) -> topic, e.g. ``AlarmTopics.topics`` (from any stack).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+                 region: Optional[str] = None) -> None:
         super().__init__(scope, id)
         self.alarms = TeamAlarms(self, "Alarms", watch=watch, topics=topics)
-        self.dashboard = (TeamDashboard(self, "Dashboard", watch=watch, alarms=self.alarms.alarms)
+        self.dashboard = (TeamDashboard(self, "Dashboard", watch=watch, region=region, alarms=self.alarms.alarms)
                           if watch.dashboard else None)
 
 
@@ -225,4 +247,5 @@ class GovernanceMonitoring(Construct):
         self.topics = AlarmTopics(self, "Topics", topics=monitoring.topics)
         self.cluster = ClusterDashboards(self, "Cluster", monitoring=monitoring)
         teams = Construct(self, "Teams")
-        self.teams = {w.team: TeamMonitoring(teams, w.team, watch=w, topics=self.topics) for w in monitoring.teams}
+        self.teams = {w.team: TeamMonitoring(teams, w.team, watch=w, topics=self.topics.topics,
+                                             region=monitoring.region) for w in monitoring.teams}

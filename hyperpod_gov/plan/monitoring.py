@@ -329,8 +329,9 @@ def _alarms(spec_name: str, w: TeamWatch, topic_of: Mapping[Optional[str], str])
     out.append(AlarmPlan(
         team=w.team, kind="quota-not-honoured", name=alarm_name(spec_name, w.team, "quota-not-honoured"),
         description=(
-            f"Guaranteed quota not honoured: team {w.team} has had workloads pending for {th.quota_not_honoured_minutes}"
-            f" min while running below its nominal quota ({_amounts(tuple(watched))}). {_owner_line(ops, 'operations owner')} "
+            f"Guaranteed quota not honoured: team {w.team} has had workloads pending for "
+            f"{th.quota_not_honoured_minutes} min while running below its nominal quota "
+            f"({_amounts(tuple(watched))}). {_owner_line(ops, 'operations owner')} "
             f"Response: look at why the workloads wait (kubectl describe clusterqueue {w.cluster_queue}; "
             "workloads that ask for more than quota plus borrow limit, or for another instance type, never fit); if "
             "lenders do not reclaim lent capacity, escalate to the platform team."),
@@ -352,7 +353,8 @@ def _alarms(spec_name: str, w: TeamWatch, topic_of: Mapping[Optional[str], str])
         team=w.team, kind="idle-capacity", name=alarm_name(spec_name, w.team, "idle-capacity"),
         description=(
             f"Reserved capacity idle: team {w.team} used less than {th.idle_percent}% of its nominal quota "
-            f"({_amounts(tuple(main))}) for {th.idle_hours} h. {_owner_line(cost, 'cost owner')} Response: {response}."),
+            f"({_amounts(tuple(main))}) for {th.idle_hours} h. {_owner_line(cost, 'cost owner')} "
+            f"Response: {response}."),
         owner=cost, topic=cost_topic, metrics=tuple((f"u{i}", f.usage) for i, f in enumerate(main)),
         expression=f"100 * ({' + '.join(f'u{i}' for i in range(len(main)))}) / {total}",
         threshold=th.idle_percent, comparison="LessThanThreshold",
@@ -414,7 +416,8 @@ def build_monitoring_plan(plan: Any, inputs: MonitoringInputs) -> MonitoringPlan
     watches = []
     for t in plan.teams:
         contract = inputs.contracts.get(t.name)
-        flavors = tuple(_flavor_watch(cluster, t.cluster_queue, f, flavor_names.get(f.instance_type, f.instance_type))
+        flavors = tuple(_flavor_watch(cluster, t.cluster_queue, f, flavor_names.get(f.instance_type,
+                                                                                    f.instance_type))
                         for f in t.owned)
         kinds = [f.accelerator_kind for f in t.owned if f.accelerator_kind]
         kind = catalog.NVIDIA_GPU if catalog.NVIDIA_GPU in kinds else (kinds[0] if kinds else None)
