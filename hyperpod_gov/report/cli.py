@@ -50,7 +50,11 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
         source = "" if exc.source else f"{args.spec}: "
         print(f"{source}{exc.render()}", file=sys.stderr)
         return EXIT_INVALID
-    plan = build_plan(spec)
+    try:
+        plan = build_plan(spec)
+    except SpecError as exc:  # whole-app invariants the plan checks
+        print(f"{args.spec}: {exc.render()}", file=sys.stderr)
+        return EXIT_INVALID
     monitoring = monitoring_plan(plan, spec)
     window = window_ending(now or dt.datetime.now(dt.timezone.utc), args.days)
     try:

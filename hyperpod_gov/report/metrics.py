@@ -12,6 +12,8 @@ from typing import Any, Iterator
 from ..plan.monitoring import HOUR, MonitoringPlan, evictions_search
 
 MAX_QUERIES_PER_CALL = 500  # GetMetricData limit
+# A SEARCH returns one series per eviction reason seen; few per call keeps a response far below 500 series.
+MAX_SEARCHES_PER_CALL = 50
 CALL = "cloudwatch:GetMetricData"
 
 
@@ -87,13 +89,16 @@ def _client_error(exc: Any) -> ReadError:
 
 def read(client: Any, monitoring: MonitoringPlan, start: dt.datetime, end: dt.datetime
          ) -> tuple[list[Query], dict[str, list[Series]]]:
-    """Run every query (500 per call, every page); results by query id, one ``Series`` per label."""
+    """Run every query (500 per call, SEARCHes 50 per call, every page); results by query id, one ``Series`` per label."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     all_queries = queries(monitoring)
     results: dict[str, dict[str, Series]] = {q.id: {} for q in all_queries}
     paginator = client.get_paginator("get_metric_data")
-    for batch in _batches(all_queries, MAX_QUERIES_PER_CALL):
+    plain = [q for q in all_queries if "Expression" not in q.body]
+    searches = [q for q in all_queries if "Expression" in q.body]
+    batches = [*_batches(plain, MAX_QUERIES_PER_CALL), *_batches(searches, MAX_SEARCHES_PER_CALL)]
+    for batch in batches:
         request = {
             "MetricDataQueries": [{"Id": q.id, **q.body} for q in batch],
             "StartTime": start, "EndTime": end, "ScanBy": "TimestampAscending",

@@ -34,19 +34,21 @@ def _args(spec: Path, *extra: str) -> argparse.Namespace:
     return configure_parser(argparse.ArgumentParser()).parse_args([str(spec), *extra])
 
 
-def _results(spec_path: Path, values: Values) -> list[dict]:
+def _results(spec_path: Path, values: Values) -> list[list[dict]]:
+    """Results for the two calls the report makes: metric queries first, then the SEARCH queries."""
     spec = parse_spec(yaml.safe_load(spec_path.read_text()), today=TODAY)
-    out = []
+    plain, searches = [], []
     for q in queries(monitoring_plan(build_plan(spec), spec)):
-        label = q.id
         for series_label, hourly in values(q):
-            out.append(result(q.id, series_label or label, hourly))
-    return out
+            ("Expression" in q.body and searches or plain).append(result(q.id, series_label or q.id, hourly))
+    return [plain, searches]
 
 
-def _run(capsys, spec_path: Path, pages: list[list[dict]], *extra: str) -> tuple[int, str, str]:
+def _run(capsys, spec_path: Path, calls: list[list[list[dict]]], *extra: str) -> tuple[int, str, str]:
+    """``calls``: per GetMetricData call, its pages of results."""
     client, stubber = recorded.client()
-    recorded.stub_pages(stubber, pages)
+    for pages in calls:
+        recorded.stub_pages(stubber, pages)
     with stubber:
         code = run(_args(spec_path, *extra), client=client, now=NOW, today=TODAY)
         stubber.assert_no_pending_responses()
@@ -81,16 +83,16 @@ def startup_values(q: Query):
 
 
 @pytest.fixture(scope="module")
-def startup_pages() -> list[list[dict]]:
-    """Two pages: ml-engineering's pending series continues on the second page."""
-    results = _results(EXAMPLES / "startup.yaml", startup_values)
+def startup_pages() -> list[list[list[dict]]]:
+    """Two calls; the first has two pages, and ml-engineering's pending series continues on the second."""
+    results, searches = _results(EXAMPLES / "startup.yaml", startup_values)
     split = next(i for i, r in enumerate(results) if r["Id"] == "t1_pending")
     pending = results[split]
     half = len(pending["Timestamps"]) // 2
     first = {**pending, "Timestamps": pending["Timestamps"][:half], "Values": pending["Values"][:half],
              "StatusCode": "PartialData"}
     rest = {**pending, "Timestamps": pending["Timestamps"][half:], "Values": pending["Values"][half:]}
-    return [results[:split] + [first], [rest] + results[split + 1:]]
+    return [[results[:split] + [first], [rest] + results[split + 1:]], [searches]]
 
 
 def test_report_reads_every_page_and_prints_usage_per_team(capsys, startup_pages):
@@ -166,7 +168,7 @@ def test_access_denied_exits_2_naming_the_call_and_the_permission(capsys):
 def test_a_forbidden_query_result_exits_2(capsys):
     page = [{"Id": "t0_u0_avg", "Label": "", "Timestamps": [], "Values": [], "StatusCode": "Forbidden",
              "Messages": [{"Code": "Forbidden", "Value": "no access to account 444444444444"}]}]
-    code, _, err = _run(capsys, EXAMPLES / "startup.yaml", [page])
+    code, _, err = _run(capsys, EXAMPLES / "startup.yaml", [[page]])
     assert code == 2 and "query t0_u0_avg returned Forbidden (no access to account 444444444444)" in err
 
 
@@ -176,7 +178,7 @@ def test_days_out_of_range_is_a_usage_error(capsys):
 
 
 def test_a_team_without_any_data_gets_no_proposal(capsys):
-    code, out, _ = _run(capsys, EXAMPLES / "startup.yaml", [[]])
+    code, out, _ = _run(capsys, EXAMPLES / "startup.yaml", [[[]], [[]]])
     assert code == 0
     assert out.count("no data: no Kueue usage metric for its queue") == 3
     assert "No change to propose." in out
@@ -208,7 +210,7 @@ def test_quota_moves_from_a_team_that_never_used_it_when_nothing_is_unallocated(
     data["teams"].append({"name": "team-c", "quota": [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}],
                           "sharing": {"strategy": "DontLend"}})
     path = _write(tmp_path, data)
-    code, out, err = _run(capsys, path, [_results(path, _waiting_team_a)])
+    code, out, err = _run(capsys, path, [[r] for r in _results(path, _waiting_team_a)])
     assert code == 0, err
     assert "teams[0] (team-a).quota[0].accelerators: 8 -> 10" in out
     assert "teams[2] (team-c).quota[0].accelerators: 8 -> 6" in out
@@ -220,7 +222,7 @@ def test_unallocated_capacity_goes_to_the_waiting_team_first(capsys, tmp_path):
     data = copy.deepcopy(BASE)
     data["sharedPool"] = {"name": "shared"}
     path = _write(tmp_path, data)
-    code, out, err = _run(capsys, path, [_results(path, _waiting_team_a)])
+    code, out, err = _run(capsys, path, [[r] for r in _results(path, _waiting_team_a)])
     assert code == 0, err
     assert "teams[0] (team-a).quota[0].accelerators: 8 -> 10" in out
     assert "the shared pool 'shared' holds 2 fewer accelerators to lend" in out
@@ -231,7 +233,7 @@ def test_weights_that_never_decided_anything_are_proposed_for_removal(capsys):
         return {"usage-avg": [("", lambda h: 10)], "usage-max": [("", lambda h: 10)],
                 "pending": [("", lambda h: 0)], "evictions": [], "utilisation": [("", lambda h: 70)]}[q.what]
     spec_path = EXAMPLES / "enterprise.yaml"
-    code, out, err = _run(capsys, spec_path, [_results(spec_path, flat)])
+    code, out, err = _run(capsys, spec_path, [[r] for r in _results(spec_path, flat)])
     assert code == 0, err
     assert "Hours in which fair sharing had something to decide: 0" in out
     assert "teams[3] (recommendations).fairShareWeight: 75 -> (removed)" in out
@@ -246,3 +248,22 @@ def test_a_patch_the_capacity_cannot_hold_is_refused_by_the_spec_rules():
     kept, rejected = check(data, [too_much], TODAY)
     assert kept == ()
     assert "quotas on ml.p5.48xlarge add up to 24 accelerators" in rejected[0].problem
+
+
+def test_queries_are_batched_500_per_call_and_searches_50(capsys, tmp_path):
+    data = copy.deepcopy(BASE)
+    data["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.g5.2xlarge", "count": 130}]
+    data["teams"] = [{"name": f"t{i:03d}", "quota": [{"instanceType": "ml.g5.2xlarge", "count": 1}]}
+                     for i in range(130)]
+    path = _write(tmp_path, data)
+    client, stubber = recorded.client()
+    sizes: list[int] = []
+    client.meta.events.register("provide-client-params.cloudwatch.GetMetricData",
+                                lambda params, **_: sizes.append(len(params["MetricDataQueries"])))
+    for _ in range(5):
+        recorded.stub_pages(stubber, [[]])
+    with stubber:
+        assert run(_args(path), client=client, now=NOW, today=TODAY) == 0
+        stubber.assert_no_pending_responses()
+    # 130 teams x (2 usage + pending + utilisation) = 520 metric queries, then 130 SEARCHes
+    assert sizes == [500, 20, 50, 50, 30]
