@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CDK entry point.
 
-    npx cdk synth -c spec=examples/enterprise.yaml                    # every stack of the spec
-    npx cdk synth -c spec=examples/enterprise.yaml -c pipeline=true   # the delivery pipeline
+    ./dev.sh cdk synth -c spec=examples/enterprise.yaml                    # every stack of the spec
+    ./dev.sh cdk synth -c spec=examples/enterprise.yaml -c pipeline=true   # the delivery pipeline
 """
 
 from __future__ import annotations
@@ -12,19 +12,26 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
+from hyperpod_gov.charts import render
+from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, load_spec
-from hyperpod_gov.synth import PipelineConfigError, build_app, build_pipeline_app
+from stacks.app import build_app, build_pipeline_app, synth_error
 
 app = cdk.App(analytics_reporting=False)
 spec_path = app.node.try_get_context("spec") or "examples/enterprise.yaml"
 try:
-    spec = load_spec(spec_path)
-    base_dir = Path(spec_path).resolve().parent
+    plan = build_plan(load_spec(spec_path), base_dir=Path(spec_path).resolve().parent)
+    manifests = render(plan)
     if str(app.node.try_get_context("pipeline")).lower() == "true":
-        build_pipeline_app(spec, spec_path=spec_path, app=app, base_dir=base_dir)
+        build_pipeline_app(plan, manifests, spec_path=spec_path, app=app)
     else:
-        build_app(spec, app=app, base_dir=base_dir)
-except (SpecError, PipelineConfigError) as exc:
-    print(exc.render() if isinstance(exc, SpecError) else f"{spec_path}: {exc}", file=sys.stderr)
+        build_app(plan, manifests, app=app)
+    app.synth()
+except SpecError as exc:
+    print(f"{spec_path}: {exc.render()}", file=sys.stderr)
     sys.exit(1)
-app.synth()
+except Exception as exc:  # a CDK or jsii failure: path, value and fix, never a traceback
+    if "ValidationFailed" in str(exc):
+        raise  # cdk-nag findings: the CDK CLI prints the report itself
+    print(f"{spec_path}: {synth_error(exc).render()}", file=sys.stderr)
+    sys.exit(1)

@@ -26,8 +26,9 @@ def main() -> None:
     cdk.App()
     startup = time.perf_counter() - t0
 
+    from hyperpod_gov.plan import build_plan
     from hyperpod_gov.spec import load_spec
-    from hyperpod_gov.synth import synth
+    from stacks.app import synth
 
     def empty(out: Path) -> None:
         cdk.App(outdir=str(out)).synth()
@@ -38,9 +39,9 @@ def main() -> None:
     cases = {"empty CDK app": empty}
     for name in ("enterprise", "startup"):
         spec = load_spec(ROOT / "examples" / f"{name}.yaml")
-        cases[f"examples/{name}.yaml"] = lambda out, spec=spec: synth(spec, out)
+        cases[f"examples/{name}.yaml"] = lambda out, spec=spec: synth(build_plan(spec), out)
     many = parse_spec(many_teams_spec(300))
-    cases["generated, 300 teams"] = lambda out: synth(many, out)
+    cases["generated, 300 teams"] = lambda out: synth(build_plan(many), out)
 
     print(f"jsii start-up (import aws_cdk + first App): {startup:.2f} s")
     print(f"{'case':28} {'best s':>8} {'median s':>9}  ({REPEATS} runs)")

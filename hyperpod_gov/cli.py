@@ -7,47 +7,49 @@ import json
 import sys
 from typing import Sequence
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from .spec import GovernanceSpec, SpecError, load_spec, spec_warnings
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
-def _load(args: argparse.Namespace) -> GovernanceSpec:
-    return load_spec(args.spec, strict=args.strict)
+def plan_of(path: str, *, strict: bool = False, warn: bool = True) -> "Plan":
+    """Load a spec file and build its plan (every spec rule and plan invariant checked), printing warnings."""
+    from .plan import build_plan
 
-
-def _print_warnings(spec: GovernanceSpec) -> None:
-    for issue in spec_warnings(spec):
-        print(f"warning: {issue}", file=sys.stderr)
+    spec = load_spec(path, strict=strict)
+    plan = build_plan(spec, base_dir=Path(path).resolve().parent, strict=strict)
+    if warn:
+        for issue in (*spec_warnings(spec), *plan.warnings):
+            print(f"warning: {issue}", file=sys.stderr)
+    return plan
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    spec = _load(args)
-    _print_warnings(spec)
-    print(f"{args.spec}: valid ({len(spec.teams)} teams, {spec.scheduler.mode} mode)")
+    plan = plan_of(args.spec, strict=args.strict)
+    print(f"{args.spec}: valid ({len(plan.tenants)} teams, {plan.mode} mode)")
     return EXIT_OK
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from .explain import explain
-    from .plan import build_plan
 
-    spec = _load(args)
-    _print_warnings(spec)
-    sys.stdout.write(explain(spec, build_plan(spec)))
+    sys.stdout.write(explain(plan_of(args.spec, strict=args.strict)))
     return EXIT_OK
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
-    from .synth import PolicyValidationError, assembly_warnings, synth
-
-    spec = _load(args)
-    _print_warnings(spec)
+    plan = plan_of(args.spec, strict=args.strict)
     out = Path(args.out)
     try:
-        assembly = synth(spec, out, base_dir=Path(args.spec).resolve().parent)
+        assembly = synth(plan, out)
     except PolicyValidationError as exc:
         print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
               file=sys.stderr)
@@ -65,8 +67,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import governance_diff, resource_diff
 
-    old = load_spec(args.old, strict=args.strict)
-    new = load_spec(args.new, strict=args.strict)
+    old = plan_of(args.old, strict=args.strict, warn=False)
+    new = plan_of(args.new, strict=args.strict)
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
@@ -74,7 +76,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if not args.governance_only:
         from .testing import synth_snapshot
 
-        resources = resource_diff(synth_snapshot(old), synth_snapshot(new))
+        resources = resource_diff(synth_snapshot(args.old), synth_snapshot(args.new))
         print("Resource changes (+ added, - removed, ~ changed):")
         print("\n".join(f"  {line}" for line in resources) if resources else "  none")
     return EXIT_INVALID if args.fail and (lines or resources) else EXIT_OK

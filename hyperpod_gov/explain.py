@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from .plan import GovernancePlan, TeamPlan
-from .plan.quotas import FlavorQuota
-from .spec.models import GovernanceSpec
-
+from .plan import Plan, TeamPlan
+from .plan.quotas import FlavorQuota, amounts_for
 
 _UNITS = {"nvidia.com/gpu": "GPU", "aws.amazon.com/neurondevice": "Neuron device"}
 
@@ -39,6 +37,20 @@ def borrows(team: TeamPlan) -> str:
     return f"up to {', '.join(caps) or 'nothing'} ({team.borrow_limit_percent}%)"
 
 
+def unowned(plan: Plan) -> list[str]:
+    """Capacity per instance type that no team (nor the shared pool) owns: it runs only borrowed work."""
+    out = []
+    for flavor in plan.flavors:
+        kind = flavor.accelerator_kind
+        owned_by_teams = [next(f for f in t.flavors if f.instance_type == flavor.instance_type) for t in plan.teams]
+        total = amounts_for(flavor.instance_type, count=flavor.instances)
+        used = sum((f.nominal.accelerators if kind else f.nominal.vcpu) for f in owned_by_teams)
+        left = (total.accelerators if kind else total.vcpu) - used
+        if left > 0:
+            out.append(_amount(owned_by_teams[0], left) if owned_by_teams else f"{left} ({flavor.instance_type})")
+    return out
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
@@ -47,46 +59,45 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(x.rstrip() for x in out)
 
 
-def explain(spec: GovernanceSpec, plan: GovernancePlan) -> str:
+def _backend(plan: Plan) -> str:
+    if plan.task_governance_backend == "native":
+        return "cluster policy and quotas as native CloudFormation resources"
+    if plan.task_governance_backend == "custom-resource":
+        return (f"cluster policy and quotas through an SDK-backed custom resource ({plan.region}'s CloudFormation "
+                "has no AWS::SageMaker::ClusterSchedulerConfig / ComputeQuota)")
+    return "Kueue objects emitted by hyperpod-gov"
+
+
+def explain(plan: Plan) -> str:
     """A review of the allocation that a person can read without the YAML."""
     classes = ", ".join(f"{p.name} ({p.weight})" for p in sorted(plan.priority_classes, key=lambda p: -p.weight))
-    teams_by_name = {t.name: t for t in spec.teams}
-    rows = []
-    for t in plan.teams:
-        rows.append(
-            [
-                t.name + (" (shared pool)" if t.is_shared_pool else ""),
-                owns(t),
-                lends(t),
-                borrows(t),
-                str(t.fair_share_weight),
-                t.preempt_team_tasks,
-            ]
-        )
+    rows = [
+        [t.name + (" (shared pool)" if t.is_shared_pool else ""), owns(t), lends(t), borrows(t),
+         str(t.fair_share_weight), t.preempt_team_tasks]
+        for t in plan.teams
+    ]
     capacity = ", ".join(f"{f.instances} x {f.instance_type}" for f in plan.flavors)
+    nobody = unowned(plan)
     parts = [
-        f"Spec {spec.name}: cluster {spec.cluster.name}, {spec.scheduler.mode} mode, idle compute "
-        f"{spec.scheduler.idle_compute}",
+        f"Spec {plan.name}: cluster {plan.cluster_name}, {plan.mode} mode ({_backend(plan)}), idle compute "
+        f"{plan.idle_compute}",
         f"Capacity: {capacity}",
+        "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
         "",
         _table(["TEAM", "OWNS", "CAN LEND", "MAY BORROW", "WEIGHT", "PREEMPTS OWN"], rows),
     ]
-    access_rows = []
-    for t in plan.teams:
-        team = teams_by_name.get(t.name)
-        if team is None:
-            continue
-        access_rows.append(
-            [
-                t.name,
-                t.namespace,
-                "; ".join(_role_name(a) for a in team.access.viewers) or "-",
-                "; ".join(_role_name(a) for a in team.access.submitters) or "-",
-                ", ".join(p.name for p in plan.priority_classes) or "-",
-            ]
-        )
+    access_rows = [
+        [t.name, t.namespace, "; ".join(_role_name(a) for a in t.viewers) or "-",
+         "; ".join(_role_name(a) for a in t.submitters) or "-", ", ".join(p.name for p in plan.priority_classes) or "-"]
+        for t in plan.tenants
+    ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
+    stacks = plan.stacks
+    parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {len(stacks.access)} access, "
+                  f"{len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
+    for issue in plan.warnings:
+        parts.append(f"Note: {issue}")
     return "\n".join(parts) + "\n"
 
 

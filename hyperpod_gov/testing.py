@@ -34,16 +34,19 @@ def normalise(value: Any) -> Any:
 
 def synth_snapshot(spec: Union[str, Path, GovernanceSpec], *, today: dt.date | None = None) -> dict[str, Any]:
     """``{"templates": {stack: template}, "manifests": {"cluster": [...], "teams": {team: [...]}}}``."""
+    from stacks.app import synth  # the composition root
+
     from .charts import render
-    from .synth import synth
+    from .plan import build_plan
 
     base_dir = None
     if not isinstance(spec, GovernanceSpec):
         base_dir = Path(spec).resolve().parent
         spec = load_spec(spec, today=today)
-    manifests = render(spec)
+    plan = build_plan(spec, base_dir=base_dir)
+    manifests = render(plan)
     with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
-        assembly = synth(spec, Path(tmp), base_dir=base_dir, manifests=manifests)
+        assembly = synth(plan, Path(tmp), manifests=manifests)
         templates = {s.stack_name: s.template for s in assembly.stacks}
     return normalise({
         "templates": dict(sorted(templates.items())),

@@ -1,7 +1,7 @@
-"""Deployable stacks that compose the constructs; thin by design."""
+"""Deployable stacks that compose the constructs; thin by design. ``stacks.app`` composes them into an app."""
 
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
-from .governance import GovernanceStack, TeamsStack
+from .governance import AccessStack, GovernanceStack, TeamsStack
 
-__all__ = ["CapacityStack", "ConsumerAccountStack", "GovernanceStack", "TeamsStack"]
+__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "GovernanceStack", "TeamsStack"]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from aws_cdk import Environment, Stack, Tags
 from constructs import Construct
@@ -17,48 +16,51 @@ from hyperpod_gov.constructs import (
     Observability,
     SchedulerInstall,
 )
-from hyperpod_gov.constructs.hyperpod_cluster import acknowledge_bucket_deployment
-from hyperpod_gov.constructs.network import availability_zones
-from hyperpod_gov.spec.models import GovernanceSpec
+from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
+from hyperpod_gov.plan import Plan
+
+SPEC_TAG = "hyperpod-gov:spec"
 
 
-def capacity_env(spec: GovernanceSpec) -> Environment:
-    return Environment(account=spec.accounts.capacity.id, region=spec.accounts.capacity.region)
+def capacity_env(plan: Plan) -> Environment:
+    return Environment(account=plan.account, region=plan.region)
 
 
 class CapacityStack(Stack):
     """Everything the shared cluster needs before any team is governed on it."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, base_dir: Optional[Path] = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
+        c = plan.cluster
         super().__init__(
             scope,
             id,
-            env=capacity_env(spec),
-            description=f"hyperpod-gov {spec.name}: HyperPod cluster {spec.cluster.name} and its EKS cluster",
+            env=capacity_env(plan),
+            description=f"hyperpod-gov {plan.name}: HyperPod cluster {c.name} and its EKS cluster",
             **kwargs,
         )
-        self._azs = availability_zones(spec)
-        Tags.of(self).add("hyperpod-gov:spec", spec.name)
-        self.network = Network(self, "Network", spec=spec)
-        self.eks = EksCluster(self, "Eks", spec=spec, network=self.network)
-        self.addons = ClusterAddons(self, "Addons", spec=spec, cluster=self.eks.cluster)
-        self.lifecycle = LifecycleScripts(self, "LifecycleScripts", spec=spec)
+        self._azs = plan.network.availability_zones
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        self.network = Network(self, "Network", network=plan.network)
+        self.eks = EksCluster(self, "Eks", cluster=c, network=self.network)
+        self.addons = ClusterAddons(self, "Addons", versions=c.addon_versions, cluster=self.eks.cluster)
+        self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket)
         self.hyperpod = HyperPodCluster(
             self,
             "HyperPod",
-            spec=spec,
+            plan=c,
             network=self.network,
             cluster=self.eks.cluster,
             lifecycle=self.lifecycle,
             depends_on=self.addons.networking,
-            base_dir=base_dir,
         )
         # These run pods, so they need the HyperPod nodes to report healthy.
         self.addons.coredns.node.add_dependency(self.hyperpod.resource)
-        self.observability = Observability(self, "Observability", spec=spec, cluster=self.eks.cluster)
+        self.observability = Observability(self, "Observability", version=c.addon_versions.cloudwatch_observability,
+                                           cluster=self.eks.cluster)
         self.observability.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
-        self.scheduler = SchedulerInstall(self, "Scheduler", spec=spec, cluster=self.eks.cluster)
+        self.scheduler = SchedulerInstall(self, "Scheduler", task_governance=plan.task_governance,
+                                          versions=c.addon_versions, kueue_config=plan.kueue_config,
+                                          cluster=self.eks.cluster)
         self.scheduler.node.add_dependency(self.hyperpod.resource, self.addons.coredns)
         acknowledge_bucket_deployment(self, self.lifecycle)
 

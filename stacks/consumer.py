@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from aws_cdk import Environment, Stack, Tags
 from constructs import Construct
 
 from hyperpod_gov.constructs.identity import TargetRole
-from hyperpod_gov.plan import IdentityPlan
-from hyperpod_gov.spec.models import ConsumerAccount, GovernanceSpec
+from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.plan import ConsumerStack
+
+from .capacity import SPEC_TAG
 
 
 class ConsumerAccountStack(Stack):
-    """One per declared consumer account and region; each role under a scope named team/service account."""
+    """One per consumer account with roles to create; each role under a team scope, then its service account."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, consumer: ConsumerAccount,
-                 identities: Sequence[IdentityPlan], **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
         super().__init__(
-            scope, id, env=Environment(account=consumer.id, region=consumer.region),
-            description=f"hyperpod-gov {spec.name}: roles that HyperPod workloads assume in {consumer.name}",
+            scope, id, env=Environment(account=consumer.account, region=consumer.region),
+            description=f"hyperpod-gov {plan.name}: roles that HyperPod workloads assume in {consumer.account_name}",
             **kwargs,
         )
-        Tags.of(self).add("hyperpod-gov:spec", spec.name)
-        for identity in sorted(identities, key=lambda i: (i.team, i.service_account)):
-            TargetRole(self, f"{identity.team}-{identity.service_account}", spec=spec, identity=identity)
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        scopes: dict[str, Construct] = {}
+        for identity in consumer.identities:  # sorted by team, then service account
+            team_scope = scopes.get(identity.team) or scopes.setdefault(identity.team, Construct(self, identity.team))
+            TargetRole(
+                team_scope, identity.service_account, identity=identity, capacity_account=plan.account,
+                eks_cluster_name=plan.eks_cluster_name,
+                description=f"{plan.name}: data access of {identity.namespace}/{identity.service_account} "
+                f"(HyperPod cluster {plan.cluster_name})",
+            )

@@ -1,10 +1,10 @@
-"""Governance of the shared cluster: the cluster policy and cluster-wide objects, then per-team stacks."""
+"""Governance of the shared cluster: the cluster policy and cluster-wide objects, then per-team and access stacks."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional
 
-from aws_cdk import Stack, Tags
+from aws_cdk import Duration, Stack, Tags, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -15,30 +15,67 @@ from hyperpod_gov.constructs import (
     TeamQuota,
     WorkloadIdentityRole,
 )
-from hyperpod_gov.constructs.access import principal_construct_id
-from hyperpod_gov.plan import GovernancePlan, IdentityPlan, PrincipalAccess
-from hyperpod_gov.spec.models import GovernanceSpec, Team
+from hyperpod_gov.plan import Plan, TeamPlan, Shard
+from hyperpod_gov.plan import task_governance as tg
 
-from .capacity import CapacityStack, capacity_env
+from .capacity import SPEC_TAG, CapacityStack, capacity_env
+
+NAMESPACE_WAIT = Duration.minutes(15)
+
+
+class _TaskGovernance:
+    """Cluster policy and quotas as native CloudFormation resources, or through the SDK-backed custom resource
+    (one provider per stack), as the plan decided for the region."""
+
+    def __init__(self, stack: Stack, plan: Plan, cluster_arn: str) -> None:
+        self.native = plan.task_governance_backend == "native"
+        self.cluster_arn = cluster_arn
+        self.eks_cluster_name = plan.eks_cluster_name
+        self._stack = stack
+        self._provider: Optional[Construct] = None
+
+    def provider(self) -> Any:
+        if self._provider is None:
+            from hyperpod_gov.constructs.task_governance_provider import TaskGovernanceProvider
+
+            self._provider = TaskGovernanceProvider(self._stack, "TaskGovernanceProvider",
+                                                    cluster_arn=self.cluster_arn,
+                                                    eks_cluster_name=self.eks_cluster_name)
+        return self._provider
+
+    def policy(self, scope: Construct, id: str, properties: dict[str, Any]) -> Construct:
+        if self.native:
+            return ClusterPolicy(scope, id, properties=properties)
+        from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy
+
+        return SdkClusterPolicy(scope, id, provider=self.provider(), properties=properties)
+
+    def quota(self, scope: Construct, id: str, team: TeamPlan) -> Construct:
+        properties = tg.compute_quota_properties(team, self.cluster_arn)
+        if self.native:
+            return TeamQuota(scope, id, properties=properties)
+        from hyperpod_gov.constructs.task_governance_provider import SdkComputeQuota
+
+        return SdkComputeQuota(scope, id, provider=self.provider(), properties=properties)
 
 
 class GovernanceStack(Stack):
     """Cluster policy (task-governance), shared-pool quota, and the cluster-scoped Kubernetes objects."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, plan: GovernancePlan,
-                 capacity: CapacityStack, manifests: Manifests, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(spec),
-                         description=f"hyperpod-gov {spec.name}: cluster policy and cluster-wide objects", **kwargs)
-        Tags.of(self).add("hyperpod-gov:spec", spec.name)
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, capacity: CapacityStack, manifests: Manifests,
+                 **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan),
+                         description=f"hyperpod-gov {plan.name}: cluster policy and cluster-wide objects", **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
         self.add_stack_dependency(capacity, "the scheduler (add-on or Kueue chart) must run first")
-        self.policy = None
-        if spec.scheduler.mode == "task-governance":
-            self.policy = ClusterPolicy(self, "ClusterPolicy", spec=spec, plan=plan,
-                                        cluster_arn=capacity.hyperpod.cluster_arn)
-            pool = next((t for t in plan.teams if t.is_shared_pool), None)
-            if pool is not None:
-                quota = TeamQuota(self, "SharedPoolQuota", spec=spec, team=pool,
-                                  cluster_arn=capacity.hyperpod.cluster_arn)
+        self.policy: Optional[Construct] = None
+        if plan.task_governance:
+            governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn)
+            self.policy = governance.policy(self, "ClusterPolicy", tg.cluster_policy_properties(
+                plan.policy_name, plan.cluster_name, [(p.name, p.weight) for p in plan.priority_classes],
+                plan.fair_sharing, capacity.hyperpod.cluster_arn))
+            if plan.shared_pool is not None:
+                quota = governance.quota(self, "SharedPoolQuota", plan.shared_pool)
                 quota.node.add_dependency(self.policy)
         self.cluster_objects = None
         if manifests.cluster:
@@ -49,31 +86,45 @@ class GovernanceStack(Stack):
 class TeamsStack(Stack):
     """One shard of per-team resources. Each team lives under a scope named after it."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, plan: GovernancePlan,
-                 capacity: CapacityStack, governance: GovernanceStack, teams: Sequence[Team],
-                 identities: Sequence[IdentityPlan], principals: Sequence[PrincipalAccess], manifests: Manifests,
-                 **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(spec),
-                         description=f"hyperpod-gov {spec.name}: per-team quotas, access and manifests", **kwargs)
-        Tags.of(self).add("hyperpod-gov:spec", spec.name)
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
+                 governance: GovernanceStack, manifests: Manifests, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan),
+                         description=f"hyperpod-gov {plan.name}: per-team quotas, identities and manifests", **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
         cluster = capacity.eks.cluster
-        task_governance = spec.scheduler.mode == "task-governance"
-        for team in sorted(teams, key=lambda t: t.name):
+        task_governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn) if plan.task_governance else None
+        for name in shard.members:
+            team = plan.team(name)
             team_scope = Construct(self, team.name)
-            tp = plan.team(team.name)
-            quota = None
-            if task_governance:
-                quota = TeamQuota(team_scope, "Quota", spec=spec, team=tp,
-                                  cluster_arn=capacity.hyperpod.cluster_arn, contract=team.contract)
-            for identity in (i for i in identities if i.team == team.name):
+            waiter = None
+            if task_governance is not None:
+                quota = task_governance.quota(team_scope, "Quota", team)
+                # HyperPod creates the namespace when the quota is created, a little later: wait for it rather
+                # than fail the stack when the team's objects are applied first.
+                waiter = eks.KubernetesObjectValue(
+                    team_scope, "Namespace", cluster=cluster, object_type="namespace", object_name=team.namespace,
+                    json_path=".metadata.name", timeout=NAMESPACE_WAIT,
+                )
+                waiter.node.add_dependency(quota)
+            for identity in (i for i in plan.identities if i.team == team.name):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
                                      cluster_name=cluster.cluster_name, identity=identity)
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
-            if quota is not None:
-                # HyperPod creates the namespace when the quota is created.
-                applied.node.add_dependency(quota)
-        access_scope = Construct(self, "Access")
-        for access in principals:
-            TeamAccessEntry(access_scope, principal_construct_id(access.principal_arn),
-                            cluster_name=cluster.cluster_name, access=access)
+            if waiter is not None:
+                applied.node.add_dependency(waiter)
+
+
+class AccessStack(Stack):
+    """EKS access entries of one shard of principals: one entry per principal, with all its team groups."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
+                 **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan),
+                         description=f"hyperpod-gov {plan.name}: access entries of the teams' principals", **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        self.add_stack_dependency(capacity, "the EKS cluster must exist")
+        access = {p.principal_arn: p for p in plan.principals}
+        cluster_name = capacity.eks.cluster.cluster_name
+        for arn in shard.members:  # principal ARNs, sorted
+            TeamAccessEntry(self, access[arn].key, cluster_name=cluster_name, access=access[arn])

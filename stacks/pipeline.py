@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from aws_cdk import Environment, Stack, Stage, Tags, aws_codepipeline as codepipeline, pipelines
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs._nag import acknowledge, wildcard
-from hyperpod_gov.spec.models import ConsumerAccount, GovernanceSpec
+from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.plan import ConsumerStack
 
-from .capacity import capacity_env
+from .capacity import SPEC_TAG, capacity_env
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
 
@@ -20,42 +20,40 @@ TEST_COMMAND = "./dev.sh test"  # the README's test command
 class CapacityStage(Stage):
     """The capacity account: capacity, governance and team stacks."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, manifests: Manifests,
-                 base_dir: Optional[Path] = None, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(spec), **kwargs)
-        from hyperpod_gov.synth import add_capacity_stacks
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, manifests: Manifests, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan), **kwargs)
+        from .app import add_capacity_stacks
 
-        self.stacks = add_capacity_stacks(self, spec, manifests=manifests, base_dir=base_dir)
+        self.stacks = add_capacity_stacks(self, plan, manifests)
 
 
 class ConsumerStage(Stage):
     """One consumer account and region: the target roles workloads assume there."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, consumer: ConsumerAccount,
-                 **kwargs: Any) -> None:
-        super().__init__(scope, id, env=Environment(account=consumer.id, region=consumer.region), **kwargs)
-        from hyperpod_gov.synth import add_consumer_stack
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=Environment(account=consumer.account, region=consumer.region), **kwargs)
+        from .consumer import ConsumerAccountStack
 
-        self.stack = add_consumer_stack(self, spec, consumer)
+        self.stack = ConsumerAccountStack(self, consumer.name, plan=plan, consumer=consumer, stack_name=consumer.name)
 
 
 class PipelineStack(Stack):
     """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, spec_path: str, repository: str,
-                 branch: str, connection_arn: str, manifests: Manifests, base_dir: Optional[Path] = None,
-                 **kwargs: Any) -> None:
-        pipeline_spec = spec.deployment.pipeline
-        account = (pipeline_spec.account if pipeline_spec else None) or spec.accounts.capacity.id
-        region = (pipeline_spec.region if pipeline_spec else None) or spec.accounts.capacity.region
-        super().__init__(scope, id, env=Environment(account=account, region=region),
-                         description=f"hyperpod-gov {spec.name}: delivery pipeline", **kwargs)
-        Tags.of(self).add("hyperpod-gov:spec", spec.name)
-        source = pipelines.CodePipelineSource.connection(repository, branch, connection_arn=connection_arn)
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, spec_path: str, repository: str,
+                 connection_arn: str, manifests: Manifests, toolchain: dict[str, str], **kwargs: Any) -> None:
+        p = plan.pipeline
+        super().__init__(scope, id, env=Environment(account=p.account, region=p.region),
+                         description=f"hyperpod-gov {plan.name}: delivery pipeline", **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn)
         self.pipeline = pipelines.CodePipeline(
             self,
             "Pipeline",
-            pipeline_name=f"{spec.name}-governance",
+            pipeline_name=p.name,
+            # The same CDK CLI and cdk-assets as this repository pins (package.json), never "latest".
+            cli_version=toolchain["cli"],
+            cdk_assets_cli_version=toolchain["cdk_assets"],
             cross_account_keys=True,  # the artifact key is shared with every target account
             enable_key_rotation=True,
             pipeline_type=codepipeline.PipelineType.V2,
@@ -67,19 +65,18 @@ class PipelineStack(Stack):
             ),
         )
         self.stages: list[Stage] = []
-        consumers = [c for c in spec.accounts.consumers if _has_roles(spec, c)]
-        if consumers:
+        if plan.stacks.consumers:
             wave = self.pipeline.add_wave("ConsumerAccounts")
-            for consumer in consumers:
-                stage = ConsumerStage(self, f"Consumer-{consumer.name}", spec=spec, consumer=consumer)
+            for consumer in plan.stacks.consumers:
+                stage = ConsumerStage(self, f"Consumer-{consumer.account_name}", plan=plan, consumer=consumer)
                 self.stages.append(stage)
                 wave.add_stage(stage)
-        capacity = CapacityStage(self, "Capacity", spec=spec, manifests=manifests, base_dir=base_dir)
+        capacity = CapacityStage(self, "Capacity", plan=plan, manifests=manifests)
         self.stages.append(capacity)
         self.pipeline.add_stage(
             capacity,
-            pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {spec.name} to the capacity "
-                                              f"account {spec.accounts.capacity.id}?")],
+            pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {plan.name} to the capacity "
+                                              f"account {plan.account}?")],
         )
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
@@ -145,7 +142,3 @@ def acknowledge_pipeline(stack: Stack, pipeline: pipelines.CodePipeline) -> None
     ]
     acknowledge(pipeline, findings)
 
-
-def _has_roles(spec: GovernanceSpec, consumer: ConsumerAccount) -> bool:
-    return any(w.target_role is not None and w.target_role.account == consumer.name
-               for t in spec.teams for w in t.workload_identities)

@@ -100,9 +100,9 @@ def snapshot_json(snapshot):
 @pytest.fixture(scope="session")
 def pipeline(enterprise_spec, tmp_path_factory):
     """The enterprise pipeline app synthesized once (cdk-nag runs on it and on every stage)."""
-    from hyperpod_gov.synth import build_pipeline_app
+    from tests.synth_helpers import build_pipeline_app_for
 
     out = tmp_path_factory.mktemp("pipeline")
-    app = build_pipeline_app(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out))
+    app = build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out))
     app.synth()
     return out

@@ -8,6 +8,8 @@ from typing import Any
 def many_teams_spec(teams: int, *, mode: str = "task-governance") -> dict[str, Any]:
     return {
         "name": "scale",
+        # 600 principals: over one access stack's budget (the plan says so and names this key).
+        "deployment": {"accessStacks": 2},
         "accounts": {
             "capacity": {"id": "111111111111", "region": "us-east-1"},
             "consumers": [{"name": "data", "id": "222222222222", "region": "us-east-1"}],

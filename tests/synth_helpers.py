@@ -30,9 +30,10 @@ class Synthesized:
 
 
 def synthesize(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
-    from hyperpod_gov.synth import assembly_warnings, synth
+    from hyperpod_gov.plan import build_plan
+    from stacks.app import assembly_warnings, synth
 
-    assembly = synth(spec, out_dir)
+    assembly = synth(build_plan(spec), out_dir)
     templates = {s.stack_name: s.template for s in assembly.stacks}
     return Synthesized(spec, out_dir, templates, assembly_warnings(assembly))
 
@@ -46,3 +47,22 @@ def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[
     for logical_id, r in sorted(template["Resources"].items()):
         if r["Type"] == type_:
             yield logical_id, r.get("Properties", {})
+
+
+def build_app_for(spec: GovernanceSpec, **kwargs: Any):
+    """The CDK app of a spec, as ``cdk synth`` builds it (not synthesized yet)."""
+    from hyperpod_gov.charts import render
+    from hyperpod_gov.plan import build_plan
+    from stacks.app import build_app
+
+    plan = build_plan(spec)
+    return build_app(plan, render(plan), **kwargs)
+
+
+def build_pipeline_app_for(spec: GovernanceSpec, **kwargs: Any):
+    from hyperpod_gov.charts import render
+    from hyperpod_gov.plan import build_plan
+    from stacks.app import build_pipeline_app
+
+    plan = build_plan(spec)
+    return build_pipeline_app(plan, render(plan), **kwargs)

@@ -6,6 +6,7 @@ import yaml
 
 from hyperpod_gov.cli import main
 from hyperpod_gov.diff import governance_diff
+from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
 
@@ -50,7 +51,7 @@ def test_people_quotas_and_priorities_are_compared():
     data["teams"][4]["quota"][0]["accelerators"] = 20
     data["teams"][4]["access"]["submitters"].append("arn:aws:iam::111111111111:role/SpeechIntern")
     data["scheduler"]["priorityClasses"][2]["weight"] = 30
-    lines = governance_diff(old, parse_spec(data, today=TODAY))
+    lines = governance_diff(build_plan(old), build_plan(parse_spec(data, today=TODAY)))
     assert "team speech owns: 25 GPUs (ml.p5.48xlarge) -> 20 GPUs (ml.p5.48xlarge)" in lines
     assert "team speech may borrow: up to 12 GPUs (ml.p5.48xlarge) (50%) -> up to 10 GPUs (ml.p5.48xlarge) (50%)" in lines
     assert "team speech can submit: + arn:aws:iam::111111111111:role/SpeechIntern" in lines

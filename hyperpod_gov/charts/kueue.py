@@ -6,65 +6,18 @@ them would only have them overwritten.
 
 from __future__ import annotations
 
-from typing import Any
 
 from constructs import Construct
 
-from ..plan import GovernancePlan, TeamPlan
+from ..plan import Plan, TeamPlan
 from ..plan import names
-from ..plan.quotas import Amounts, FlavorQuota
+from ..plan.kueue import KUEUE_API
 from ._objects import api_object
-
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-
-
-def _quantities(plan: GovernancePlan, f: FlavorQuota, amounts: Amounts) -> dict[str, Any]:
-    """Per covered resource: cpu in cores, memory in Gi, each accelerator kind (0 if the flavor has another)."""
-    out: dict[str, Any] = {"cpu": amounts.vcpu, "memory": f"{amounts.memory_gib}Gi"}
-    for resource in plan.covered_resources[2:]:
-        out[resource] = amounts.accelerators if resource == f.accelerator_kind else 0
-    return out
-
-
-def _resource(plan: GovernancePlan, f: FlavorQuota, name: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": name, "nominalQuota": _quantities(plan, f, f.nominal)[name]}
-    if f.lending_limit is not None:
-        entry["lendingLimit"] = _quantities(plan, f, f.lending_limit)[name]
-    if f.borrowing_limit is not None:
-        entry["borrowingLimit"] = _quantities(plan, f, f.borrowing_limit)[name]
-    return entry
-
-
-def cluster_queue_spec(plan: GovernancePlan, team: TeamPlan) -> dict[str, Any]:
-    """The ClusterQueue spec of a team, per DESIGN.md's semantics table."""
-    return {
-        "cohortName": plan.cohort,
-        # Only the team's own namespace may submit to its queue (null would admit none, {} all).
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
-        "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": [
-            {
-                "coveredResources": list(plan.covered_resources),
-                "flavors": [
-                    {"name": names.flavor(f.instance_type),
-                     "resources": [_resource(plan, f, r) for r in plan.covered_resources]}
-                    for f in team.flavors
-                ],
-            }
-        ],
-        "preemption": {
-            "withinClusterQueue": team.preempt_team_tasks,
-            # A lender takes back what it lent when its own work needs it.
-            "reclaimWithinCohort": "Any" if team.can_lend else "Never",
-        },
-        "fairSharing": {"weight": team.fair_share_weight},
-    }
-
 
 class KueueSharedObjects(Construct):
     """Kueue objects every team shares: ResourceFlavors, WorkloadPriorityClasses, the shared pool's queue."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: GovernancePlan) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan) -> None:
         super().__init__(scope, id)
         for flavor in plan.flavors:
             api_object(
@@ -76,15 +29,14 @@ class KueueSharedObjects(Construct):
                 self, f"Priority-{pc.name}", api_version=KUEUE_API, kind="WorkloadPriorityClass",
                 name=pc.kueue_name, body={"value": pc.weight, "description": f"{pc.name} (weight {pc.weight})"},
             )
-        for team in plan.teams:
-            if team.is_shared_pool:
-                cluster_queue(self, plan, team)
+        if plan.shared_pool is not None:
+            cluster_queue(self, plan, plan.shared_pool)
 
 
-def cluster_queue(scope: Construct, plan: GovernancePlan, team: TeamPlan) -> None:
+def cluster_queue(scope: Construct, plan: Plan, team: TeamPlan) -> None:
     api_object(
         scope, f"ClusterQueue-{team.name}", api_version=KUEUE_API, kind="ClusterQueue",
-        name=team.cluster_queue, body={"spec": cluster_queue_spec(plan, team)},
+        name=team.cluster_queue, body={"spec": plan.cluster_queue_spec(team)},
     )
 
 

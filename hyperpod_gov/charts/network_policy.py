@@ -6,7 +6,7 @@ from typing import Any
 
 from constructs import Construct
 
-from ..spec.models import Team
+from ..plan import TeamPlan
 from ._objects import api_object
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"
@@ -18,7 +18,8 @@ def _policy(scope: Construct, name: str, namespace: str, spec: dict[str, Any]) -
                namespace=namespace, body={"spec": spec})
 
 
-def network_policies(scope: Construct, *, team: Team, namespace: str, vpc_cidr: str) -> None:
+def network_policies(scope: Construct, *, team: TeamPlan, vpc_cidr: str) -> None:
+    namespace = team.namespace
     everything: dict[str, Any] = {}
     _policy(scope, "default-deny", namespace, {"podSelector": everything, "policyTypes": ["Ingress", "Egress"]})
     _policy(scope, "allow-dns", namespace, {
@@ -51,6 +52,6 @@ def network_policies(scope: Construct, *, team: Team, namespace: str, vpc_cidr: 
         rules = [
             {"to": [{"ipBlock": {"cidr": e.cidr}}],
              "ports": [{"protocol": e.protocol, "port": p} for p in sorted(e.ports)]}
-            for e in sorted(team.egress, key=lambda e: (e.cidr, e.protocol, e.ports))
+            for e in team.egress
         ]
         _policy(scope, "allow-team-egress", namespace, {"podSelector": {}, "policyTypes": ["Egress"], "egress": rules})

@@ -57,10 +57,6 @@ def team_rbac(scope: Construct, *, team: TeamPlan) -> None:
                      "subjects": [_group(team.submitters_group)]})
 
 
-def queue_reader_name(team: TeamPlan) -> str:
-    return f"{team.namespace}-queue-reader"
-
-
 def cluster_rbac(scope: Construct, *, team: TeamPlan) -> None:
     """Read-only: the team's own ClusterQueue, the resource flavors and the priority classes."""
     rules: list[dict[str, Any]] = [
@@ -69,7 +65,7 @@ def cluster_rbac(scope: Construct, *, team: TeamPlan) -> None:
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors", "workloadpriorityclasses"],
          "verbs": list(READ)},
     ]
-    name = queue_reader_name(team)
+    name = team.queue_reader
     api_object(scope, f"ClusterRole-{team.name}", api_version=RBAC_API, kind="ClusterRole", name=name,
                body={"rules": rules})
     api_object(scope, f"ClusterRoleBinding-{team.name}", api_version=RBAC_API, kind="ClusterRoleBinding", name=name,

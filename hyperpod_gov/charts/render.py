@@ -9,8 +9,7 @@ from typing import Any
 import yaml
 from cdk8s import App
 
-from ..plan import GovernancePlan, build_plan
-from ..spec.models import GovernanceSpec
+from ..plan import Plan
 from ._objects import cluster_chart
 from .kueue import KueueSharedObjects
 from .tenant import TenantChart
@@ -49,14 +48,13 @@ def _write(path: Path, objs: list[Manifest]) -> Path:
     return path
 
 
-def render(spec: GovernanceSpec, plan: GovernancePlan | None = None) -> Manifests:
-    plan = plan or build_plan(spec)
+def render(plan: Plan) -> Manifests:
+    """Every Kubernetes object of the plan: cluster-wide ones, then one list per team (sorted by name)."""
     app = App()
     cluster = cluster_chart(app, "cluster")
-    if spec.scheduler.mode == "kueue":
+    if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
-    charts = {t.name: TenantChart(app, f"team-{t.name}", spec=spec, plan=plan, team=t)
-              for t in sorted(spec.teams, key=lambda t: t.name)}
+    charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
     return Manifests(
         cluster=list(cluster.to_json()),
         teams={name: list(chart.to_json()) for name, chart in charts.items()},

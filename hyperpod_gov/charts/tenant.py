@@ -5,8 +5,8 @@ from __future__ import annotations
 from cdk8s import Chart
 from constructs import Construct
 
-from ..plan import GovernancePlan, TeamPlan
-from ..spec.models import GovernanceSpec, Team
+from ..plan import Plan, TeamPlan
+from ..plan.names import TEAM_LABEL
 from ._objects import api_object
 from .kueue import cluster_queue, local_queue
 from .network_policy import network_policies
@@ -15,7 +15,7 @@ from .rbac import cluster_rbac, team_rbac
 ANNOTATION_PREFIX = "hyperpod-gov.io"
 
 
-def contract_annotations(team: Team) -> dict[str, str]:
+def contract_annotations(team: TeamPlan) -> dict[str, str]:
     c = team.contract
     if c is None:
         return {}
@@ -38,20 +38,18 @@ class TenantChart(Chart):
     the team's work); in ``kueue`` mode the chart owns it.
     """
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, plan: GovernancePlan, team: Team) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, team: TeamPlan) -> None:
         super().__init__(scope, id, disable_resource_name_hashes=True)
-        tp: TeamPlan = plan.team(team.name)
-        owns_namespace = spec.scheduler.mode == "kueue"
-        if owns_namespace:
-            api_object(self, "Namespace", api_version="v1", kind="Namespace", name=tp.namespace,
-                       annotations=contract_annotations(team), labels={"hyperpod-gov.io/team": team.name})
-        if owns_namespace:
-            cluster_queue(self, plan, tp)
-        cluster_rbac(self, team=tp)
-        network_policies(self, team=team, namespace=tp.namespace, vpc_cidr=spec.cluster.vpc.cidr)
-        team_rbac(self, team=tp)
-        for w in sorted(team.workload_identities, key=lambda w: w.service_account):
-            api_object(self, f"ServiceAccount-{w.service_account}", api_version="v1", kind="ServiceAccount",
-                       name=w.service_account, namespace=tp.namespace, labels={"hyperpod-gov.io/team": team.name})
-        if owns_namespace:
-            local_queue(self, tp)
+        if plan.owns_namespaces:
+            api_object(self, "Namespace", api_version="v1", kind="Namespace", name=team.namespace,
+                       annotations=contract_annotations(team), labels={TEAM_LABEL: team.name})
+        if plan.emits_kueue_objects:
+            cluster_queue(self, plan, team)
+        cluster_rbac(self, team=team)
+        network_policies(self, team=team, vpc_cidr=plan.network.cidr)
+        team_rbac(self, team=team)
+        for sa in team.service_accounts:
+            api_object(self, f"ServiceAccount-{sa}", api_version="v1", kind="ServiceAccount",
+                       name=sa, namespace=team.namespace, labels={TEAM_LABEL: team.name})
+        if plan.emits_kueue_objects:
+            local_queue(self, team)

@@ -3,7 +3,8 @@
 from .access import TeamAccessEntry
 from .addons import ClusterAddons, SchedulerInstall
 from .eks import EksCluster
-from .hyperpod_cluster import HyperPodCluster, LifecycleScripts
+from .hyperpod_cluster import HyperPodCluster
+from .lifecycle import LifecycleScripts
 from .identity import WorkloadIdentityRole
 from .manifests import AppliedManifests
 from .network import Network

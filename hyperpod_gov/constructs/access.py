@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
 from ..plan import PrincipalAccess
-
-
-def principal_construct_id(arn: str) -> str:
-    """Stable, readable id for a principal: its name plus a short hash of the whole ARN."""
-    name = "".join(ch for ch in arn.rsplit("/", 1)[-1] if ch.isalnum())[:40]
-    return f"{name}{hashlib.sha256(arn.encode()).hexdigest()[:8]}"
 
 
 class TeamAccessEntry(Construct):

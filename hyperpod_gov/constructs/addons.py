@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 from aws_cdk import Duration, aws_eks_v2 as eks
 from constructs import Construct
 
-from ..spec.models import GovernanceSpec
+from ..spec.models import AddonVersions
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 KUEUE_CHART_REPOSITORY = "oci://registry.k8s.io/kueue/charts/kueue"
 KUEUE_NAMESPACE = "kueue-system"
-
-# Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.
-KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "pod")
 
 
 def _addon(scope: Construct, id: str, cluster: eks.ICluster, name: str, version: Optional[str],
@@ -39,9 +35,9 @@ class ClusterAddons(Construct):
     depend on the HyperPod cluster.
     """
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, cluster: eks.ICluster) -> None:
+    def __init__(self, scope: Construct, id: str, *, versions: AddonVersions, cluster: eks.ICluster) -> None:
         super().__init__(scope, id)
-        v = spec.cluster.addon_versions
+        v = versions
         # NetworkPolicies are enforced only when the VPC CNI runs its network policy agent.
         self.vpc_cni = _addon(self, "VpcCni", cluster, "vpc-cni", v.vpc_cni, {"enableNetworkPolicy": "true"})
         self.kube_proxy = _addon(self, "KubeProxy", cluster, "kube-proxy", v.kube_proxy)
@@ -51,27 +47,6 @@ class ClusterAddons(Construct):
         self.networking: tuple[eks.Addon, ...] = (self.vpc_cni, self.kube_proxy, self.pod_identity_agent)
 
 
-def kueue_manager_config(spec: GovernanceSpec) -> str:
-    """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``)."""
-    config = {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta1",
-        "kind": "Configuration",
-        "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
-        "webhook": {"port": 9443},
-        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "manageJobsWithoutQueueName": False,
-        "waitForPodsReady": {"enable": True, "blockAdmission": False},
-        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
-        "fairSharing": {
-            "enable": spec.scheduler.idle_compute == "fair-share",
-            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
-        },
-    }
-    # JSON is valid YAML, and its key order is fixed: the chart value is byte-stable.
-    return json.dumps(config, indent=2, sort_keys=True)
-
-
 class SchedulerInstall(Construct):
     """Exactly one scheduler: the HyperPod task-governance add-on, or open-source Kueue from its Helm chart.
 
@@ -79,12 +54,12 @@ class SchedulerInstall(Construct):
     installing both would make two controllers fight over the same CRDs.
     """
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, cluster: eks.ICluster) -> None:
+    def __init__(self, scope: Construct, id: str, *, task_governance: bool, versions: AddonVersions,
+                 kueue_config: str, cluster: eks.ICluster) -> None:
         super().__init__(scope, id)
-        self.mode = spec.scheduler.mode
-        v = spec.cluster.addon_versions
+        v = versions
         self.resource: Construct
-        if self.mode == "task-governance":
+        if task_governance:
             self.resource = _addon(self, "TaskGovernance", cluster, TASK_GOVERNANCE_ADDON, v.task_governance)
         else:
             self.resource = eks.HelmChart(
@@ -102,6 +77,6 @@ class SchedulerInstall(Construct):
                 values={
                     "enableCertManager": False,
                     "enablePrometheus": False,
-                    "managerConfig": {"controllerManagerConfigYaml": kueue_manager_config(spec)},
+                    "managerConfig": {"controllerManagerConfigYaml": kueue_config},
                 },
             )

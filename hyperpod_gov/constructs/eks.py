@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam, aws_kms as kms
-from aws_cdk.lambda_layer_kubectl_v33 import KubectlV33Layer
+from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
 from constructs import Construct
 
-from ..spec.models import GovernanceSpec
+from ..plan import ClusterPlan
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
@@ -22,17 +21,27 @@ ALL_LOG_TYPES = (
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
+def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Construct:
+    """The kubectl/helm Lambda layer built for the cluster's Kubernetes version (kubectl supports one minor
+    version of skew; the layer must follow the cluster)."""
+    import importlib
+
+    minor = kubernetes_version.split(".")[1]
+    module = importlib.import_module(f"aws_cdk.lambda_layer_kubectl_v{minor}")
+    return getattr(module, f"KubectlV{minor}Layer")(scope, id)
+
+
 class EksCluster(Construct):
     """EKS cluster with access entries for the spec's admins only, and a kubectl handler inside the VPC."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, network: Network) -> None:
+    def __init__(self, scope: Construct, id: str, *, cluster: ClusterPlan, network: Network) -> None:
         super().__init__(scope, id)
-        c = spec.cluster
+        c = cluster
         self.secrets_key = kms.Key(
             self,
             "SecretsKey",
             enable_key_rotation=True,
-            description=f"Envelope encryption of Kubernetes secrets in {c.eks_cluster_name}",
+            description=f"Envelope encryption of Kubernetes secrets in {c.eks_name}",
             removal_policy=RemovalPolicy.RETAIN,
         )
         if c.endpoint_access == "private":
@@ -47,7 +56,7 @@ class EksCluster(Construct):
         self.cluster = eks.Cluster(
             self,
             "Resource",
-            cluster_name=c.eks_cluster_name,
+            cluster_name=c.eks_name,
             version=eks.KubernetesVersion.of(c.kubernetes_version),
             vpc=network.vpc,
             vpc_subnets=[network.private_subnets],
@@ -58,7 +67,7 @@ class EksCluster(Construct):
             default_capacity_type=eks.DefaultCapacityType.NODEGROUP,
             bootstrap_cluster_creator_admin_permissions=False,
             kubectl_provider_options=eks.KubectlProviderOptions(
-                kubectl_layer=KubectlV33Layer(self, "KubectlLayer"),
+                kubectl_layer=kubectl_layer(self, "KubectlLayer", c.kubernetes_version),
                 private_subnets=network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS).subnets,
                 security_groups=[self.kubectl_security_group],
             ),
@@ -69,21 +78,21 @@ class EksCluster(Construct):
         for sg in self.cluster.connections.security_groups:
             sg.add_ingress_rule(self.kubectl_security_group, ec2.Port.tcp(443), "kubectl handler")
 
-        for i, arn in enumerate(sorted(c.admins)):
+        for admin in c.admins:
             eks.AccessEntry(
                 self,
-                f"Admin{_principal_id(arn)}",
+                f"Admin{admin.key}",
                 cluster=self.cluster,
-                principal=arn,
+                principal=admin.principal_arn,
                 access_policies=[
                     eks.AccessPolicy.from_access_policy_name(
                         CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
                     )
                 ],
             )
-        self._acknowledge(spec)
+        self._acknowledge(c)
 
-    def _acknowledge(self, spec: GovernanceSpec) -> None:
+    def _acknowledge(self, c: ClusterPlan) -> None:
         handler = "the kubectl handler that aws_eks_v2 runs inside the VPC"
         acknowledge(
             self.cluster,
@@ -106,15 +115,10 @@ class EksCluster(Construct):
                  "The provider framework invokes any version of its own kubectl handler function, nothing else."),
             ],
         )
-        if spec.cluster.endpoint_access == "public-and-private":
+        if c.endpoint_access == "public-and-private":
             acknowledge(
                 self.cluster,
                 [("AwsSolutions-EKS1", "The spec asks for a public endpoint; it is restricted to "
-                  f"cluster.adminCidrs ({', '.join(spec.cluster.admin_cidrs)}), never 0.0.0.0/0.")],
+                  f"cluster.adminCidrs ({', '.join(c.admin_cidrs)}), never 0.0.0.0/0.")],
             )
 
-
-def _principal_id(arn: str) -> str:
-    """A construct id from an ARN that is stable whatever the order of the list."""
-    account, resource = arn.split(":")[4], arn.split(":", 5)[5]
-    return "".join(ch for ch in f"{account}{resource.title()}" if ch.isalnum())

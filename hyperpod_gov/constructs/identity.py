@@ -8,7 +8,6 @@ from constructs import Construct
 
 from ..plan import names
 from ..plan.identity import IdentityPlan
-from ..spec.models import GovernanceSpec
 from ._nag import acknowledge, wildcard
 from .observability import pod_identity_trust
 
@@ -50,24 +49,23 @@ class WorkloadIdentityRole(Construct):
 class TargetRole(Construct):
     """Role in a consumer account, assumable only by one workload's source role, with only its data access."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, identity: IdentityPlan) -> None:
+    def __init__(self, scope: Construct, id: str, *, identity: IdentityPlan, capacity_account: str,
+                 eks_cluster_name: str, description: str) -> None:
         super().__init__(scope, id)
         target = identity.created_target
-        assert target is not None
-        capacity = spec.accounts.capacity.id
-        source_arn = f"arn:{Aws.PARTITION}:iam::{capacity}:role/{identity.source_role_name}"
-        trust = iam.AccountPrincipal(capacity).with_conditions({
+        if target is None:
+            raise ValueError(f"{identity.namespace}/{identity.service_account} has no role to create")
+        source_arn = f"arn:{Aws.PARTITION}:iam::{capacity_account}:role/{identity.source_role_name}"
+        trust = iam.AccountPrincipal(capacity_account).with_conditions({
             "StringEquals": {
                 "aws:PrincipalArn": source_arn,
-                f"aws:RequestTag/{names.SESSION_TAG_CLUSTER}": spec.cluster.eks_cluster_name,
+                f"aws:RequestTag/{names.SESSION_TAG_CLUSTER}": eks_cluster_name,
                 f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": identity.namespace,
                 f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": identity.service_account,
             }
         }).with_session_tags()
         self.role = iam.Role(
-            self, "Resource", role_name=target.name, assumed_by=trust,
-            description=f"{spec.name}: data access of {identity.namespace}/{identity.service_account} "
-            f"(HyperPod cluster {spec.cluster.name})",
+            self, "Resource", role_name=target.name, assumed_by=trust, description=description,
         )
         findings = []
         writes = False

@@ -14,6 +14,11 @@ from constructs import Construct, IValidation
 MAX_MANIFEST_BYTES = 256 * 1024
 
 
+def manifest_size(manifest: Sequence[dict[str, Any]]) -> int:
+    """Bytes of the manifest as it travels in the custom resource's properties."""
+    return len(json.dumps(list(manifest)).encode())
+
+
 @jsii.implements(IValidation)
 class _ManifestSize:
     def __init__(self, size: int) -> None:
@@ -30,5 +35,5 @@ class AppliedManifests(Construct):
 
     def __init__(self, scope: Construct, id: str, *, cluster: eks.ICluster, manifest: Sequence[dict[str, Any]]) -> None:
         super().__init__(scope, id)
-        self.node.add_validation(_ManifestSize(len(json.dumps(list(manifest)).encode())))
+        self.node.add_validation(_ManifestSize(manifest_size(manifest)))
         self.resource = eks.KubernetesManifest(self, "Resource", cluster=cluster, manifest=list(manifest), prune=True)

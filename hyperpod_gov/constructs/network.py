@@ -2,57 +2,39 @@
 
 from __future__ import annotations
 
-import math
-
 from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_logs as logs
 from constructs import Construct
 
-from ..spec.models import GovernanceSpec
+from ..plan import NetworkPlan
 from ._nag import acknowledge
 
-# Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order.
-INTERFACE_ENDPOINTS: tuple[tuple[str, ec2.InterfaceVpcEndpointAwsService], ...] = (
-    ("EcrApi", ec2.InterfaceVpcEndpointAwsService.ECR),
-    ("EcrDkr", ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER),
-    ("Ec2", ec2.InterfaceVpcEndpointAwsService.EC2),
-    ("Sts", ec2.InterfaceVpcEndpointAwsService.STS),
-    ("Eks", ec2.InterfaceVpcEndpointAwsService.EKS),
-    ("EksAuth", ec2.InterfaceVpcEndpointAwsService.EKS_AUTH),
-    ("Logs", ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS),
-    ("Monitoring", ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING),
-    ("SageMakerApi", ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API),
-    ("Ssm", ec2.InterfaceVpcEndpointAwsService.SSM),
-)
-
-
-def availability_zones(spec: GovernanceSpec) -> list[str]:
-    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline)."""
-    vpc = spec.cluster.vpc
-    if vpc.availability_zones:
-        return list(vpc.availability_zones)
-    region = spec.accounts.capacity.region
-    return [f"{region}{letter}" for letter in "abcdef"[: vpc.max_azs]]
-
-
-def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
-    """(private, public) prefix lengths: private subnets take half the VPC, public ones are small (NAT only)."""
-    prefix = int(cidr.split("/")[1])
-    private = prefix + max(1, math.ceil(math.log2(azs))) + 1
-    return private, min(28, private + 4)
+# Interface endpoints by the plan's names (plan.plan.INTERFACE_ENDPOINTS), in the plan's order.
+SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
+    "EcrApi": ec2.InterfaceVpcEndpointAwsService.ECR,
+    "EcrDkr": ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER,
+    "Ec2": ec2.InterfaceVpcEndpointAwsService.EC2,
+    "Sts": ec2.InterfaceVpcEndpointAwsService.STS,
+    "Eks": ec2.InterfaceVpcEndpointAwsService.EKS,
+    "EksAuth": ec2.InterfaceVpcEndpointAwsService.EKS_AUTH,
+    "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
+    "Monitoring": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING,
+    "SageMakerApi": ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
+    "Ssm": ec2.InterfaceVpcEndpointAwsService.SSM,
+    "S3Interface": ec2.InterfaceVpcEndpointAwsService.S3,
+}
 
 
 class Network(Construct):
     """VPC with private subnets, one NAT gateway, flow logs, and VPC endpoints open to the VPC on 443."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec) -> None:
+    def __init__(self, scope: Construct, id: str, *, network: NetworkPlan) -> None:
         super().__init__(scope, id)
-        vpc_spec = spec.cluster.vpc
-        private_mask, public_mask = subnet_masks(vpc_spec.cidr, vpc_spec.max_azs)
+        private_mask, public_mask = network.private_mask, network.public_mask
         self.vpc = ec2.Vpc(
             self,
             "Resource",
-            ip_addresses=ec2.IpAddresses.cidr(vpc_spec.cidr),
-            availability_zones=availability_zones(spec),
+            ip_addresses=ec2.IpAddresses.cidr(network.cidr),
+            availability_zones=list(network.availability_zones),
             nat_gateways=1,
             subnet_configuration=[
                 ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=public_mask,
@@ -80,15 +62,23 @@ class Network(Construct):
             description="VPC interface endpoints: HTTPS from inside the VPC only",
         )
         self.endpoint_security_group.add_ingress_rule(
-            ec2.Peer.ipv4(vpc_spec.cidr), ec2.Port.tcp(443), "HTTPS from the VPC"
+            ec2.Peer.ipv4(network.cidr), ec2.Port.tcp(443), "HTTPS from the VPC"
         )
-        self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
-        for name, service in INTERFACE_ENDPOINTS:
-            self.vpc.add_interface_endpoint(
+        # The gateway endpoint carries the nodes' S3 traffic at no cost; pods reach S3 through the interface
+        # endpoint instead: its private DNS answers for every resolver in the VPC with VPC addresses, which the
+        # teams' NetworkPolicies allow (S3's public addresses behind the gateway they do not).
+        gateway = self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
+        for name in network.interface_endpoints:
+            endpoint = self.vpc.add_interface_endpoint(
                 name,
-                service=service,
+                service=SERVICES[name],
                 private_dns_enabled=True,
+                private_dns_only_for_inbound_resolver_endpoint=(
+                    ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ALL_RESOLVERS if name == "S3Interface" else None
+                ),
                 subnets=self.private_subnets,
                 security_groups=[self.endpoint_security_group],
                 open=False,
             )
+            if name == "S3Interface":  # "all resolvers" is an option of a VPC that has both S3 endpoints
+                endpoint.node.add_dependency(gateway)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
-from ..spec.models import GovernanceSpec
 from ._nag import acknowledge, managed_policy
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
@@ -36,7 +35,7 @@ def observability_config() -> dict:
 class Observability(Construct):
     """Container Insights (enhanced) with Kueue metrics for the cluster."""
 
-    def __init__(self, scope: Construct, id: str, *, spec: GovernanceSpec, cluster: eks.ICluster) -> None:
+    def __init__(self, scope: Construct, id: str, *, version: str, cluster: eks.ICluster) -> None:
         super().__init__(scope, id)
         self.agent_role = iam.Role(
             self,
@@ -55,7 +54,7 @@ class Observability(Construct):
             "Resource",
             cluster=cluster,
             addon_name=OBSERVABILITY_ADDON,
-            addon_version=spec.cluster.addon_versions.cloudwatch_observability,
+            addon_version=version,
             configuration_values=observability_config(),
             preserve_on_delete=False,
         )

@@ -1,26 +1,45 @@
-"""Pure planning over the spec: names, quotas in Kueue units, sharding. No CDK import."""
+"""Pure planning over the spec: every name, quota, mode flag and stack. No CDK import."""
 
 from .access import PrincipalAccess, principal_access
 from .identity import IdentityPlan, identity_plans
-from .governance import FlavorPlan, GovernancePlan, PriorityClassPlan, build_plan
-from .sharding import shard_label, shard_of
+from .invariants import check_plan
+from .plan import (
+    AdminPlan,
+    ClusterPlan,
+    FlavorPlan,
+    InstanceGroupPlan,
+    NetworkPlan,
+    Plan,
+    PriorityClassPlan,
+    Shard,
+    StackLayout,
+    build_plan,
+)
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for, capacity, shared_pool_quota
+from .sharding import shard_label, shard_of
 
 __all__ = [
-    "IdentityPlan",
-    "identity_plans",
-    "PrincipalAccess",
-    "principal_access",
-    "shard_label",
-    "shard_of",
+    "AdminPlan",
     "Amounts",
+    "ClusterPlan",
     "FlavorPlan",
     "FlavorQuota",
-    "GovernancePlan",
+    "IdentityPlan",
+    "InstanceGroupPlan",
+    "NetworkPlan",
+    "Plan",
+    "PrincipalAccess",
     "PriorityClassPlan",
+    "Shard",
+    "StackLayout",
     "TeamPlan",
     "amounts_for",
     "build_plan",
     "capacity",
+    "check_plan",
+    "identity_plans",
+    "principal_access",
+    "shard_label",
+    "shard_of",
     "shared_pool_quota",
 ]

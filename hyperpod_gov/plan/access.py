@@ -15,6 +15,7 @@ class PrincipalAccess:
     principal_arn: str
     groups: tuple[str, ...]  # sorted
     teams: tuple[str, ...]  # sorted
+    key: str  # construct id: readable name plus a hash of the whole ARN
 
 
 def principal_access(spec: GovernanceSpec) -> tuple[PrincipalAccess, ...]:
@@ -28,5 +29,5 @@ def principal_access(spec: GovernanceSpec) -> tuple[PrincipalAccess, ...]:
             groups[arn].add(names.submitters_group(team.name))
             teams[arn].add(team.name)
     return tuple(
-        PrincipalAccess(arn, tuple(sorted(groups[arn])), tuple(sorted(teams[arn]))) for arn in sorted(groups)
+        PrincipalAccess(arn, tuple(sorted(groups[arn])), tuple(sorted(teams[arn])), names.principal_key(arn)) for arn in sorted(groups)
     )

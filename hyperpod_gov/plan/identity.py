@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..spec.models import ConsumerAccount, GovernanceSpec, TargetRole
+from ..spec.models import GovernanceSpec, TargetRole
 from . import names
 
 
@@ -15,10 +15,11 @@ class IdentityPlan:
     namespace: str
     service_account: str
     source_role_name: str
-    source_role_arn: str  # with the partition written as ${partition} placeholder
+    source_role_arn: str
     target_role_arn: Optional[str]
     created_target: Optional[TargetRole]  # a role the library creates in a consumer account
-    consumer: Optional[ConsumerAccount]  # where that role is created
+    consumer: Optional[str]  # name of the consumer account where that role is created
+    consumer_account: Optional[str]  # its id
 
 
 def identity_plans(spec: GovernanceSpec, partition: str = "aws") -> tuple[IdentityPlan, ...]:
@@ -40,6 +41,7 @@ def identity_plans(spec: GovernanceSpec, partition: str = "aws") -> tuple[Identi
                 source_role_arn=f"arn:{partition}:iam::{cap}:role/{role_name}",
                 target_role_arn=target,
                 created_target=w.target_role,
-                consumer=consumer,
+                consumer=consumer.name if consumer else None,
+                consumer_account=consumer.id if consumer else None,
             ))
     return tuple(out)

@@ -1,10 +1,16 @@
-"""Names derived from the spec. They are public API: changing one renames a live object."""
+"""Names derived from the spec. They are public API: changing one renames a live object.
+
+Every generated name and construct key is built here, never by joining strings
+at the call site (``f"{team}-{sa}"`` collides for ``ml``/``eng-reader`` and
+``ml-eng``/``reader``); ``plan.invariants`` checks that they are unique.
+"""
 
 from __future__ import annotations
 
 import hashlib
 
 IAM_ROLE_NAME_MAX = 64
+STACK_NAME_MAX = 128
 
 NAMESPACE_PREFIX = "hyperpod-ns-"
 
@@ -29,6 +35,10 @@ def submitters_group(team: str) -> str:
     return f"{namespace(team)}-submitters"
 
 
+def queue_reader(team: str) -> str:
+    return f"{namespace(team)}-queue-reader"
+
+
 def priority_class(name: str) -> str:
     return f"{name}-priority"
 
@@ -42,9 +52,52 @@ def flavor(instance_type: str) -> str:
     return instance_type
 
 
+def eks_cluster(hyperpod_cluster: str) -> str:
+    return f"{hyperpod_cluster}-eks"
+
+
+def cluster_policy(spec_name: str) -> str:
+    return f"{spec_name}-policy"
+
+
+def compute_quota(team: str) -> str:
+    return f"{team}-quota"
+
+
+def lifecycle_bucket(spec_name: str, account: str, region: str) -> str:
+    """The managed instance role policy only reads buckets whose names start with ``sagemaker-``."""
+    return f"sagemaker-{spec_name}-{account}-{region}"
+
+
+def stack(spec_name: str, role: str) -> str:
+    return f"{spec_name}-{role}"
+
+
+def team_shard(index: int) -> str:
+    return f"teams-{index:02d}"
+
+
+def access_shard(index: int) -> str:
+    return "access" if index == 0 else f"access-{index:02d}"
+
+
+def pipeline(spec_name: str) -> str:
+    return f"{spec_name}-governance"
+
+
+def principal_key(arn: str) -> str:
+    """Construct id of a principal: its readable name plus a short hash of the whole ARN.
+
+    ``role/Platform-Admin`` and ``role/Platform_Admin`` share the readable part, never the hash.
+    """
+    name = "".join(ch for ch in arn.rsplit("/", 1)[-1] if ch.isalnum())[:40]
+    return f"{name}{hashlib.sha256(arn.encode()).hexdigest()[:8]}"
+
+
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+TEAM_LABEL = "hyperpod-gov.io/team"
 
 
 def source_role_name(spec_name: str, team: str, service_account: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, Optional
 
 from .. import catalog
-from ..spec.models import GovernanceSpec, QuotaEntry, Team
+from ..spec.models import Contract, EgressRule, GovernanceSpec, QuotaEntry, Team
 from . import names
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
@@ -66,6 +66,13 @@ class TeamPlan:
     preempt_team_tasks: str
     flavors: tuple[FlavorQuota, ...]  # every flavor of the cluster, sorted; nominal 0 where it owns none
     is_shared_pool: bool = False
+    quota_name: str = ""  # ComputeQuota name (task-governance mode)
+    queue_reader: str = ""  # ClusterRole that lets the team read its own ClusterQueue
+    contract: Optional[Contract] = None
+    egress: tuple[EgressRule, ...] = ()  # sorted
+    service_accounts: tuple[str, ...] = ()  # sorted
+    viewers: tuple[str, ...] = ()  # IAM principal ARNs, as the spec lists them
+    submitters: tuple[str, ...] = ()
 
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:
@@ -138,6 +145,13 @@ def plan_team(spec: GovernanceSpec, team: Team) -> TeamPlan:
         borrow_limit_percent=percent,
         preempt_team_tasks=team.preempt_team_tasks,
         flavors=tuple(_flavor(t, strategy, percent, by_type.get(t)) for t in capacity(spec)),
+        quota_name=names.compute_quota(team.name),
+        queue_reader=names.queue_reader(team.name),
+        contract=team.contract,
+        egress=tuple(sorted(team.egress, key=lambda e: (e.cidr, e.protocol, e.ports))),
+        service_accounts=tuple(sorted(w.service_account for w in team.workload_identities)),
+        viewers=tuple(team.access.viewers),
+        submitters=tuple(team.access.submitters),
     )
 
 

@@ -204,30 +204,6 @@ def contracts_are_current(spec: GovernanceSpec, today: dt.date) -> Iterator[Spec
             )
 
 
-def shared_pool_has_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    if spec.shared_pool is None:
-        return
-    from ..plan.quotas import shared_pool_quota  # plan imports spec, not the other way at import time
-
-    if not shared_pool_quota(spec):
-        yield SpecIssue(
-            "sharedPool", "would hold nothing: the teams' quotas take all capacity", spec.shared_pool.name,
-            "remove sharedPool, or lower quotas to leave capacity in the pool", severity="warning",
-        )
-
-
-def task_governance_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    region = spec.accounts.capacity.region
-    if spec.scheduler.mode == "task-governance" and region not in catalog.TASK_GOVERNANCE_REGIONS:
-        commercial = ", ".join(sorted(r for r in catalog.TASK_GOVERNANCE_REGIONS if "iso" not in r and "eusc" not in r))
-        yield SpecIssue(
-            "accounts.capacity.region",
-            "has no CloudFormation support for HyperPod task governance (AWS::SageMaker::ClusterSchedulerConfig "
-            "and ComputeQuota)", region,
-            f"use one of {commercial}, or set scheduler.mode: kueue",
-        )
-
-
 def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     admins = set(spec.cluster.admins)
     for ti, team in enumerate(spec.teams):
@@ -250,8 +226,6 @@ RULES: tuple[Rule, ...] = (
     endpoint_access_matches_cidrs,
     kueue_flavor_limit,
     contracts_are_current,
-    shared_pool_has_capacity,
-    task_governance_region,
     team_principals_are_not_admins,
 )
 

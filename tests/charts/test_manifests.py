@@ -8,6 +8,7 @@ import kubernetes_validate
 import pytest
 
 from hyperpod_gov.charts import render
+from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
 from tests.kueue_schema import kueue_errors, quantity
@@ -15,12 +16,12 @@ from tests.kueue_schema import kueue_errors, quantity
 
 @pytest.fixture(scope="session")
 def startup_manifests(startup_spec):
-    return render(startup_spec)
+    return render(build_plan(startup_spec))
 
 
 @pytest.fixture(scope="session")
 def enterprise_manifests(enterprise_spec):
-    return render(enterprise_spec)
+    return render(build_plan(enterprise_spec))
 
 
 def by_kind(objs, kind):
@@ -220,8 +221,8 @@ def test_only_namespaced_objects_carry_a_namespace(example, request):
 def test_rendering_ignores_team_order(startup_spec):
     data = read_yaml(EXAMPLES / "startup.yaml")
     data["teams"].reverse()
-    reordered = render(parse_spec(data, today=TODAY))
-    assert reordered.all() == render(startup_spec).all()
+    reordered = render(build_plan(parse_spec(data, today=TODAY)))
+    assert reordered.all() == render(build_plan(startup_spec)).all()
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])

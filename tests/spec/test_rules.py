@@ -291,18 +291,6 @@ def test_bad_file_is_reported_without_traceback(tmp_path, text, expected):
     assert all(part in rendered for part in expected), rendered
 
 
-def test_task_governance_in_a_region_without_cloudformation_support(base):
-    base["accounts"]["capacity"]["region"] = "us-west-2"
-    found = messages(base)
-    assert any(
-        "accounts.capacity.region: has no CloudFormation support for HyperPod task governance" in m
-        and "('us-west-2')" in m and "set scheduler.mode: kueue" in m
-        for m in found
-    ), found
-    base["scheduler"]["mode"] = "kueue"
-    parse_spec(base, today=TODAY)
-
-
 def test_cluster_admin_cannot_also_be_a_team_principal(base):
     base["teams"][0]["access"]["viewers"] = ["arn:aws:iam::111111111111:role/Admin"]
     assert any("teams[0].access.viewers[0]: is a cluster admin" in m for m in messages(base))

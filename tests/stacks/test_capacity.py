@@ -163,7 +163,7 @@ def test_interface_endpoints_are_private_and_open_to_the_vpc_on_443_only(enterpr
     t = enterprise.template("capacity")
     endpoints = [p for _, p in resources(t, "AWS::EC2::VPCEndpoint")]
     services = sorted(json.dumps(p["ServiceName"]).split(".")[-1].strip('"]}') for p in endpoints)
-    assert len(endpoints) == 11
+    assert len(endpoints) == 12  # 10 AWS APIs, S3 as a gateway and as an interface endpoint
     for p in endpoints:
         if p.get("VpcEndpointType") == "Interface":
             assert p["PrivateDnsEnabled"] is True
@@ -173,6 +173,26 @@ def test_interface_endpoints_are_private_and_open_to_the_vpc_on_443_only(enterpr
          "ToPort": 443}
     ]
     assert "s3" in " ".join(services)
+
+
+def test_pods_reach_s3_on_vpc_addresses_that_their_network_policies_allow(enterprise):
+    """S3 behind the gateway endpoint answers on public addresses, which the teams' default-deny egress blocks;
+    the interface endpoint answers every resolver in the VPC with VPC addresses (allowed on 443)."""
+    t = enterprise.template("capacity")
+    s3 = [p for _, p in resources(t, "AWS::EC2::VPCEndpoint") if json.dumps(p["ServiceName"]).rstrip('"]}').endswith(".s3")]
+    by_type = {p["VpcEndpointType"]: p for p in s3}
+    assert set(by_type) == {"Gateway", "Interface"}
+    interface = by_type["Interface"]
+    assert interface["PrivateDnsEnabled"] is True
+    assert interface["DnsOptions"] == {"PrivateDnsOnlyForInboundResolverEndpoint": "AllResolvers"}
+    from hyperpod_gov.charts import render
+    from hyperpod_gov.plan import build_plan
+
+    plan = build_plan(enterprise.spec)
+    for objects in render(plan).teams.values():
+        allow = next(o for o in objects if o["metadata"]["name"] == "allow-vpc-https")
+        assert allow["spec"]["egress"] == [{"to": [{"ipBlock": {"cidr": plan.network.cidr}}],
+                                            "ports": [{"protocol": "TCP", "port": 443}]}]
 
 
 def test_vpc_has_flow_logs(enterprise):

@@ -215,23 +215,24 @@ def test_pipeline_templates_pass_cfn_lint(pipeline):
 
 
 def test_pipeline_without_a_repository_says_where_to_set_it(startup_spec):
-    from hyperpod_gov.synth import PipelineConfigError, build_pipeline_app
+    from hyperpod_gov.spec import SpecError
+    from tests.synth_helpers import build_pipeline_app_for
 
-    with pytest.raises(PipelineConfigError, match=r"deployment.pipeline.repository: is not set; set it in the spec "
-                                                  r"or pass -c pipelineRepository=\.\.\."):
-        build_pipeline_app(startup_spec, spec_path="examples/startup.yaml")
+    with pytest.raises(SpecError, match=r"deployment.pipeline.repository: is not set \(nothing \(null\)\); set it in "
+                                        r"the spec or pass -c pipelineRepository=\.\.\."):
+        build_pipeline_app_for(startup_spec, spec_path="examples/startup.yaml")
 
 
 def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
     import aws_cdk as cdk
 
-    from hyperpod_gov.synth import build_pipeline_app
+    from tests.synth_helpers import build_pipeline_app_for
 
     app = cdk.App(outdir=str(tmp_path), context={
         "pipelineRepository": "startup/gov",
         "pipelineConnectionArn": "arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123",
     })
-    build_pipeline_app(startup_spec, spec_path="examples/startup.yaml", app=app).synth()
+    build_pipeline_app_for(startup_spec, spec_path="examples/startup.yaml", app=app).synth()
     source = _stages(tmp_path)[0]["Actions"][0]["Configuration"]
     assert source["FullRepositoryId"] == "startup/gov"
     assert [s["Name"] for s in _stages(tmp_path)][-1] == "Capacity"

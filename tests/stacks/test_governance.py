@@ -69,7 +69,7 @@ def manifests_of(synthesized):
     return all_resources(synthesized, "Custom::AWSCDK-EKS-KubernetesResource")
 
 
-def test_team_manifests_are_applied_after_the_teams_quota(enterprise):
+def test_team_manifests_wait_for_the_namespace_hyperpod_creates_with_the_quota(enterprise):
     for name, template in enterprise.templates.items():
         for logical_id, props in resources(template, "Custom::AWSCDK-EKS-KubernetesResource"):
             objs = json.loads(props["Manifest"])
@@ -81,7 +81,13 @@ def test_team_manifests_are_applied_after_the_teams_quota(enterprise):
             depends = template["Resources"][logical_id].get("DependsOn", [])
             quota_ids = [i for i, p in resources(template, "AWS::SageMaker::ComputeQuota")
                          if p["ComputeQuotaTarget"]["TeamName"] == team]
-            assert quota_ids and set(quota_ids) <= set(depends), (name, team)
+            waiters = [i for i, p in resources(template, "Custom::AWSCDK-EKS-KubernetesObjectValue")
+                       if p["ObjectName"] == ns and i in depends]
+            assert len(quota_ids) == 1 and len(waiters) == 1, (name, team)
+            waiter = template["Resources"][waiters[0]]
+            assert waiter["Properties"]["ObjectType"] == "namespace"
+            assert waiter["Properties"]["TimeoutSeconds"] == 900
+            assert quota_ids[0] in waiter["DependsOn"], (name, team)
 
 
 def test_access_entries_map_principals_to_groups_without_access_policies(enterprise):

@@ -1,0 +1,97 @@
+"""The HyperPod instance execution role: the managed policy, plus what EKS nodes need and nothing else."""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, aws_iam as iam
+from constructs import Construct
+
+from ._nag import acknowledge, managed_policy, wildcard
+
+INSTANCE_ROLE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
+
+
+def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn: str) -> iam.Role:
+    """HyperPod instance role: the managed policy, plus what EKS nodes need and nothing else."""
+    role = iam.Role(
+        scope,
+        id,
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        description=f"Execution role of HyperPod cluster {cluster_name} instances",
+        managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_POLICY)],
+    )
+    region, account = Aws.REGION, Aws.ACCOUNT_ID
+    statements = [
+        # VPC CNI on HyperPod nodes runs with the instance role: ENIs and IPs in this account.
+        iam.PolicyStatement(
+            sid="ManageNodeNetworkInterfaces",
+            actions=[
+                "ec2:AssignPrivateIpAddresses",
+                "ec2:AttachNetworkInterface",
+                "ec2:CreateNetworkInterface",
+                "ec2:CreateNetworkInterfacePermission",
+                "ec2:DeleteNetworkInterface",
+                "ec2:DeleteNetworkInterfacePermission",
+                "ec2:DetachNetworkInterface",
+                "ec2:ModifyNetworkInterfaceAttribute",
+                "ec2:UnassignPrivateIpAddresses",
+            ],
+            resources=[
+                f"arn:{Aws.PARTITION}:ec2:{region}:{account}:network-interface/*",
+                f"arn:{Aws.PARTITION}:ec2:{region}:{account}:subnet/*",
+                f"arn:{Aws.PARTITION}:ec2:{region}:{account}:security-group/*",
+                f"arn:{Aws.PARTITION}:ec2:{region}:{account}:instance/*",
+            ],
+        ),
+        iam.PolicyStatement(
+            sid="TagNodeNetworkInterfaces",
+            actions=["ec2:CreateTags"],
+            resources=[f"arn:{Aws.PARTITION}:ec2:{region}:{account}:network-interface/*"],
+        ),
+        iam.PolicyStatement(
+            sid="DescribeNetwork",  # Describe* calls support no resource-level permissions
+            actions=[
+                "ec2:DescribeDhcpOptions",
+                "ec2:DescribeInstances",
+                "ec2:DescribeNetworkInterfaces",
+                "ec2:DescribeSecurityGroups",
+                "ec2:DescribeSubnets",
+                "ec2:DescribeVpcs",
+            ],
+            resources=["*"],
+        ),
+        iam.PolicyStatement(
+            sid="PullImages",  # add-on images come from AWS-owned registries in other accounts
+            actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+            resources=[f"arn:{Aws.PARTITION}:ecr:{region}:*:repository/*"],
+        ),
+        iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+        iam.PolicyStatement(
+            sid="PodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"], resources=[cluster_arn]
+        ),
+    ]
+    for statement in statements:
+        role.add_to_policy(statement)
+    # No grant on the lifecycle bucket: the managed policy reads sagemaker-* buckets already.
+    eni = "The VPC CNI on HyperPod nodes creates and attaches ENIs whose ids are unknown in advance; scoped " \
+          "to this account and region"
+    acknowledge(
+        role,
+        [
+            (managed_policy(INSTANCE_ROLE_POLICY),
+             f"{INSTANCE_ROLE_POLICY} is the AWS-managed policy HyperPod requires on the instance execution role."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:network-interface/*"),
+             eni + "."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:subnet/*"),
+             eni + ": creating an ENI also authorises the subnet it goes into."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:security-group/*"),
+             eni + ": creating an ENI also authorises its security groups."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:instance/*"),
+             eni + ": attaching an ENI authorises the instance it attaches to."),
+            (wildcard("Resource", "*"),
+             "EC2 Describe* calls and ecr:GetAuthorizationToken support no resource-level permissions."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ecr:<AWS::Region>:*:repository/*"),
+             "Pull-only access to ECR in this region: EKS add-on and HyperPod agent images live in "
+             "AWS-owned registries of other accounts."),
+        ],
+    )
+    return role

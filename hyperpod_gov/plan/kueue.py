@@ -1,0 +1,89 @@
+"""Kueue objects as plain data: the ClusterQueue spec of a team, exactly as ``kueue`` mode emits it.
+
+Pure: the charts turn these dicts into objects, the simulator turns them into queues.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import names
+from .quotas import Amounts, FlavorQuota, TeamPlan
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+QUEUEING_STRATEGY = "BestEffortFIFO"
+
+
+def covered_resources(flavor_kinds: Sequence[Optional[str]]) -> tuple[str, ...]:
+    """cpu, memory, then each accelerator resource used in the cluster (sorted)."""
+    return ("cpu", "memory", *sorted({k for k in flavor_kinds if k}))
+
+
+def quantities(covered: Sequence[str], f: FlavorQuota, amounts: Amounts) -> dict[str, Any]:
+    """Per covered resource: cpu in cores, memory in Gi, each accelerator kind (0 if the flavor has another)."""
+    out: dict[str, Any] = {"cpu": amounts.vcpu, "memory": f"{amounts.memory_gib}Gi"}
+    for resource in covered[2:]:
+        out[resource] = amounts.accelerators if resource == f.accelerator_kind else 0
+    return out
+
+
+def _resource(covered: Sequence[str], f: FlavorQuota, name: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "nominalQuota": quantities(covered, f, f.nominal)[name]}
+    if f.lending_limit is not None:
+        entry["lendingLimit"] = quantities(covered, f, f.lending_limit)[name]
+    if f.borrowing_limit is not None:
+        entry["borrowingLimit"] = quantities(covered, f, f.borrowing_limit)[name]
+    return entry
+
+
+def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> dict[str, Any]:
+    """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table."""
+    return {
+        "cohortName": cohort,
+        # Only the team's own namespace may submit to its queue (null would admit none, {} all).
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
+        "queueingStrategy": QUEUEING_STRATEGY,
+        "resourceGroups": [
+            {
+                "coveredResources": list(covered),
+                "flavors": [
+                    {"name": names.flavor(f.instance_type),
+                     "resources": [_resource(covered, f, r) for r in covered]}
+                    for f in team.flavors
+                ],
+            }
+        ],
+        "preemption": {
+            "withinClusterQueue": team.preempt_team_tasks,
+            # A lender takes back what it lent when its own work needs it; a DontLend team lent nothing.
+            "reclaimWithinCohort": "Any" if team.can_lend else "Never",
+        },
+        "fairSharing": {"weight": team.fair_share_weight},
+    }
+
+
+# Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.
+KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "pod")
+
+
+def kueue_manager_config(fair_sharing: bool) -> str:
+    """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``)."""
+    import json
+
+    config = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "manageJobsWithoutQueueName": False,
+        "waitForPodsReady": {"enable": True, "blockAdmission": False},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+        "fairSharing": {
+            "enable": fair_sharing,
+            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        },
+    }
+    # JSON is valid YAML, and its key order is fixed: the chart value is byte-stable.
+    return json.dumps(config, indent=2, sort_keys=True)

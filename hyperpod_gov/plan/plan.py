@@ -1,0 +1,399 @@
+"""The plan: every decision of a spec, made once, as plain frozen data.
+
+``build_plan`` is the only place that reads a ``GovernanceSpec`` on the way to
+the emitters. Charts, constructs, stacks, ``explain``, ``diff``, the pipeline,
+the simulator and ``drift`` take the ``Plan`` (or parts of it) and decide
+nothing again: mode flags, every generated name, construct key and stack.
+No CDK token ever enters the plan.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from .. import catalog
+from ..spec.errors import SpecError, SpecIssue
+from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
+from . import names
+from .access import PrincipalAccess, principal_access
+from .identity import IdentityPlan, identity_plans
+from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
+from .quotas import TeamPlan, plan_shared_pool, plan_team
+from .regions import TaskGovernanceBackend, task_governance_backend
+from .sharding import shard_of
+
+Mode = Literal["task-governance", "kueue"]
+# Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
+# interface endpoint too, so that pods reach it on VPC addresses that their NetworkPolicies allow.
+INTERFACE_ENDPOINTS = ("EcrApi", "EcrDkr", "Ec2", "Sts", "Eks", "EksAuth", "Logs", "Monitoring", "SageMakerApi",
+                       "Ssm", "S3Interface")
+
+
+@dataclass(frozen=True)
+class PriorityClassPlan:
+    name: str  # as in the spec
+    kueue_name: str  # WorkloadPriorityClass name
+    weight: int
+
+
+@dataclass(frozen=True)
+class FlavorPlan:
+    name: str
+    instance_type: str
+    instances: int
+    accelerator_kind: Optional[str]
+
+
+@dataclass(frozen=True)
+class InstanceGroupPlan:
+    name: str
+    instance_type: str
+    count: int
+    volume_size_gb: Optional[int]
+    accelerated: bool  # deep health checks stress accelerators and their interconnect
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    cidr: str
+    availability_zones: tuple[str, ...]
+    private_mask: int
+    public_mask: int
+    interface_endpoints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AdminPlan:
+    principal_arn: str
+    key: str  # construct id: readable name plus a hash of the whole ARN
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    name: str  # HyperPod
+    eks_name: str
+    kubernetes_version: str
+    endpoint_access: str
+    admin_cidrs: tuple[str, ...]
+    admins: tuple[AdminPlan, ...]
+    instance_groups: tuple[InstanceGroupPlan, ...]  # sorted by name
+    addon_versions: AddonVersions
+    dependencies_chart: Optional[HelmChart]
+    dependencies_directory: Optional[Path]  # a directory chart, resolved against the spec's folder
+    lifecycle_bucket: str
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One stack of a sharded group: its name, index and members (team names or principal ARNs), sorted."""
+
+    name: str
+    index: int
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerStack:
+    name: str
+    account_name: str
+    account: str
+    region: str
+    identities: tuple[IdentityPlan, ...]
+
+
+@dataclass(frozen=True)
+class StackLayout:
+    """Stack names and what goes where. ``cdk deploy`` and the pipeline use the same names."""
+
+    capacity: str
+    governance: str
+    access: tuple[Shard, ...]  # access entries, sharded by a hash of the principal ARN
+    teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
+    consumers: tuple[ConsumerStack, ...]
+    pipeline: str
+
+    def team_stack(self, team: str) -> Shard:
+        return next(s for s in self.teams if team in s.members)
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        return (self.capacity, self.governance, *(s.name for s in self.access), *(s.name for s in self.teams),
+                *(c.name for c in self.consumers))
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    name: str  # CodePipeline name
+    account: str
+    region: str
+    repository: Optional[str]
+    branch: str
+    connection_arn: Optional[str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every decision of one spec. Built once per run by ``build_plan``."""
+
+    name: str
+    mode: Mode
+    account: str
+    region: str
+    partition: str
+    cluster: ClusterPlan
+    network: NetworkPlan
+    cohort: str
+    fair_sharing: bool
+    idle_compute: str
+    teams: tuple[TeamPlan, ...]  # sorted by name; the shared pool, if any, included
+    flavors: tuple[FlavorPlan, ...]  # sorted by name
+    priority_classes: tuple[PriorityClassPlan, ...]  # sorted by name
+    covered_resources: tuple[str, ...]  # Kueue coveredResources, one resource group for all flavors
+    principals: tuple[PrincipalAccess, ...]
+    identities: tuple[IdentityPlan, ...]
+    task_governance_backend: Optional[TaskGovernanceBackend]  # None in kueue mode
+    policy_name: str
+    stacks: StackLayout
+    pipeline: PipelinePlan
+    kueue_config: str  # Kueue's controller configuration (kueue mode)
+    warnings: tuple[SpecIssue, ...] = ()  # invariant findings that do not stop a synth
+
+    # --- mode flags: decided here, read everywhere ------------------------------------------------
+    @property
+    def task_governance(self) -> bool:
+        return self.mode == "task-governance"
+
+    @property
+    def owns_namespaces(self) -> bool:
+        """In task-governance mode HyperPod creates each team namespace with the team's ComputeQuota."""
+        return self.mode == "kueue"
+
+    @property
+    def emits_kueue_objects(self) -> bool:
+        """The task-governance add-on owns the Kueue objects; emitting them would only have them overwritten."""
+        return self.mode == "kueue"
+
+    # --- convenience views ---------------------------------------------------------------------
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def eks_cluster_name(self) -> str:
+        return self.cluster.eks_name
+
+    @property
+    def instance_groups(self) -> tuple[InstanceGroupPlan, ...]:
+        return self.cluster.instance_groups
+
+    @property
+    def addon_versions(self) -> dict[str, Optional[str]]:
+        """EKS add-on name -> pinned version (None: EKS's default for the Kubernetes version)."""
+        v = self.cluster.addon_versions
+        out: dict[str, Optional[str]] = {
+            "vpc-cni": v.vpc_cni,
+            "kube-proxy": v.kube_proxy,
+            "eks-pod-identity-agent": v.pod_identity_agent,
+            "coredns": v.coredns,
+            "amazon-cloudwatch-observability": v.cloudwatch_observability,
+        }
+        if self.task_governance:
+            out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
+        return dict(sorted(out.items()))
+
+    @property
+    def tenants(self) -> tuple[TeamPlan, ...]:
+        """The spec's teams (the shared pool left out)."""
+        return tuple(t for t in self.teams if not t.is_shared_pool)
+
+    @property
+    def shared_pool(self) -> Optional[TeamPlan]:
+        return next((t for t in self.teams if t.is_shared_pool), None)
+
+    def team(self, name: str) -> TeamPlan:
+        for t in self.teams:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def cluster_queue_spec(self, team: TeamPlan) -> dict[str, Any]:
+        return cluster_queue_spec(self.cohort, self.covered_resources, team)
+
+    def capacity(self) -> dict[str, int]:
+        """Instances per instance type."""
+        return {f.instance_type: f.instances for f in self.flavors}
+
+
+def partition_of(region: str) -> str:
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    if region.startswith("us-isob-"):
+        return "aws-iso-b"
+    if region.startswith("us-isof-"):
+        return "aws-iso-f"
+    if region.startswith("us-iso-"):
+        return "aws-iso"
+    if region.startswith("eu-isoe-"):
+        return "aws-iso-e"
+    if region.startswith("eusc-"):
+        return "aws-eusc"
+    return "aws"
+
+
+def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
+    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline)."""
+    vpc = spec.cluster.vpc
+    if vpc.availability_zones:
+        return tuple(vpc.availability_zones)
+    region = spec.accounts.capacity.region
+    return tuple(f"{region}{letter}" for letter in "abcdef"[: vpc.max_azs])
+
+
+def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
+    """(private, public) prefix lengths: private subnets take half the VPC, public ones are small (NAT only)."""
+    prefix = int(cidr.split("/")[1])
+    private = prefix + max(1, math.ceil(math.log2(azs))) + 1
+    return private, min(28, private + 4)
+
+
+def _cluster(spec: GovernanceSpec, base_dir: Optional[Path]) -> ClusterPlan:
+    c = spec.cluster
+    chart = c.dependencies_chart
+    directory = None
+    if chart is not None and chart.directory:
+        directory = Path(chart.directory)
+        if not directory.is_absolute():
+            directory = (base_dir or Path.cwd()) / directory
+    groups = tuple(
+        InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
+                          catalog.lookup(g.instance_type).accelerators > 0)
+        for g in sorted(c.instance_groups, key=lambda g: g.name)
+    )
+    return ClusterPlan(
+        name=c.name,
+        eks_name=names.eks_cluster(c.name),
+        kubernetes_version=c.kubernetes_version,
+        endpoint_access=c.endpoint_access,
+        admin_cidrs=tuple(c.admin_cidrs),
+        admins=tuple(AdminPlan(arn, names.principal_key(arn)) for arn in sorted(c.admins)),
+        instance_groups=groups,
+        addon_versions=c.addon_versions,
+        dependencies_chart=chart,
+        dependencies_directory=directory,
+        lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
+    )
+
+
+def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
+            identities: tuple[IdentityPlan, ...]) -> StackLayout:
+    d = spec.deployment
+
+    def shards(keys: list[str], count: int, label) -> tuple[Shard, ...]:
+        groups: dict[int, list[str]] = {}
+        for key in keys:
+            groups.setdefault(shard_of(key, count), []).append(key)
+        return tuple(Shard(names.stack(spec.name, label(i)), i, tuple(sorted(groups[i]))) for i in sorted(groups))
+
+    consumers = []
+    for c in sorted(spec.accounts.consumers, key=lambda c: c.name):
+        mine = tuple(i for i in identities if i.consumer == c.name)
+        if mine:
+            consumers.append(ConsumerStack(names.stack(spec.name, f"consumer-{c.name}"), c.name, c.id, c.region, mine))
+    return StackLayout(
+        capacity=names.stack(spec.name, "capacity"),
+        governance=names.stack(spec.name, "governance"),
+        access=shards([p.principal_arn for p in principals], d.access_stacks, names.access_shard),
+        teams=shards([t.name for t in teams if not t.is_shared_pool], d.team_stacks, names.team_shard),
+        consumers=tuple(consumers),
+        pipeline=names.stack(spec.name, "pipeline"),
+    )
+
+
+def _pipeline(spec: GovernanceSpec) -> PipelinePlan:
+    p = spec.deployment.pipeline
+    return PipelinePlan(
+        name=names.pipeline(spec.name),
+        account=(p.account if p else None) or spec.accounts.capacity.id,
+        region=(p.region if p else None) or spec.accounts.capacity.region,
+        repository=p.repository if p else None,
+        branch=p.branch if p else "main",
+        connection_arn=p.connection_arn if p else None,
+    )
+
+
+def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict: bool = False) -> Plan:
+    """Derive every decision from a validated spec and check the whole-app invariants on it.
+
+    ``base_dir``: the spec file's folder (relative paths). Raises ``SpecError`` with every invariant that
+    fails (warnings too with ``strict``); the remaining warnings are in ``plan.warnings``.
+    """
+    from dataclasses import replace
+
+    from .invariants import check_plan
+
+    plan = _derive(spec, base_dir)
+    found = check_plan(spec, plan)
+    errors = [i for i in found if i.severity == "error" or strict]
+    if errors:
+        raise SpecError(errors)
+    return replace(plan, warnings=tuple(found))
+
+
+def _derive(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
+    region = spec.accounts.capacity.region
+    partition = partition_of(region)
+    teams = [plan_team(spec, t) for t in spec.teams]
+    pool = plan_shared_pool(spec)
+    if pool is not None:
+        teams.append(pool)
+    sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
+    flavors = tuple(
+        FlavorPlan(names.flavor(t), t, n, catalog.lookup(t).accelerator_kind) for t, n in spec.cluster.capacity.items()
+    )
+    principals = principal_access(spec)
+    identities = identity_plans(spec, partition=partition)
+    mode: Mode = spec.scheduler.mode
+    fair_sharing = spec.scheduler.idle_compute == "fair-share"
+    return Plan(
+        name=spec.name,
+        mode=mode,
+        account=spec.accounts.capacity.id,
+        region=region,
+        partition=partition,
+        cluster=_cluster(spec, base_dir),
+        network=NetworkPlan(
+            cidr=spec.cluster.vpc.cidr,
+            availability_zones=availability_zones(spec),
+            private_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[0],
+            public_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[1],
+            interface_endpoints=INTERFACE_ENDPOINTS,
+        ),
+        cohort=names.cohort(spec.name),
+        fair_sharing=fair_sharing,
+        idle_compute=spec.scheduler.idle_compute,
+        teams=sorted_teams,
+        flavors=flavors,
+        priority_classes=tuple(
+            sorted(
+                (PriorityClassPlan(p.name, names.priority_class(p.name), p.weight)
+                 for p in spec.scheduler.priority_classes),
+                key=lambda p: p.name,
+            )
+        ),
+        covered_resources=covered_resources([f.accelerator_kind for f in flavors]),
+        principals=principals,
+        identities=identities,
+        task_governance_backend=(
+            task_governance_backend(region, spec.scheduler.task_governance_resources)
+            if mode == "task-governance" else None
+        ),
+        policy_name=names.cluster_policy(spec.name),
+        stacks=_stacks(spec, sorted_teams, principals, identities),
+        pipeline=_pipeline(spec),
+        kueue_config=kueue_manager_config(fair_sharing),
+    )

@@ -1,0 +1,218 @@
+"""The HyperPod cluster, the EKS cluster that orchestrates it, its VPC, instance groups and add-ons."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from ._base import SpecModel, check_ipv4_cidr, check_label, spec_error
+from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal, InstanceTypeName
+
+
+class Vpc(SpecModel):
+    """The cluster's VPC."""
+
+    availability_zones: tuple[str, ...] = Field(
+        default=(),
+        description="AZ names for the subnets (default: the region's a, b, c... up to maxAzs). Given explicitly, "
+        "synth needs no AWS lookup.",
+    )
+
+    cidr: str = Field(default="10.192.0.0/16", description="IPv4 CIDR of the VPC (default: 10.192.0.0/16).")
+    max_azs: int = Field(
+        default=2, ge=2, le=6, description="Availability zones with private subnets (default: 2; EKS needs 2)."
+    )
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        check_ipv4_cidr(v, allow_any=False)
+        prefix = int(v.split("/")[1])
+        if not 16 <= prefix <= 24:
+            raise spec_error(
+                f"a /{prefix} VPC is outside what a HyperPod cluster can use",
+                "use a prefix between /16 and /24 (HyperPod nodes take many IPs; /16 is usual)",
+            )
+        return v
+
+
+class InstanceGroup(SpecModel):
+    """One HyperPod instance group: identical instances of one type."""
+
+    name: str = Field(description="Instance group name (DNS-1123 label, at most 63 characters).")
+    instance_type: InstanceTypeName = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
+    count: int = Field(ge=0, le=5000, description="Number of instances in the group.")
+    volume_size_gb: Optional[int] = Field(
+        default=None,
+        ge=1,
+        le=16384,
+        description="Extra EBS volume per instance in GB (default: none beyond the root volume).",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_label(v, what="instance group name", max_len=63)
+
+
+HelmSource = Literal["repository", "oci", "directory"]
+
+
+class HelmChart(SpecModel):
+    """Where a Helm chart comes from: a Helm repository, an OCI reference or a local directory."""
+
+    repository: Optional[str] = Field(default=None, description="Helm repository URL (with `chart`).")
+    chart: Optional[str] = Field(default=None, description="Chart name in the repository.")
+    oci: Optional[str] = Field(default=None, description="OCI reference, e.g. oci://registry/path/chart.")
+    directory: Optional[str] = Field(
+        default=None, description="Local chart directory, uploaded as a CDK asset (relative to the spec file)."
+    )
+    version: Optional[str] = Field(default=None, description="Chart version (required for repository and oci).")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "HelmChart":
+        given = [k for k in ("repository", "oci", "directory") if getattr(self, k)]
+        if len(given) != 1:
+            raise spec_error(
+                f"names {len(given)} chart sources ({', '.join(given) or 'none'})",
+                "give exactly one of repository (with chart and version), oci (with version) or directory",
+            )
+        if self.repository and not (self.chart and self.version):
+            raise spec_error("a repository chart needs chart and version", "add chart: NAME and version: X.Y.Z")
+        if self.oci and not self.version:
+            raise spec_error("an OCI chart needs a version", "add version: X.Y.Z")
+        return self
+
+    @property
+    def source(self) -> HelmSource:
+        return "repository" if self.repository else "oci" if self.oci else "directory"
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
+
+
+ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
+
+
+class AddonVersions(SpecModel):
+    """Pinned EKS add-on versions. Check what a region offers with `aws eks describe-addon-versions`."""
+
+    cloudwatch_observability: str = Field(
+        default="v4.1.0-eksbuild.1",
+        description="amazon-cloudwatch-observability; at least v3.1.0 (Kueue metrics need v2.4.0, Pod Identity v3.1.0).",
+    )
+    task_governance: str = Field(
+        default="v1.6.0-eksbuild.1",
+        description="amazon-sagemaker-hyperpod-taskgovernance (task-governance mode; v1.6.0 bundles Kueue 0.19.2).",
+    )
+    vpc_cni: Optional[str] = Field(default=None, description="vpc-cni (default: EKS's default, >= 1.18.3 on 1.30+).")
+    coredns: Optional[str] = Field(default=None, description="coredns (default: EKS's default for the version).")
+    kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: EKS's default).")
+    pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: EKS's).")
+    kueue_chart: str = Field(default="0.19.2", description="Kueue Helm chart version (kueue mode), 0.19.x.")
+
+    @field_validator("cloudwatch_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
+                     "pod_identity_agent")
+    @classmethod
+    def _format(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not ADDON_VERSION.match(v):
+            raise spec_error("is not an EKS add-on version", "write it as EKS lists it, e.g. v1.6.0-eksbuild.1")
+        return v
+
+    @field_validator("cloudwatch_observability")
+    @classmethod
+    def _observability(cls, v: str) -> str:
+        if _version_tuple(v[1:]) < (3, 1, 0):
+            raise spec_error(
+                "is older than v3.1.0",
+                "use v3.1.0 or later: Kueue metrics need v2.4.0 and EKS Pod Identity for the agent v3.1.0",
+            )
+        return v
+
+    @field_validator("vpc_cni")
+    @classmethod
+    def _cni(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and _version_tuple(v[1:]) < (1, 18, 3):
+            raise spec_error("is older than v1.18.3, which HyperPod on EKS needs", "use v1.18.3 or later")
+        return v
+
+    @field_validator("kueue_chart")
+    @classmethod
+    def _kueue(cls, v: str) -> str:
+        if not re.fullmatch(r"0\.19\.\d+", v):
+            raise spec_error("is not a Kueue 0.19.x chart version", "use 0.19.2 (the Kueue objects are v1beta2)")
+        return v
+
+
+class Cluster(SpecModel):
+    """The HyperPod cluster and the EKS cluster that orchestrates it."""
+
+    name: str = Field(description="HyperPod cluster name; the EKS cluster is named <name>-eks.")
+    kubernetes_version: str = Field(
+        default="1.33", description="EKS Kubernetes version, at least 1.30 (task governance needs it). Quote it."
+    )
+    endpoint_access: Literal["private", "public-and-private"] = Field(
+        default="private", description="EKS API endpoint access (default: private, reachable only in the VPC)."
+    )
+    admin_cidrs: tuple[AdminCidr, ...] = Field(
+        default=(), description="CIDRs allowed to the public endpoint; only with public-and-private."
+    )
+    vpc: Vpc = Field(default_factory=Vpc, description="The VPC (default: 10.192.0.0/16 over 2 AZs).")
+    admins: tuple[IamPrincipal, ...] = Field(
+        default=(), description="IAM role or user ARNs given cluster-admin access entries (default: none)."
+    )
+    instance_groups: tuple[InstanceGroup, ...] = Field(
+        min_length=1, description="HyperPod instance groups; their capacity bounds every quota."
+    )
+    addon_versions: AddonVersions = Field(
+        default_factory=AddonVersions, description="Pinned EKS add-on and Kueue chart versions."
+    )
+    dependencies_chart: Optional[HelmChart] = Field(
+        default=None,
+        description="Where the HyperPod dependencies Helm chart (health-monitoring agent etc.) comes from. "
+        "Default: not installed, and synth warns (HyperPod node health checks need it).",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_label(v, what="cluster name", max_len=59)
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version(cls, v: object) -> object:
+        if isinstance(v, float):
+            raise spec_error(
+                "is a number, and YAML reads 1.30 as 1.3",
+                f"quote the version, e.g. kubernetesVersion: \"{v}\"",
+            )
+        if isinstance(v, str):
+            m = re.fullmatch(r"1\.(\d+)", v)
+            if not m:
+                raise spec_error("is not a Kubernetes minor version", 'write it as "1.33"')
+            if (1, int(m.group(1))) < MIN_KUBERNETES:
+                raise spec_error(
+                    "is older than 1.30, which HyperPod task governance needs",
+                    'use "1.30" or later (e.g. "1.33")',
+                )
+            if v not in KUBERNETES_VERSIONS:
+                raise spec_error(
+                    "has no kubectl layer in this release of hyperpod-gov (the kubectl handler must match the cluster)",
+                    f"use one of {', '.join(KUBERNETES_VERSIONS)}",
+                )
+        return v
+
+    @property
+    def eks_cluster_name(self) -> str:
+        return f"{self.name}-eks"
+
+    @property
+    def capacity(self) -> dict[str, int]:
+        """Instances per instance type across all instance groups, sorted by type."""
+        out: dict[str, int] = {}
+        for group in self.instance_groups:
+            out[group.instance_type] = out.get(group.instance_type, 0) + group.count
+        return dict(sorted(out.items()))

@@ -1,0 +1,237 @@
+"""The tenants: quotas, sharing, people, workload identities, egress and the connection contract."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, spec_error
+from .types import DEFAULT_BORROW_LIMIT_PERCENT, MAX_NAME, IamPrincipal, InstanceTypeName, Port
+
+
+class QuotaEntry(SpecModel):
+    """Capacity a team owns on one instance type: whole instances or accelerators."""
+
+    instance_type: InstanceTypeName = Field(description="Instance type of an instance group.")
+    count: Optional[int] = Field(default=None, ge=1, description="Whole instances owned.")
+    accelerators: Optional[int] = Field(default=None, ge=1, description="Accelerators (GPUs, Neuron devices) owned.")
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> "QuotaEntry":
+        if (self.count is None) == (self.accelerators is None):
+            raise spec_error(
+                "needs exactly one of count and accelerators",
+                "write count: N for whole instances or accelerators: N for GPUs/Neuron devices",
+            )
+        return self
+
+
+class Sharing(SpecModel):
+    """Whether a team lends its idle capacity and borrows others'."""
+
+    strategy: Literal["Lend", "DontLend", "LendAndBorrow"] = Field(
+        default="LendAndBorrow",
+        description="Lend: lends idle capacity, never borrows. DontLend: neither. "
+        "LendAndBorrow (default): both, up to borrowLimitPercent.",
+    )
+    borrow_limit_percent: Optional[int] = Field(
+        default=None,
+        description="Only with LendAndBorrow: the most a team may borrow, as a percentage of what it owns, "
+        f"1..500 (default: {DEFAULT_BORROW_LIMIT_PERCENT}, HyperPod's own default).",
+    )
+
+    @property
+    def effective_borrow_limit_percent(self) -> int:
+        """The percentage of owned capacity this team may borrow on top (0 when it cannot borrow)."""
+        if self.strategy != "LendAndBorrow":
+            return 0
+        return DEFAULT_BORROW_LIMIT_PERCENT if self.borrow_limit_percent is None else self.borrow_limit_percent
+
+
+class Access(SpecModel):
+    """Who may see the team's work and who may act on it."""
+
+    viewers: tuple[IamPrincipal, ...] = Field(
+        default=(), description="IAM role/user ARNs that may view the team's work."
+    )
+    submitters: tuple[IamPrincipal, ...] = Field(
+        default=(), description="IAM role/user ARNs that may submit, change and delete the team's jobs (and view)."
+    )
+
+
+class S3Access(SpecModel):
+    """Access to one S3 prefix."""
+
+    bucket: str = Field(description="Bucket name.")
+    prefix: str = Field(default="", description="Key prefix, e.g. datasets/ (default: the whole bucket).")
+    access: Literal["read", "read-write"] = Field(default="read", description="default: read.")
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", v):
+            raise spec_error("is not an S3 bucket name", "use 3-63 lowercase letters, digits, '.' and '-'")
+        return v
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        if "*" in v or v.startswith("/"):
+            raise spec_error("may not contain '*' or start with '/'", "write the literal prefix, e.g. datasets/")
+        return v
+
+
+KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$")
+
+
+class TargetRole(SpecModel):
+    """A role the library creates in a consumer account for one workload identity."""
+
+    account: str = Field(description="Name of a declared consumer account (accounts.consumers[].name).")
+    name: str = Field(description="Role name in that account (IAM role name rules, at most 64 characters).")
+    s3: tuple[S3Access, ...] = Field(default=(), description="S3 prefixes the role may read or write.")
+    kms_keys: tuple[str, ...] = Field(default=(), description="KMS key ARNs the role may decrypt with.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[\w+=,.@-]{1,64}", v):
+            raise spec_error("is not an IAM role name", "use at most 64 letters, digits and +=,.@_-")
+        return v
+
+    @field_validator("kms_keys")
+    @classmethod
+    def _keys(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in v:
+            if not KMS_KEY_ARN.match(arn):
+                raise spec_error(f"{arn!r} is not a KMS key ARN", "use arn:aws:kms:REGION:ACCOUNT:key/KEY-ID")
+        return v
+
+
+class WorkloadIdentity(SpecModel):
+    """A Kubernetes service account whose pods get AWS credentials through EKS Pod Identity."""
+
+    service_account: str = Field(description="ServiceAccount name in the team namespace (DNS-1123 label).")
+    target_role_arn: Optional[str] = Field(
+        default=None,
+        description="An existing role in a declared consumer account to assume cross-account (default: none).",
+    )
+    target_role: Optional[TargetRole] = Field(
+        default=None,
+        description="A role for the library to create in a consumer account, with only the data access named here "
+        "(instead of targetRoleArn).",
+    )
+
+    @field_validator("service_account")
+    @classmethod
+    def _sa(cls, v: str) -> str:
+        return check_label(v, what="service account name", max_len=63)
+
+    @field_validator("target_role_arn")
+    @classmethod
+    def _role(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not IAM_ROLE_ARN.match(v):
+            raise spec_error("is not an IAM role ARN", "use arn:aws:iam::ACCOUNT:role/NAME")
+        return v
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "WorkloadIdentity":
+        if self.target_role_arn and self.target_role:
+            raise spec_error(
+                "names both targetRoleArn and targetRole",
+                "use targetRoleArn for an existing role, or targetRole for one the library creates, not both",
+            )
+        return self
+
+    @property
+    def target_account(self) -> Optional[str]:
+        """Account id of an existing target role (``targetRoleArn``)."""
+        m = IAM_ROLE_ARN.match(self.target_role_arn or "")
+        return m.group(1) if m else None
+
+
+class EgressRule(SpecModel):
+    """An extra egress allow on top of the team's default-deny policy."""
+
+    cidr: str = Field(description="Destination IPv4 CIDR.")
+    ports: tuple[Port, ...] = Field(min_length=1, description="Destination ports (1..65535).")
+    protocol: Literal["TCP", "UDP"] = Field(default="TCP", description="Protocol (default: TCP).")
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        return check_ipv4_cidr(v, allow_any=True)
+
+
+class Contract(SpecModel):
+    """The connection contract: who answers for the team's use of the cluster."""
+
+    business_owner: str = Field(description="Email of the business owner.")
+    operations_owner: str = Field(description="Email of the person who runs the team's workloads.")
+    cost_owner: str = Field(description="Email of the person who pays.")
+    data_classification: Literal["public", "internal", "confidential", "restricted"] = Field(
+        description="Most sensitive data the team's workloads handle."
+    )
+    approved_workloads: tuple[str, ...] = Field(
+        default=(), description="Kinds of work approved, e.g. training, fine-tuning, inference."
+    )
+    review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
+
+    @field_validator("business_owner", "operations_owner", "cost_owner")
+    @classmethod
+    def _email(cls, v: str) -> str:
+        if not EMAIL.match(v):
+            raise spec_error("is not an email address", "use an address such as owner@example.com")
+        return v
+
+
+class Team(SpecModel):
+    """A tenant of the cluster: its capacity, sharing policy, people and workloads."""
+
+    name: str = Field(description="DNS-1123 label, at most 40 characters; namespace hyperpod-ns-<name>.")
+    fair_share_weight: int = Field(
+        default=100, ge=0, le=100, description="0..100; share of idle capacity (default: 100)."
+    )
+    quota: tuple[QuotaEntry, ...] = Field(
+        default=(), max_length=15, description="Capacity the team owns, per instance type (at most 15 entries)."
+    )
+    sharing: Sharing = Field(
+        default_factory=Sharing, description="Lending and borrowing (default: LendAndBorrow, 50%)."
+    )
+    preempt_team_tasks: Literal["LowerPriority", "Never"] = Field(
+        default="LowerPriority",
+        description="default: LowerPriority, a team's own urgent work may preempt its own lower-priority work.",
+    )
+    access: Access = Field(default_factory=Access, description="Who may view and who may submit (default: nobody).")
+    workload_identities: tuple[WorkloadIdentity, ...] = Field(
+        default=(), description="Service accounts with AWS credentials (default: none)."
+    )
+    egress: tuple[EgressRule, ...] = Field(default=(), description="Extra egress allows (default: none).")
+    contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_label(v, what="team name", max_len=MAX_NAME)
+
+    @property
+    def namespace(self) -> str:
+        return f"hyperpod-ns-{self.name}"
+
+
+class SharedPool(SpecModel):
+    """A pseudo-team that holds the capacity no team owns: capacity minus the sum of quotas."""
+
+    name: str = Field(default="shared", description="Team name of the pool (default: shared).")
+    strategy: Literal["Lend", "LendAndBorrow"] = Field(
+        default="Lend", description="default: Lend, the pool lends everything and never borrows."
+    )
+    fair_share_weight: int = Field(default=0, ge=0, le=100, description="default: 0, the pool borrows last.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_label(v, what="shared pool name", max_len=MAX_NAME)

@@ -1,0 +1,197 @@
+"""Compose every stack of a plan into a CDK app, synthesize it, and report any failure like a spec error.
+
+This is the one place that turns a ``Plan`` into stacks: ``app.py`` (``cdk synth``),
+``hyperpod-gov synth``, ``hyperpod_gov.testing`` and the pipeline's stages all
+call it, so ``cdk deploy`` and the pipeline deploy stacks of the same names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+from constructs import Construct
+
+from hyperpod_gov.charts import Manifests, render
+from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
+from hyperpod_gov.plan import Plan
+from hyperpod_gov.spec.errors import SpecError, SpecIssue
+
+from .capacity import CapacityStack
+from .consumer import ConsumerAccountStack
+from .governance import AccessStack, GovernanceStack, TeamsStack
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Feature flags the library is written for. They are set on the app here and in cdk.json (a test keeps the two
+# equal), so that `hyperpod-gov synth`, the tests and `cdk synth` build the same templates.
+FEATURE_FLAGS = {
+    "@aws-cdk/core:checkSecretUsage": True,
+    "@aws-cdk/aws-iam:minimizePolicies": True,
+    "@aws-cdk/core:validateSnapshotRemovalPolicy": True,
+    "@aws-cdk/aws-s3:createDefaultLoggingPolicy": True,
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+    "@aws-cdk/aws-iam:standardizedServicePrincipals": True,
+    # CDK's built-in template check: an unacknowledged finding fails the synth.
+    "@aws-cdk/core:validateAgainstDefaultRules": True,
+    # Governance stacks import the cluster from the capacity stack; keep exports protected.
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
+}
+
+
+def apply_feature_flags(app: Construct) -> None:
+    for flag, value in FEATURE_FLAGS.items():
+        if app.node.try_get_context(flag) is None:
+            app.node.set_context(flag, value)
+
+
+def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
+    """The capacity account's stacks, in deploy order: capacity, governance, access, then the team shards.
+
+    Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
+    """
+    s = plan.stacks
+    capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity)
+    governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
+                                 stack_name=s.governance)
+    stacks: list[cdk.Stack] = [capacity, governance]
+    for shard in s.access:
+        stacks.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
+                                  stack_name=shard.name))
+    for shard in s.teams:
+        stacks.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
+                                 manifests=manifests, stack_name=shard.name))
+    return stacks
+
+
+def add_consumer_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
+    """The target roles the spec asks the library to create, one stack per consumer account that has any."""
+    return [ConsumerAccountStack(scope, c.name, plan=plan, consumer=c, stack_name=c.name) for c in plan.stacks.consumers]
+
+
+def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
+              nag: bool = True) -> cdk.App:
+    """Compose every stack of the plan into ``app`` (a new one unless given)."""
+    if app is None:
+        app = cdk.App(outdir=outdir, analytics_reporting=False)
+    apply_feature_flags(app)
+    add_capacity_stacks(app, plan, manifests)
+    add_consumer_stacks(app, plan)
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+def toolchain_versions() -> dict[str, str]:
+    """The CDK CLI and cdk-assets versions this repository pins (package.json), for the pipeline's own steps."""
+    deps = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    return {"cli": deps["aws-cdk"], "cdk_assets": deps["cdk-assets"]}
+
+
+def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app: Optional[cdk.App] = None,
+                       outdir: Optional[str] = None, nag: bool = True) -> cdk.App:
+    """The pipeline app: one pipeline stack whose stages hold every stack of the plan."""
+    from .pipeline import PipelineStack
+
+    if app is None:
+        app = cdk.App(outdir=outdir, analytics_reporting=False)
+    apply_feature_flags(app)
+    p = plan.pipeline
+    repository = p.repository or app.node.try_get_context("pipelineRepository")
+    connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
+    missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
+                                      ("connectionArn", connection, "pipelineConnectionArn")) if not v]
+    if missing:
+        raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
+                                   f"set it in the spec or pass -c {c}=...") for k, c in missing])
+    pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, spec_path=spec_path, repository=repository,
+                             connection_arn=connection, manifests=manifests, toolchain=toolchain_versions())
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+        for stage in pipeline.stages:  # each stage is its own assembly with its own validation
+            cdk.Validations.of(stage).add_plugins(AwsSolutionsChecks(stage))
+    return app
+
+
+class PolicyValidationError(Exception):
+    """cdk-nag (or another validation plugin) found unacknowledged violations."""
+
+    def __init__(self, violations: list[str], report: Path):
+        self.violations = violations
+        self.report = report
+        super().__init__(f"{len(violations)} policy violation(s); report: {report}")
+
+
+def _violations(report: Path) -> list[str]:
+    data = json.loads(report.read_text())
+    out = []
+    for plugin in data.get("pluginReports", []):
+        for v in plugin.get("violations", []):
+            for c in v.get("violatingConstructs", []):
+                out.append(f"{c['constructPath']}: {v['ruleName']}: {v['description']}")
+    return sorted(out)
+
+
+def check_manifests(plan: Plan, manifests: Manifests) -> None:
+    """Each manifest travels in one custom resource request: over the limit, say which team and what to do."""
+    issues = []
+    if manifest_size(manifests.cluster) > MAX_MANIFEST_BYTES:
+        issues.append(SpecIssue("scheduler", f"the cluster-wide Kubernetes objects take "
+                                f"{manifest_size(manifests.cluster)} bytes, over {MAX_MANIFEST_BYTES}",
+                                len(plan.flavors), "use fewer instance types or priority classes"))
+    for name, objects in manifests.teams.items():
+        size = manifest_size(objects)
+        if size > MAX_MANIFEST_BYTES:
+            issues.append(SpecIssue(f"teams[{name}]", f"the team's Kubernetes objects take {size} bytes, over "
+                                    f"{MAX_MANIFEST_BYTES}", name,
+                                    "split the team, or give it fewer egress rules and service accounts"))
+    if issues:
+        raise SpecError(issues)
+
+
+def synth_error(exc: BaseException) -> SpecError:
+    """A failure inside CDK or jsii that the plan's invariants did not foresee, as a spec error (no traceback)."""
+    text = str(exc).strip().splitlines()
+    message = next((line for line in text if line.strip() and not line.startswith("    at ")), repr(exc))
+    return SpecError([SpecIssue(
+        "(synth)", f"CDK could not synthesize the app: {message.strip()}", type(exc).__name__,
+        "this spec passed every check but not CDK: change the value the message names, and report the spec to "
+        "hyperpod-gov so that the plan checks it before synth",
+    )])
+
+
+def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
+          manifests: Optional[Manifests] = None) -> cdk.cx_api.CloudAssembly:
+    """Write the cloud assembly to ``out_dir/cdk.out`` and the manifests to ``out_dir/k8s``.
+
+    Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and ``SpecError`` on anything else
+    that fails during synth.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    assembly_dir = out_dir / "cdk.out"
+    manifests = manifests or render(plan)
+    check_manifests(plan, manifests)
+    manifests.write(out_dir / "k8s")
+    try:
+        app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag)
+        return app.synth()
+    except SpecError:
+        raise
+    except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
+        report = assembly_dir / "validation-report.json"
+        if "ValidationFailed" in str(exc) and report.exists():
+            raise PolicyValidationError(_violations(report), report) from None
+        raise synth_error(exc) from None
+
+
+def assembly_warnings(assembly: cdk.cx_api.CloudAssembly) -> list[str]:
+    """Warnings that constructs attached to the app (stable ids first), sorted."""
+    out = []
+    for stack in assembly.stacks:
+        for message in stack.messages:
+            if message.level == cdk.cx_api.SynthesisMessageLevel.WARNING:
+                out.append(f"{message.id}: {message.entry.data}")
+    return sorted(out)

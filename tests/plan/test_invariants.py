@@ -1,0 +1,147 @@
+"""Whole-app invariants on the plan: a spec the rules accept also deploys, or says why not before synth."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.plan.invariants import RESOURCE_BUDGET
+from hyperpod_gov.spec import SpecError, parse_spec
+from tests.conftest import TODAY
+
+
+def plan_errors(data: dict) -> list[str]:
+    with pytest.raises(SpecError) as info:
+        build_plan(parse_spec(data, today=TODAY))
+    return [str(i) for i in info.value.issues]
+
+
+def _team(name: str, *, service_accounts=(), **extra) -> dict:
+    return {"name": name, "workloadIdentities": [{"serviceAccount": sa} for sa in service_accounts], **extra}
+
+
+def test_source_role_names_that_collide_are_rejected_naming_both_sides(base):
+    base["teams"] += [_team("ml", service_accounts=["eng-reader"]), _team("ml-eng", service_accounts=["reader"])]
+    (error,) = plan_errors(base)
+    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: gives IAM role name 'acme-ml-eng-reader' "
+                            "in account 111111111111, which teams[2].workloadIdentities[0] already gives")
+    assert "rename one of the two service accounts" in error
+
+
+def test_created_target_roles_of_such_teams_collide_in_their_account_too(base):
+    role = {"account": "data", "name": "reader"}
+    base["teams"] += [
+        {"name": "ml", "workloadIdentities": [{"serviceAccount": "eng-reader", "targetRole": role}]},
+        {"name": "ml-eng", "workloadIdentities": [{"serviceAccount": "x", "targetRole": {**role, "name": "r2"}}]},
+    ]
+    build_plan(parse_spec(base, today=TODAY))  # distinct everywhere: fine
+    base["teams"][3]["workloadIdentities"][0]["serviceAccount"] = "reader"
+    errors = plan_errors(base)
+    assert any("'acme-ml-eng-reader' in account 111111111111" in e for e in errors), errors
+
+
+def test_the_invariant_fails_when_names_are_joined_without_a_check(base, monkeypatch):
+    """Break the property: if role names ignored the team, two teams' identities would collide."""
+    base["teams"][1]["workloadIdentities"] = [{"serviceAccount": "trainer"}]
+    build_plan(parse_spec(base, today=TODAY))
+    from hyperpod_gov.plan import names
+
+    monkeypatch.setattr(names, "source_role_name", lambda spec, team, sa: f"{spec}-{sa}")
+    assert any("'acme-trainer'" in e for e in plan_errors(base))
+
+
+def test_admins_that_differ_only_in_punctuation_get_distinct_construct_ids(base):
+    base["cluster"]["admins"] = ["arn:aws:iam::111111111111:role/Platform-Admin",
+                                 "arn:aws:iam::111111111111:role/Platform_Admin"]
+    keys = [a.key for a in build_plan(parse_spec(base, today=TODAY)).cluster.admins]
+    assert len(set(keys)) == 2 and all(k.startswith("PlatformAdmin") for k in keys)
+
+
+def test_principals_are_keyed_by_one_hashing_scheme(base):
+    base["teams"][1]["access"] = {"viewers": ["arn:aws:iam::111111111111:role/A-B"]}
+    base["teams"][0]["access"]["viewers"] = ["arn:aws:iam::111111111111:role/A_B"]
+    keys = [p.key for p in build_plan(parse_spec(base, today=TODAY)).principals]
+    assert len(keys) == len(set(keys)) == 3
+
+
+def test_too_many_principals_for_one_access_stack_names_the_key(base):
+    base["teams"][1]["access"] = {
+        "viewers": [f"arn:aws:iam::111111111111:role/viewer-{i}" for i in range(RESOURCE_BUDGET + 1)]}
+    (error,) = plan_errors(base)
+    assert error.startswith("deployment.accessStacks: stack acme-access would hold 452 access entries, over 450")
+    base["deployment"] = {"accessStacks": 2}
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert [s.name for s in plan.stacks.access] == ["acme-access", "acme-access-01"]
+
+
+def test_too_many_teams_for_one_team_stack_names_the_key(base):
+    base["deployment"] = {"teamStacks": 1}
+    base["teams"] += [_team(f"t{i:03d}", service_accounts=["a", "b", "c"]) for i in range(60)]
+    (error,) = plan_errors(base)
+    assert error.startswith("deployment.teamStacks: stack acme-teams-00 would hold about")
+
+
+def test_stack_names_of_consumer_accounts_are_unique_and_short(base):
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert len(set(plan.stacks.all_names)) == len(plan.stacks.all_names)
+
+
+def test_small_organisations_get_one_stack_per_occupied_team_shard_and_one_access_stack(startup_spec):
+    plan = build_plan(startup_spec)
+    assert [s.name for s in plan.stacks.access] == ["startup-access"]
+    assert sum(len(s.members) for s in plan.stacks.teams) == 3
+    assert len(plan.stacks.teams) <= 3
+    assert all(s.members for s in plan.stacks.teams)
+
+
+@pytest.mark.parametrize(("region", "choice", "backend"), [
+    ("us-east-1", "auto", "native"),
+    ("us-west-2", "auto", "custom-resource"),
+    ("eu-west-1", "auto", "custom-resource"),
+    ("us-east-1", "custom-resource", "custom-resource"),
+    ("us-west-2", "native", "native"),
+])
+def test_task_governance_uses_native_types_where_the_region_has_them(base, region, choice, backend):
+    base["accounts"]["capacity"]["region"] = region
+    base["accounts"]["consumers"][0]["region"] = region
+    base["scheduler"]["taskGovernanceResources"] = choice
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert plan.task_governance_backend == backend
+
+
+def test_kueue_mode_has_no_task_governance_backend(base):
+    base["scheduler"]["mode"] = "kueue"
+    assert build_plan(parse_spec(base, today=TODAY)).task_governance_backend is None
+
+
+def test_a_shared_pool_without_capacity_is_a_warning(base):
+    base["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 1},
+                                         {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
+    base["sharedPool"] = {"name": "shared"}
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert any(str(w).startswith("sharedPool: would hold nothing") for w in plan.warnings)
+    with pytest.raises(SpecError, match="sharedPool: would hold nothing"):
+        build_plan(parse_spec(base, today=TODAY), strict=True)
+
+
+def test_a_borrow_limit_nobody_can_lend_is_a_warning_that_says_what_it_means(base):
+    warnings = [str(w) for w in build_plan(parse_spec(base, today=TODAY)).warnings]
+    assert ("teams[0].sharing.borrowLimitPercent: lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
+            "teams can lend at most 0: the team will never borrow more than 0 (50)") in " ".join(warnings)
+
+
+def test_kubernetes_versions_without_a_kubectl_layer_are_rejected(base):
+    base["cluster"]["kubernetesVersion"] = "1.35"
+    with pytest.raises(SpecError, match=r"cluster.kubernetesVersion: has no kubectl layer .* use one of 1.30, 1.31"):
+        parse_spec(base, today=TODAY)
+
+
+def test_spec_package_never_imports_the_plan():
+    import ast
+    from pathlib import Path
+
+    spec_dir = Path(__file__).resolve().parents[2] / "hyperpod_gov" / "spec"
+    for path in spec_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert "plan" not in (node.module or ""), path.name
