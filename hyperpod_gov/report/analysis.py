@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
 
 from ..plan.monitoring import MonitoringPlan, TeamWatch
 from .metrics import Query, Series
@@ -21,6 +21,7 @@ class FlavorUsage:
     used_hours: float  # unit-hours (e.g. GPU-hours): the sum of hourly averages
     borrowed_hours: float  # the part above nominal
     hours_with_data: int
+    hourly: Mapping[dt.datetime, float] = field(default_factory=dict, compare=False, repr=False)  # hourly average
 
     @property
     def average_percent(self) -> Optional[float]:
@@ -41,6 +42,7 @@ class TeamUsage:
     hours_with_data: int  # hours with a usage value
     pending_hours_below_quota: int  # work waited while the team ran below its nominal quota
     pending_hours_at_quota: int  # work waited while the team used all its nominal quota
+    pending_hours_at_cap: int  # ... and all it may borrow on top (nominal + borrowing limit)
     days_pending_at_quota: int
     days_with_data: int
     evictions: tuple[tuple[str, int], ...]  # (reason, count), sorted by reason
@@ -96,11 +98,12 @@ def _team(w: TeamWatch, window: Window, mine: dict[str, list[Series]], by_what: 
             used_hours=sum(values),
             borrowed_hours=sum(max(v - f.nominal, 0.0) for v in values),
             hours_with_data=len(values),
+            hourly=avg,
         ))
     hours_with_data = set().union(*(set(a) for a in avg_by_flavor.values())) if avg_by_flavor else set()
     pending = points("pending")
     main = w.main_flavors
-    below, at, borrowing = set(), set(), set()
+    below, at, cap, borrowing = set(), set(), set(), set()
     for hour in hours_with_data:
         peaks = [max_by_flavor[f.instance_type].get(hour, avg_by_flavor[f.instance_type].get(hour, 0.0))
                  for f in main]
@@ -113,6 +116,8 @@ def _team(w: TeamWatch, window: Window, mine: dict[str, list[Series]], by_what: 
             below.add(hour)
         elif used >= w.main_nominal:
             at.add(hour)
+            if all(p >= f.nominal + f.borrowing_limit for p, f in zip(peaks, main)):
+                cap.add(hour)
     evictions: dict[str, int] = {}
     qid = by_what.get(("evictions", None))
     for s in mine.get(qid, []) if qid else []:
@@ -124,6 +129,7 @@ def _team(w: TeamWatch, window: Window, mine: dict[str, list[Series]], by_what: 
         team=w.team, is_shared_pool=w.is_shared_pool, strategy=w.strategy, fair_share_weight=w.fair_share_weight,
         borrow_limit_percent=w.borrow_limit_percent, flavors=tuple(flavors), hours=window.hours,
         hours_with_data=len(hours_with_data), pending_hours_below_quota=len(below), pending_hours_at_quota=len(at),
+        pending_hours_at_cap=len(cap),
         days_pending_at_quota=len({h.date() for h in at}), days_with_data=len({h.date() for h in hours_with_data}),
         evictions=tuple(sorted(evictions.items())), utilisation=sum(util) / len(util) if util else None,
         borrowing_hours=frozenset(borrowing), pending_at_quota=frozenset(at),
@@ -139,6 +145,22 @@ def analyse(monitoring: MonitoringPlan, window: Window, queries: list[Query],
         by_what = {(q.what, q.instance_type): q.id for q in mine}
         out.append(_team(w, window, {q.id: results.get(q.id, []) for q in mine}, by_what))
     return tuple(out)
+
+
+def cohort_free(usage: tuple[TeamUsage, ...] | list[TeamUsage], instance_type: str, hour: dt.datetime,
+                exclude: str) -> float:
+    """Capacity of one instance type that ``exclude`` could still borrow in an hour: what the other lenders left
+    idle minus what borrowers (``exclude`` included) already took; DontLend teams' idle capacity is nobody else's."""
+    idle = taken = 0.0
+    for u in usage:
+        for f in u.flavors:
+            if f.instance_type != instance_type or hour not in f.hourly:
+                continue
+            used = f.hourly[hour]
+            taken += max(used - f.nominal, 0.0)
+            if u.strategy != "DontLend" and u.team != exclude:
+                idle += max(f.nominal - used, 0.0)
+    return max(idle - taken, 0.0)
 
 
 def contended_hours(usage: tuple[TeamUsage, ...]) -> int:

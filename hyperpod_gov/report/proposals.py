@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 from .. import catalog
 from ..spec import SpecError, parse_spec
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, GovernanceSpec
-from .analysis import TeamUsage, Window, contended_hours
+from .analysis import TeamUsage, Window, cohort_free, contended_hours
 
 MAX_BORROW_LIMIT_PERCENT = 500
 BORROW_STEP_PERCENT = 50
@@ -200,21 +200,24 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
             cost=(f"nothing owned by another team; the shared pool '{pool}' holds {add} fewer {key} to lend."
                   if pool else f"nothing owned by another team: the {add} {key} were unallocated."),
         )
-    lenders_idle = sum(max(o.nominal - (o.average or 0), 0.0) for other in usage
-                       if other.team != u.team and other.strategy != "DontLend"
-                       for o in other.flavors if o.instance_type == itype)
+    # What the cohort could have lent while the team waited (lenders' idle minus what borrowers already took).
+    waited = sorted(u.pending_at_quota)
+    lenders_idle = sum(cohort_free(usage, itype, h, u.team) for h in waited) / len(waited) if waited else 0.0
+    at_cap = u.pending_hours_at_cap * 2 >= u.pending_hours_at_quota
     others_borrowing = sorted(o.team for o in usage if o.team != u.team and o.borrowing_hours)
     competition = (f"; {', '.join(others_borrowing)} borrow too and compete for the same idle capacity by "
                    "fair-share weight" if others_borrowing else "")
     reclaim = ("lenders keep their guarantee: when they need their capacity back, borrowed work is preempted"
                + competition + ".")
-    if lenders_idle >= 1 and u.strategy == "LendAndBorrow" and u.borrow_limit_percent < MAX_BORROW_LIMIT_PERCENT:
+    if (lenders_idle >= 1 and at_cap and u.strategy == "LendAndBorrow"
+            and u.borrow_limit_percent < MAX_BORROW_LIMIT_PERCENT):
         new = min(MAX_BORROW_LIMIT_PERCENT, u.borrow_limit_percent + BORROW_STEP_PERCENT)
         return Proposal(
             team=u.team, kind="borrow-limit",
             ops=(PatchOp("replace", f"/teams/{i}/sharing/borrowLimitPercent", new,
                          team.sharing.borrow_limit_percent),),
-            reason=why + f" Lenders left {_fmt(lenders_idle)} {f.unit} of {itype} idle on average.",
+            reason=why + f" It was borrowing all it may ({u.borrow_limit_percent}%) in {u.pending_hours_at_cap} of "
+                   f"those hours, while lenders had {_fmt(lenders_idle)} {f.unit} of {itype} idle on average.",
             cost=f"borrowing up to {new}% instead of {u.borrow_limit_percent}% of its quota; " + reclaim,
         )
     if lenders_idle >= 1 and u.strategy == "Lend":
@@ -223,7 +226,7 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
             ops=(PatchOp("replace", f"/teams/{i}/sharing",
                          {"strategy": "LendAndBorrow", "borrowLimitPercent": DEFAULT_BORROW_LIMIT_PERCENT},
                          {"strategy": "Lend"}),),
-            reason=why + f" Lenders left {_fmt(lenders_idle)} {f.unit} of {itype} idle on average.",
+            reason=why + f" Lenders had {_fmt(lenders_idle)} {f.unit} of {itype} idle on average meanwhile.",
             cost=f"{u.team} may borrow up to {DEFAULT_BORROW_LIMIT_PERCENT}% of its quota; " + reclaim,
         )
     donors = []
@@ -259,7 +262,8 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
         )
     return Proposal(
         team=u.team, kind="add-capacity", ops=(),
-        reason=why + " No capacity is unallocated, lenders left nothing idle and no team has quota it never used.",
+        reason=why + " No capacity is unallocated, lenders had nothing idle to lend and no team has quota it "
+                     "never used.",
         cost=f"add instances of {itype} (an instance group's count) and raise {u.team}'s quota with them.",
     )
 

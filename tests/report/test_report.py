@@ -59,16 +59,18 @@ def _run(capsys, spec_path: Path, calls: list[list[list[dict]]], *extra: str) ->
 # --- the startup example: a hoarding DontLend team, a team waiting at its quota, a team with gaps ---------------
 
 
+def _busy(h: dt.datetime) -> bool:
+    return _day(h) % 3 != 0 and 10 <= h.hour < 15
+
+
 def startup_values(q: Query):
     if q.team == "chatbot":
         return {"usage-avg": [("", lambda h: 0.5)], "usage-max": [("", lambda h: 1)],
                 "pending": [("", lambda h: 0)], "evictions": [], "utilisation": [("", lambda h: 60)]}[q.what]
-    if q.team == "ml-engineering":
-        def busy(h):  # work waits at quota 10:00-15:00 on 20 of 30 days
-            return _day(h) % 3 != 0 and 10 <= h.hour < 15
-        return {"usage-avg": [("", lambda h: 6 if busy(h) else 4)],
-                "usage-max": [("", lambda h: 6 if busy(h) else 5)],
-                "pending": [("", lambda h: 2 if busy(h) else 0)], "evictions": [],
+    if q.team == "ml-engineering":  # borrows all it may (3) and still waits 10:00-15:00 on 20 of 30 days
+        return {"usage-avg": [("", lambda h: 9 if _busy(h) else 4)],
+                "usage-max": [("", lambda h: 9 if _busy(h) else 5)],
+                "pending": [("", lambda h: 2 if _busy(h) else 0)], "evictions": [],
                 "utilisation": [("", lambda h: 80)]}[q.what]
     # researchers: no data in the last day (agent down), two hours waiting below quota, some evictions,
     # no utilisation data at all
@@ -100,8 +102,8 @@ def test_report_reads_every_page_and_prints_usage_per_team(capsys, startup_pages
     assert code == 0, err
     assert "chatbot: DontLend, fair-share weight 100" in out
     assert "ml.g5.2xlarge: average 0.5 / peak 1 of 4 GPUs (12%); 360 GPU-hours used, 0 borrowed" in out
-    # 100 busy hours at 6 and 620 at 4: average 4.3; borrowing never exceeds the 6 owned
-    assert "ml.g5.2xlarge: average 4.3 / peak 6 of 6 GPUs (71%)" in out
+    # 100 busy hours at 9 (3 borrowed) and 620 at 4: average 4.7
+    assert "ml.g5.2xlarge: average 4.7 / peak 9 of 6 GPUs (78%); 3380 GPU-hours used, 300 borrowed" in out
     # both pages of the pending series counted: 5 hours on each of 20 days
     assert "pending while below quota: 0 h; pending at quota: 100 h on 20 of 30 days" in out
 
@@ -122,11 +124,27 @@ def test_a_dont_lend_team_that_used_a_fraction_of_its_quota_should_lend(capsys, 
     assert "cost to other teams: none: the other teams may borrow its idle capacity" in out
 
 
-def test_a_team_pending_at_its_quota_most_days_may_borrow_more_from_idle_lenders(capsys, startup_pages):
+def test_a_team_waiting_at_its_cap_most_days_gets_quota_its_owner_never_used(capsys, startup_pages):
+    # Nothing is unallocated and the lenders' idle GPUs were already borrowed: quota moves from chatbot.
     _, out, _ = _run(capsys, EXAMPLES / "startup.yaml", startup_pages)
+    assert "teams[0] (ml-engineering).quota[0].count: 6 -> 8" in out
+    assert "teams[2] (chatbot).quota[0].count: 4 -> 2" in out
+    assert "ml-engineering had work waiting while using all of its 6 GPUs on ml.g5.2xlarge on 20 of 30 days" in out
+    assert "cost to other teams: chatbot owns 2 GPUs fewer on ml.g5.2xlarge (4 -> 2)" in out
+
+
+def test_a_team_waiting_at_its_borrow_limit_while_lenders_idle_may_borrow_more(capsys):
+    def values(q: Query):
+        if q.team == "researchers" and q.what in ("usage-avg", "usage-max"):
+            return [("", lambda h: 0 if _busy(h) else 2)]  # idle while ml-engineering waits
+        return startup_values(q)
+    code, out, err = _run(capsys, EXAMPLES / "startup.yaml",
+                          [[r] for r in _results(EXAMPLES / "startup.yaml", values)])
+    assert code == 0, err
     assert "teams[0] (ml-engineering).sharing.borrowLimitPercent: 50 -> 100" in out
-    assert "on 20 of 30 days" in out
-    assert "borrowed work is preempted" in out
+    # researchers' 5 idle GPUs minus the 3 ml-engineering already borrowed
+    assert "while lenders had 2 GPUs of ml.g5.2xlarge idle on average" in out
+    assert "lenders keep their guarantee: when they need their capacity back, borrowed work is preempted" in out
 
 
 def test_the_json_patch_applies_to_the_spec_and_the_rules_accept_it(capsys, startup_pages):
@@ -135,14 +153,15 @@ def test_the_json_patch_applies_to_the_spec_and_the_rules_accept_it(capsys, star
     body = json.loads(out)
     assert [(p["op"], p["path"], p["value"]) for p in body["patch"]] == [
         ("replace", "/teams/2/sharing", {"strategy": "Lend"}),
-        ("replace", "/teams/0/sharing/borrowLimitPercent", 100),
+        ("replace", "/teams/0/quota/0/count", 8),
+        ("replace", "/teams/2/quota/0/count", 2),
     ]
     assert all(p["reason"] and p["cost"] for p in body["patch"])
     data = yaml.safe_load((EXAMPLES / "startup.yaml").read_text())
     ops = [PatchOp(p["op"], p["path"], p.get("value")) for p in body["patch"]]
     patched = parse_spec(apply_patch(data, ops), today=TODAY)
     assert patched.teams[2].sharing.strategy == "Lend"
-    assert patched.teams[0].sharing.borrow_limit_percent == 100
+    assert (patched.teams[0].quota[0].count, patched.teams[2].quota[0].count) == (8, 2)
     chatbot = next(t for t in body["teams"] if t["team"] == "chatbot")
     assert chatbot["flavors"][0]["usedHours"] == 360.0
 
