@@ -238,8 +238,8 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
             continue
         oi = _index(spec, other.team)
         oq = next((qj, q) for qj, q in enumerate(spec.teams[oi].quota) if q.instance_type == itype)
-        donors.append((of.average_percent or 0.0, other.team, of, oi, oq))
-    for _, donor, of, oi, (qj, q) in sorted(donors, key=lambda d: (d[0], d[1])):
+        donors.append((of.average_percent or 0.0, other.team, of, oi, oq, other.strategy == "LendAndBorrow"))
+    for _, donor, of, oi, (qj, q), borrows in sorted(donors, key=lambda d: (d[0], d[1])):
         # Move whole instances unless both quotas are in accelerators.
         in_acc = not by_count and q.accelerators is not None
         move_acc = step_acc if in_acc else math.ceil(step_acc / _per(itype)) * _per(itype)
@@ -258,7 +258,8 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
             reason=why + f" {donor} never used more than {_fmt(of.peak)} of its {of.nominal} {of.unit} on {itype} "
                    f"in {window.days} days (average {of.average_percent or 0:.0f}%).",
             cost=(f"{donor} owns {move_acc} {of.unit} fewer on {itype} ({of.nominal} -> {of.nominal - move_acc}); "
-                  f"its peak so far ({_fmt(of.peak)}) still fits, beyond it its work waits or borrows."),
+                  f"its peak so far ({_fmt(of.peak)}) still fits, beyond it its work "
+                  f"{'borrows or waits' if borrows else 'waits'}."),
         )
     return Proposal(
         team=u.team, kind="add-capacity", ops=(),

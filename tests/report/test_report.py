@@ -131,6 +131,7 @@ def test_a_team_waiting_at_its_cap_most_days_gets_quota_its_owner_never_used(cap
     assert "teams[2] (chatbot).quota[0].count: 4 -> 2" in out
     assert "ml-engineering had work waiting while using all of its 6 GPUs on ml.g5.2xlarge on 20 of 30 days" in out
     assert "cost to other teams: chatbot owns 2 GPUs fewer on ml.g5.2xlarge (4 -> 2)" in out
+    assert "its peak so far (1) still fits, beyond it its work waits." in out  # DontLend: it cannot borrow
 
 
 def test_a_team_waiting_at_its_borrow_limit_while_lenders_idle_may_borrow_more(capsys):
