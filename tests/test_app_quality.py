@@ -61,9 +61,9 @@ def test_cdk_nag_acknowledgements_name_a_finding_and_a_reason(example, request):
 def test_an_unacknowledged_finding_fails_the_synth(enterprise_spec, tmp_path):
     from aws_cdk import aws_iam as iam
 
-    from hyperpod_gov.synth import build_app
+    from tests.synth_helpers import build_app_for
 
-    app = build_app(enterprise_spec, outdir=str(tmp_path))
+    app = build_app_for(enterprise_spec, outdir=str(tmp_path))
     stack = app.node.find_child("acme-ml-capacity")
     role = iam.Role(stack, "Careless", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
     role.add_to_policy(iam.PolicyStatement(actions=["s3:*"], resources=["*"]))
