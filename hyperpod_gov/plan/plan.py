@@ -75,6 +75,7 @@ class AdminPlan:
 class ClusterPlan:
     name: str  # HyperPod
     eks_name: str
+    eks_arn: str  # arn:<partition>:eks:<region>:<account>:cluster/<eks_name>, known before deploy
     kubernetes_version: str
     endpoint_access: str
     admin_cidrs: tuple[str, ...]
@@ -277,6 +278,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path]) -> ClusterPlan:
     return ClusterPlan(
         name=c.name,
         eks_name=names.eks_cluster(c.name),
+        eks_arn=f"arn:{partition_of(spec.accounts.capacity.region)}:eks:{spec.accounts.capacity.region}:"
+                f"{spec.accounts.capacity.id}:cluster/{names.eks_cluster(c.name)}",
         kubernetes_version=c.kubernetes_version,
         endpoint_access=c.endpoint_access,
         admin_cidrs=tuple(c.admin_cidrs),
