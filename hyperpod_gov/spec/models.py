@@ -15,6 +15,7 @@ from ._base import SpecModel, check_label
 from .accounts import Account, Accounts, ConsumerAccount
 from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSource, InstanceGroup, Vpc
 from .deployment import DEFAULT_TEAM_STACKS, Deployment, Pipeline
+from .monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .scheduler import PriorityClass, Scheduler
 from .teams import (
     KMS_KEY_ARN,
@@ -43,7 +44,7 @@ from .types import (
 )
 
 __all__ = [
-    "ADDON_VERSION", "DEFAULT_BORROW_LIMIT_PERCENT", "DEFAULT_TEAM_STACKS", "KMS_KEY_ARN", "MAX_NAME", "MAX_PREFIX",
+    "ADDON_VERSION", "AlarmOverrides", "AlarmThresholds", "Monitoring", "DEFAULT_BORROW_LIMIT_PERCENT", "DEFAULT_TEAM_STACKS", "KMS_KEY_ARN", "MAX_NAME", "MAX_PREFIX",
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
@@ -61,6 +62,10 @@ class GovernanceSpec(SpecModel):
     teams: tuple[Team, ...] = Field(default=(), description="The tenants.")
     shared_pool: Optional[SharedPool] = Field(default=None, description="Optional pool of unallocated capacity.")
     deployment: Deployment = Field(default_factory=Deployment, description="Stack layout and delivery.")
+    monitoring: Monitoring = Field(
+        default_factory=Monitoring,
+        description="Dashboards and alarms with owners: thresholds, the platform topic's email, team dashboards.",
+    )
 
     @field_validator("name")
     @classmethod

@@ -8,6 +8,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .monitoring import AlarmOverrides
 from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, spec_error
 from .types import DEFAULT_BORROW_LIMIT_PERCENT, MAX_NAME, IamPrincipal, InstanceTypeName, Port
 
@@ -211,6 +212,9 @@ class Team(SpecModel):
     )
     egress: tuple[EgressRule, ...] = Field(default=(), description="Extra egress allows (default: none).")
     contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
+    alarms: Optional[AlarmOverrides] = Field(
+        default=None, description="This team's alarm thresholds, key by key (default: monitoring.alarms)."
+    )
 
     @field_validator("name")
     @classmethod
