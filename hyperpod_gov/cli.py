@@ -119,6 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
     diff_parser.add_argument("--fail", action="store_true", help="exit 1 when anything changes")
     diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
+    # Commands that read the live account (boto3); each module parses its own options.
+    from .live.cli import configure_drift, configure_import
+    from .report.cli import configure_parser as configure_report
+
+    configure_drift(sub.add_parser(
+        "drift", help="compare the deployed cluster with the spec; exit 0 no drift, 1 drift, 2 could not check"))
+    configure_import(sub.add_parser(
+        "import", help="write a spec from a live cluster's instance groups, cluster policy and compute quotas"))
+    configure_report(sub.add_parser(
+        "report", help="usage per team from CloudWatch against the spec, with a spec patch checked by its rules"))
     return parser
 
 

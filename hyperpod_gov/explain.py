@@ -93,9 +93,11 @@ def explain(plan: Plan) -> str:
         for t in plan.tenants
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
+    if plan.monitoring is not None:
+        parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
-    parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {len(stacks.access)} access, "
-                  f"{len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
+    parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
+                  f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
     for issue in plan.warnings:
         parts.append(f"Note: {issue}")
     return "\n".join(parts) + "\n"

@@ -2,6 +2,6 @@
 
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
-from .governance import AccessStack, GovernanceStack, TeamsStack
+from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
 
-__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "GovernanceStack", "TeamsStack"]
+__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "GovernanceStack", "MonitoringStack", "TeamsStack"]

@@ -22,7 +22,7 @@ from hyperpod_gov.spec.errors import SpecError, SpecIssue
 
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
-from .governance import AccessStack, GovernanceStack, TeamsStack
+from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def apply_feature_flags(app: Construct) -> None:
 
 
 def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
-    """The capacity account's stacks, in deploy order: capacity, governance, access, then the team shards.
+    """The capacity account's stacks, in deploy order: capacity, governance, monitoring, access, the team shards.
 
     Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
     """
@@ -57,13 +57,14 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> l
     capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity)
     governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
                                  stack_name=s.governance)
-    stacks: list[cdk.Stack] = [capacity, governance]
+    monitoring = MonitoringStack(scope, s.monitoring, plan=plan, stack_name=s.monitoring)
+    stacks: list[cdk.Stack] = [capacity, governance, monitoring]
     for shard in s.access:
         stacks.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
                                   stack_name=shard.name))
     for shard in s.teams:
         stacks.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
-                                 manifests=manifests, stack_name=shard.name))
+                                 monitoring=monitoring, manifests=manifests, stack_name=shard.name))
     return stacks
 
 

@@ -8,6 +8,9 @@ from aws_cdk import Duration, Stack, Tags, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
+from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboards, TeamMonitoring
+from hyperpod_gov.plan.invariants import shard_topics
+from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.constructs import (
     AppliedManifests,
     ClusterPolicy,
@@ -83,15 +86,39 @@ class GovernanceStack(Stack):
                                                     manifest=manifests.cluster)
 
 
+class MonitoringStack(Stack):
+    """The alarm topics' key, the platform's topic (teams without a contract) and the cluster dashboards."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan),
+                         description=f"hyperpod-gov {plan.name}: alarm topics key, platform topic, cluster dashboards",
+                         **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        monitoring = plan.monitoring
+        assert monitoring is not None, "build_plan always sets plan.monitoring"
+        platform = [t for t in monitoring.topics if t.key == PLATFORM_TOPIC]
+        self.topics = AlarmTopics(self, "AlarmTopics", topics=platform)
+        self.dashboards = ClusterDashboards(self, "Dashboards", monitoring=monitoring)
+
+
 class TeamsStack(Stack):
     """One shard of per-team resources. Each team lives under a scope named after it."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
-                 governance: GovernanceStack, manifests: Manifests, **kwargs: Any) -> None:
+                 governance: GovernanceStack, monitoring: MonitoringStack, manifests: Manifests,
+                 **kwargs: Any) -> None:
         super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: per-team quotas, identities and manifests", **kwargs)
+                         description=f"hyperpod-gov {plan.name}: per-team quotas, identities, manifests and alarms",
+                         **kwargs)
         Tags.of(self).add(SPEC_TAG, plan.name)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
+        # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
+        watch = plan.monitoring
+        assert watch is not None, "build_plan always sets plan.monitoring"
+        wanted = set(shard_topics(plan, shard.members))
+        topics = AlarmTopics(self, "AlarmTopics", topics=[t for t in watch.topics if t.key in wanted],
+                             key=monitoring.topics.key)
+        by_key = {**monitoring.topics.topics, **topics.topics}
         cluster = capacity.eks.cluster
         task_governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn) if plan.task_governance else None
         for name in shard.members:
@@ -113,6 +140,7 @@ class TeamsStack(Stack):
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
             if waiter is not None:
                 applied.node.add_dependency(waiter)
+            TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
 
 
 class AccessStack(Stack):

@@ -70,6 +70,10 @@ def test_resource_diff_follows_the_governance_diff(tmp_path, capsys):
     governance, resources = out.split("Resource changes")
     assert "applied-research may borrow" in governance
     changes = [line.strip() for line in resources.splitlines()[1:]]
-    assert len(changes) == 1, changes
-    assert changes[0].startswith("~ acme-ml-teams-06/appliedresearchQuota")
-    assert changes[0].endswith("(AWS::SageMaker::ComputeQuota)")
+    # The quota changes in place; the cluster and team dashboards draw the new borrowing limit. Nothing else moves.
+    assert [c.split("/")[0] + " " + c.rsplit(" ", 1)[1] for c in changes] == [
+        "~ acme-ml-monitoring (AWS::CloudWatch::Dashboard)",
+        "~ acme-ml-teams-06 (AWS::CloudWatch::Dashboard)",
+        "~ acme-ml-teams-06 (AWS::SageMaker::ComputeQuota)",
+    ], changes
+    assert changes[2].startswith("~ acme-ml-teams-06/appliedresearchQuota")

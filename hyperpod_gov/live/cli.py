@@ -76,12 +76,12 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None)
     from ..plan import build_plan
 
     try:
-        spec = load_spec(args.spec)
+        plan = build_plan(load_spec(args.spec), base_dir=Path(args.spec).resolve().parent)
     except SpecError as exc:
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov drift: cannot check against an invalid spec.\n{source}{exc.render()}", file=sys.stderr)
         return EXIT_CANNOT_CHECK
-    expected = expected_state(build_plan(spec), spec)
+    expected = expected_state(plan)
     region = getattr(args, "region", None) or expected.region
     try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=region)

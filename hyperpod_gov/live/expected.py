@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ..plan import IdentityPlan, PrincipalAccess, identity_plans, principal_access
+from ..plan import IdentityPlan, Plan, PrincipalAccess
 from ..plan import names
 from ..plan.task_governance import compute_quota_config, compute_quota_target, scheduler_config
-from ..spec.models import GovernanceSpec
 
 # constructs/task_governance.py deploys every quota enabled.
 ACTIVATION_STATE = "Enabled"
@@ -107,51 +106,31 @@ class _PlanFacts:
     addon_versions: Mapping[str, Optional[str]]
 
 
-def _plan_facts(plan: Any, spec: GovernanceSpec) -> _PlanFacts:
-    """ADAPTER (the only code here that reads the spec): plan attributes the lead is adding, with spec fallbacks.
-
-    ``plan`` is a ``hyperpod_gov.plan.Plan``. Once every planned ``Plan`` has ``mode``, ``name``,
-    ``cluster_name``, ``eks_cluster_name``, ``account``, ``region``, ``policy_name``, ``instance_groups``,
-    ``principals``, ``identities``, ``addon_versions`` and ``cluster.admins``, the spec fallbacks below are
-    dead and ``spec`` can leave this module's signature.
-    """
-    c = spec.cluster
-    v = c.addon_versions
-    mode = getattr(plan, "mode", spec.scheduler.mode)
-    fallback_addons: dict[str, Optional[str]] = {
-        "vpc-cni": v.vpc_cni, "kube-proxy": v.kube_proxy, "eks-pod-identity-agent": v.pod_identity_agent,
-        "coredns": v.coredns, OBSERVABILITY_ADDON: v.cloudwatch_observability,
-    }
-    if mode == "task-governance":
-        fallback_addons[TASK_GOVERNANCE_ADDON] = v.task_governance
-    groups = getattr(plan, "instance_groups", None)
-    if groups is None:
-        groups = c.instance_groups
-    admins = getattr(getattr(plan, "cluster", None), "admins", None)
-    admin_arns = tuple(a.principal_arn for a in admins) if admins is not None else tuple(c.admins)
+def _plan_facts(plan: Plan) -> _PlanFacts:
+    """The plan's facts that drift compares."""
     return _PlanFacts(
-        mode=mode,
-        name=getattr(plan, "name", spec.name),
-        cluster_name=getattr(plan, "cluster_name", c.name),
-        eks_cluster_name=getattr(plan, "eks_cluster_name", c.eks_cluster_name),
-        account=getattr(plan, "account", spec.accounts.capacity.id),
-        region=getattr(plan, "region", spec.accounts.capacity.region),
-        policy_name=getattr(plan, "policy_name", f"{spec.name}-policy"),
-        instance_groups=tuple(ExpectedInstanceGroup(g.name, g.instance_type, g.count) for g in groups),
-        principals=tuple(getattr(plan, "principals", None) or principal_access(spec)),
-        identities=tuple(getattr(plan, "identities", None) or identity_plans(spec)),
-        admins=admin_arns,
-        addon_versions=dict(getattr(plan, "addon_versions", None) or fallback_addons),
+        mode=plan.mode,
+        name=plan.name,
+        cluster_name=plan.cluster_name,
+        eks_cluster_name=plan.eks_cluster_name,
+        account=plan.account,
+        region=plan.region,
+        policy_name=plan.policy_name,
+        instance_groups=tuple(ExpectedInstanceGroup(g.name, g.instance_type, g.count) for g in plan.instance_groups),
+        principals=plan.principals,
+        identities=plan.identities,
+        admins=tuple(a.principal_arn for a in plan.cluster.admins),
+        addon_versions=plan.addon_versions,
     )
 
 
-def quota_name(plan: Any, team: str) -> str:
-    return getattr(plan.team(team), "quota_name", f"{team}-quota")
+def quota_name(plan: Plan, team: str) -> str:
+    return plan.team(team).quota_name
 
 
-def expected_state(plan: Any, spec: GovernanceSpec) -> Expected:
-    """Everything drift compares, derived from the plan (see ``_plan_facts`` for the spec fallbacks)."""
-    f = _plan_facts(plan, spec)
+def expected_state(plan: Plan) -> Expected:
+    """Everything drift compares, derived from the plan alone."""
+    f = _plan_facts(plan)
     task_governance = f.mode == "task-governance"
     policy = None
     quotas: tuple[ExpectedQuota, ...] = ()

@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..spec.errors import SpecIssue
 from ..spec.models import GovernanceSpec
+from .monitoring import PLATFORM_TOPIC
 from .plan import Plan
 
 Invariant = Callable[[GovernanceSpec, Plan], Iterable[SpecIssue]]
@@ -23,6 +24,7 @@ RESOURCE_BUDGET = 450
 # What the SDK-backed task-governance provider adds to every stack that holds a policy or quota through it
 # (Lambda functions, roles, policies, log groups, the polling state machine).
 PROVIDER_RESOURCES = 20
+TOPIC_RESOURCES = 3  # topic, topic policy, email subscription
 STACK_NAME_MAX = 128
 
 
@@ -66,7 +68,8 @@ def role_names_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
 
 
 def stack_names_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
-    owners = [(plan.stacks.capacity, "the capacity stack"), (plan.stacks.governance, "the governance stack")]
+    owners = [(plan.stacks.capacity, "the capacity stack"), (plan.stacks.governance, "the governance stack"),
+              (plan.stacks.monitoring, "the monitoring stack")]
     owners += [(s.name, "an access stack") for s in plan.stacks.access]
     owners += [(s.name, "a team stack") for s in plan.stacks.teams]
     owners += [(c.name, f"the stack of consumer account {c.account_name}") for c in plan.stacks.consumers]
@@ -90,17 +93,28 @@ def construct_keys_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssu
 
 
 def _team_resources(plan: Plan, team: str) -> int:
-    """CloudFormation resources one team adds to its stack (kept in step with stacks/teams.py)."""
+    """CloudFormation resources one team adds to its stack (kept in step with stacks/governance.py)."""
     identities = [i for i in plan.identities if i.team == team]
     per_identity = sum(3 if i.target_role_arn else 2 for i in identities)  # role (+ policy) + association
     governance = 2 if plan.task_governance else 0  # compute quota + namespace waiter
-    return 1 + governance + per_identity  # + the team's manifest
+    watch = plan.monitoring.team(team) if plan.monitoring else None
+    monitoring = (len(watch.alarms) + (1 if watch.dashboard else 0)) if watch else 0
+    return 1 + governance + per_identity + monitoring  # + the team's manifest
+
+
+def shard_topics(plan: Plan, teams: Iterable[str]) -> tuple[str, ...]:
+    """Owner topics the alarms of these teams publish to (the platform's lives in the monitoring stack)."""
+    if plan.monitoring is None:
+        return ()
+    keys = {a.topic for t in teams for a in plan.monitoring.team(t).alarms}
+    return tuple(sorted(keys - {PLATFORM_TOPIC}))
 
 
 def stacks_fit_cloudformation(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
     overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     for stack in plan.stacks.teams:
-        total = overhead + sum(_team_resources(plan, t) for t in stack.members)
+        total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
+            TOPIC_RESOURCES * len(shard_topics(plan, stack.members))
         if total > RESOURCE_BUDGET:
             yield SpecIssue(
                 "deployment.teamStacks",

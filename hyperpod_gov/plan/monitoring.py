@@ -232,24 +232,14 @@ class MonitoringInputs:
 
 
 def monitoring_inputs(plan: Any, spec: Any) -> MonitoringInputs:
-    """ADAPTER (the one place that reads the spec): until the plan carries them, take name, EKS cluster name,
-    region, contracts and the monitoring keys from the spec. ``spec.monitoring`` and ``Team.alarms`` are the keys
-    this module asks the lead to add; absent, the defaults apply."""
-    teams = {t.name: t for t in spec.teams}
-    contracts = {}
-    for t in plan.teams:
-        contract = getattr(t, "contract", None)
-        if contract is None and t.name in teams:
-            contract = teams[t.name].contract
-        contracts[t.name] = contract
-    eks = getattr(plan, "eks_cluster_name", None) or spec.cluster.eks_cluster_name
+    """Names, region and contracts from the plan; thresholds from the spec's ``monitoring`` and ``teams[].alarms``."""
     return MonitoringInputs(
-        spec_name=getattr(plan, "name", None) or spec.name,
-        cluster_name=eks,
-        region=getattr(plan, "region", None) or spec.accounts.capacity.region,
-        monitoring=getattr(spec, "monitoring", None) or Monitoring(),
-        contracts=contracts,
-        overrides={name: getattr(t, "alarms", None) for name, t in teams.items()},
+        spec_name=plan.name,
+        cluster_name=plan.eks_cluster_name,
+        region=plan.region,
+        monitoring=spec.monitoring,
+        contracts={t.name: t.contract for t in plan.teams},
+        overrides={t.name: t.alarms for t in spec.teams},
     )
 
 

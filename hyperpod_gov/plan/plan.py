@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from .. import catalog
 from ..spec.errors import SpecError, SpecIssue
@@ -24,6 +24,9 @@ from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .quotas import TeamPlan, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
+
+if TYPE_CHECKING:
+    from .monitoring import MonitoringPlan
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -111,6 +114,7 @@ class StackLayout:
 
     capacity: str
     governance: str
+    monitoring: str  # the shared alarm key, the platform topic and the cluster dashboards
     access: tuple[Shard, ...]  # access entries, sharded by a hash of the principal ARN
     teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
     consumers: tuple[ConsumerStack, ...]
@@ -121,7 +125,8 @@ class StackLayout:
 
     @property
     def all_names(self) -> tuple[str, ...]:
-        return (self.capacity, self.governance, *(s.name for s in self.access), *(s.name for s in self.teams),
+        return (self.capacity, self.governance, self.monitoring, *(s.name for s in self.access),
+                *(s.name for s in self.teams),
                 *(c.name for c in self.consumers))
 
 
@@ -161,6 +166,7 @@ class Plan:
     pipeline: PipelinePlan
     kueue_config: str  # Kueue's controller configuration (kueue mode)
     warnings: tuple[SpecIssue, ...] = ()  # invariant findings that do not stop a synth
+    monitoring: Optional["MonitoringPlan"] = None  # dashboards, alarms and topics (always set by build_plan)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -310,6 +316,7 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
     return StackLayout(
         capacity=names.stack(spec.name, "capacity"),
         governance=names.stack(spec.name, "governance"),
+        monitoring=names.stack(spec.name, "monitoring"),
         access=shards([p.principal_arn for p in principals], d.access_stacks, names.access_shard),
         teams=shards([t.name for t in teams if not t.is_shared_pool], d.team_stacks, names.team_shard),
         consumers=tuple(consumers),
@@ -338,8 +345,10 @@ def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict:
     from dataclasses import replace
 
     from .invariants import check_plan
+    from .monitoring import monitoring_plan
 
     plan = _derive(spec, base_dir)
+    plan = replace(plan, monitoring=monitoring_plan(plan, spec))
     found = check_plan(spec, plan)
     errors = [i for i in found if i.severity == "error" or strict]
     if errors:

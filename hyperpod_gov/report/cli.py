@@ -33,7 +33,6 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
         today: Optional[dt.date] = None) -> int:
     """Exit 0 with a report, 1 for an invalid spec or --days, 2 when the metrics could not be read."""
     from ..plan import build_plan
-    from ..plan.monitoring import monitoring_plan
     from ..spec import SpecError, parse_spec, read_yaml
     from .metrics import ReadError
     from .report import build_report, render_json, render_text, window_ending
@@ -55,7 +54,8 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
     except SpecError as exc:  # whole-app invariants the plan checks
         print(f"{args.spec}: {exc.render()}", file=sys.stderr)
         return EXIT_INVALID
-    monitoring = monitoring_plan(plan, spec)
+    monitoring = plan.monitoring
+    assert monitoring is not None, "build_plan always sets plan.monitoring"
     window = window_ending(now or dt.datetime.now(dt.timezone.utc), args.days)
     try:
         report = build_report(spec, data, monitoring, plan.fair_sharing,

@@ -19,10 +19,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.monitoring import monitoring_plan
 from hyperpod_gov.spec import parse_spec
 
-try:  # the app helpers moved from hyperpod_gov.synth to stacks.app
-    from stacks.app import apply_feature_flags
-except ImportError:  # pragma: no cover
-    from hyperpod_gov.synth import apply_feature_flags
+from stacks.app import apply_feature_flags
 
 
 @pytest.fixture(scope="module")

@@ -421,10 +421,7 @@ def synthesized(tmp_path_factory):
         SdkComputeQuota,
         TaskGovernanceProvider,
     )
-    try:  # the app's feature flags, wherever the app module lives
-        from stacks.app import apply_feature_flags
-    except ImportError:
-        from hyperpod_gov.synth import apply_feature_flags
+    from stacks.app import apply_feature_flags
 
     out = tmp_path_factory.mktemp("sdk-task-governance")
     app = cdk.App(outdir=str(out), analytics_reporting=False)

@@ -19,7 +19,7 @@ from .conftest import spec_and_plan
 @pytest.fixture(scope="module")
 def enterprise_expected():
     spec, plan = spec_and_plan(EXAMPLES / "enterprise.yaml")
-    return expected_state(plan, spec)
+    return expected_state(plan)
 
 
 def test_speech_quota_is_what_the_spec_says(enterprise_expected):
@@ -66,7 +66,7 @@ def test_pod_identities_and_addons(enterprise_expected):
 
 def test_kueue_mode_expects_no_policy_no_quota_and_no_task_governance_addon():
     spec, plan = spec_and_plan(EXAMPLES / "startup.yaml")
-    expected = expected_state(plan, spec)
+    expected = expected_state(plan)
     assert (expected.mode, expected.policy, expected.quotas) == ("kueue", None, ())
     assert "amazon-sagemaker-hyperpod-taskgovernance" not in {a.name for a in expected.addons}
     assert (expected.cluster_name, expected.eks_cluster_name, expected.region) == (
