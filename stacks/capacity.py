@@ -26,6 +26,11 @@ def capacity_env(plan: Plan) -> Environment:
     return Environment(account=plan.account, region=plan.region)
 
 
+def _authentication_mode(plan: Plan) -> str:
+    """ADAPTER until ClusterPlan carries ``authentication_mode`` (spec cluster.authenticationMode): API by default."""
+    return getattr(plan.cluster, "authentication_mode", "API")
+
+
 class CapacityStack(Stack):
     """Everything the shared cluster needs before any team is governed on it."""
 
@@ -41,7 +46,8 @@ class CapacityStack(Stack):
         self._azs = plan.network.availability_zones
         Tags.of(self).add(SPEC_TAG, plan.name)
         self.network = Network(self, "Network", network=plan.network)
-        self.eks = EksCluster(self, "Eks", cluster=c, network=self.network)
+        self.eks = EksCluster(self, "Eks", cluster=c, network=self.network,
+                              authentication_mode=_authentication_mode(plan))
         self.addons = ClusterAddons(self, "Addons", versions=c.addon_versions, cluster=self.eks.cluster)
         self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket)
         self.hyperpod = HyperPodCluster(
@@ -56,7 +62,7 @@ class CapacityStack(Stack):
         # These run pods, so they need the HyperPod nodes to report healthy.
         self.addons.coredns.node.add_dependency(self.hyperpod.resource)
         self.observability = Observability(self, "Observability", version=c.addon_versions.cloudwatch_observability,
-                                           cluster=self.eks.cluster)
+                                           cluster=self.eks.cluster, account=plan.account, cluster_arn=c.eks_arn)
         self.observability.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
         self.scheduler = SchedulerInstall(self, "Scheduler", task_governance=plan.task_governance,
                                           versions=c.addon_versions, kueue_config=plan.kueue_config,

@@ -29,7 +29,7 @@ class ConsumerAccountStack(Stack):
             team_scope = scopes.get(identity.team) or scopes.setdefault(identity.team, Construct(self, identity.team))
             TargetRole(
                 team_scope, identity.service_account, identity=identity, capacity_account=plan.account,
-                eks_cluster_name=plan.eks_cluster_name,
+                eks_cluster_name=plan.eks_cluster_name, eks_cluster_arn=plan.cluster.eks_arn,
                 description=f"{plan.name}: data access of {identity.namespace}/{identity.service_account} "
                 f"(HyperPod cluster {plan.cluster_name})",
             )

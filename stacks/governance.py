@@ -136,7 +136,8 @@ class TeamsStack(Stack):
                 waiter.node.add_dependency(quota)
             for identity in (i for i in plan.identities if i.team == team.name):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
-                                     cluster_name=cluster.cluster_name, identity=identity)
+                                     cluster_name=cluster.cluster_name, identity=identity,
+                                     account=plan.account, cluster_arn=plan.cluster.eks_arn)
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
             if waiter is not None:
                 applied.node.add_dependency(waiter)

@@ -13,10 +13,12 @@ RBAC_API = "rbac.authorization.k8s.io/v1"
 READ = ["get", "list", "watch"]
 WRITE = ["create", "update", "patch", "delete"]
 
-# The job kinds a team submits, by API group.
+# The job kinds a team submits, by API group: Kubernetes Jobs, the Kubeflow training operator's kinds and the
+# HyperPod training operator's HyperPodPyTorchJob. charts/admission.py checks the pods of exactly these kinds.
 JOB_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("batch", ("jobs",)),
     ("kubeflow.org", ("mpijobs", "pytorchjobs")),
+    ("sagemaker.amazonaws.com", ("hyperpodpytorchjobs",)),
 )
 VIEW_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("", ("events", "pods", "pods/log")),
@@ -33,8 +35,17 @@ def viewer_rules() -> list[dict[str, Any]]:
     return _rules(VIEW_RULES, READ)
 
 
-def submitter_rules() -> list[dict[str, Any]]:
-    return _rules(JOB_KINDS, WRITE)
+def submitter_rules(team: TeamPlan | None = None) -> list[dict[str, Any]]:
+    """Write access to the job kinds; exec, Secrets and ConfigMaps only where the team opted in (acting on a
+    running pod or on credentials is not submitting work, and view and act stay separate)."""
+    rules = _rules(JOB_KINDS, WRITE)
+    if team is not None and team.pod_exec:
+        rules.append({"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]})
+    if team is not None and team.write_secrets:
+        rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": READ + WRITE})
+    if team is not None and team.write_config_maps:
+        rules.append({"apiGroups": [""], "resources": ["configmaps"], "verbs": READ + WRITE})
+    return rules
 
 
 def _group(name: str) -> dict[str, str]:
@@ -46,7 +57,7 @@ def team_rbac(scope: Construct, *, team: TeamPlan) -> None:
     api_object(scope, "Role-viewer", api_version=RBAC_API, kind="Role", name="viewer", namespace=ns,
                body={"rules": viewer_rules()})
     api_object(scope, "Role-submitter", api_version=RBAC_API, kind="Role", name="submitter", namespace=ns,
-               body={"rules": submitter_rules()})
+               body={"rules": submitter_rules(team)})
     # Submitters also see what they submit: they are bound to viewer too.
     api_object(scope, "RoleBinding-viewers", api_version=RBAC_API, kind="RoleBinding", name="viewers", namespace=ns,
                body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},

@@ -11,6 +11,7 @@ from cdk8s import App
 
 from ..plan import Plan
 from ._objects import cluster_chart
+from .admission import admission_policies
 from .kueue import KueueSharedObjects
 from .tenant import TenantChart
 
@@ -52,6 +53,7 @@ def render(plan: Plan) -> Manifests:
     """Every Kubernetes object of the plan: cluster-wide ones, then one list per team (sorted by name)."""
     app = App()
     cluster = cluster_chart(app, "cluster")
+    admission_policies(cluster)
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}

@@ -8,6 +8,7 @@ from constructs import Construct
 from ..plan import Plan, TeamPlan
 from ..plan.names import TEAM_LABEL
 from ._objects import api_object
+from .admission import namespace_labels, team_bindings
 from .kueue import cluster_queue, local_queue
 from .network_policy import network_policies
 from .rbac import cluster_rbac, team_rbac
@@ -42,10 +43,12 @@ class TenantChart(Chart):
         super().__init__(scope, id, disable_resource_name_hashes=True)
         if plan.owns_namespaces:
             api_object(self, "Namespace", api_version="v1", kind="Namespace", name=team.namespace,
-                       annotations=contract_annotations(team), labels={TEAM_LABEL: team.name})
+                       annotations=contract_annotations(team),
+                       labels={TEAM_LABEL: team.name, **namespace_labels(team, plan.cluster.kubernetes_version)})
         if plan.emits_kueue_objects:
             cluster_queue(self, plan, team)
         cluster_rbac(self, team=team)
+        team_bindings(self, team=team)
         network_policies(self, team=team, vpc_cidr=plan.network.cidr)
         team_rbac(self, team=team)
         for sa in team.service_accounts:

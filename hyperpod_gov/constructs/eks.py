@@ -9,8 +9,9 @@ from ..plan import ClusterPlan
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
-# HyperPod on EKS needs access entries (API) and keeps aws-auth for tools that still read it.
-AUTHENTICATION_MODE = "API_AND_CONFIG_MAP"
+# Access entries only: the aws-auth ConfigMap would be a second way in, open to anyone who may edit it.
+# API_AND_CONFIG_MAP only where the spec asks (cluster.authenticationMode).
+AUTHENTICATION_MODE = "API"
 ALL_LOG_TYPES = (
     eks.ClusterLoggingTypes.API,
     eks.ClusterLoggingTypes.AUDIT,
@@ -34,7 +35,8 @@ def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Constru
 class EksCluster(Construct):
     """EKS cluster with access entries for the spec's admins only, and a kubectl handler inside the VPC."""
 
-    def __init__(self, scope: Construct, id: str, *, cluster: ClusterPlan, network: Network) -> None:
+    def __init__(self, scope: Construct, id: str, *, cluster: ClusterPlan, network: Network,
+                 authentication_mode: str = AUTHENTICATION_MODE) -> None:
         super().__init__(scope, id)
         c = cluster
         self.secrets_key = kms.Key(
@@ -73,7 +75,7 @@ class EksCluster(Construct):
             ),
         )
         self.cfn_cluster: eks.CfnCluster = self.cluster.node.default_child  # type: ignore[assignment]
-        self.cfn_cluster.add_property_override("AccessConfig.AuthenticationMode", AUTHENTICATION_MODE)
+        self.cfn_cluster.add_property_override("AccessConfig.AuthenticationMode", authentication_mode)
         # The kubectl handler calls the private endpoint from inside the VPC.
         for sg in self.cluster.connections.security_groups:
             sg.add_ingress_rule(self.kubectl_security_group, ec2.Port.tcp(443), "kubectl handler")
@@ -119,6 +121,7 @@ class EksCluster(Construct):
             acknowledge(
                 self.cluster,
                 [("AwsSolutions-EKS1", "The spec asks for a public endpoint; it is restricted to "
-                  f"cluster.adminCidrs ({', '.join(c.admin_cidrs)}), never 0.0.0.0/0.")],
+                  f"cluster.adminCidrs ({', '.join(c.admin_cidrs)}), which the spec rules accept only when "
+                  "together they cover at most a /8 of public addresses.")],
             )
 

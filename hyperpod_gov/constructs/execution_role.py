@@ -2,50 +2,74 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from aws_cdk import Aws, aws_iam as iam
 from constructs import Construct
 
 from ._nag import acknowledge, managed_policy, wildcard
 
 INSTANCE_ROLE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
+ENI_ACTIONS = (
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:AttachNetworkInterface",
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:DetachNetworkInterface",
+    "ec2:ModifyNetworkInterfaceAttribute",
+    "ec2:UnassignPrivateIpAddresses",
+)
 
 
-def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn: str) -> iam.Role:
-    """HyperPod instance role: the managed policy, plus what EKS nodes need and nothing else."""
+def execution_trust_conditions() -> dict:
+    """Confused deputy: SageMaker assumes the role only for HyperPod clusters of this account and region (the
+    cluster ARN ends in an id SageMaker assigns, so a wildcard after ``cluster/``)."""
+    return {
+        "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+        "ArnLike": {"aws:SourceArn": f"arn:{Aws.PARTITION}:sagemaker:{Aws.REGION}:{Aws.ACCOUNT_ID}:cluster/*"},
+    }
+
+
+def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn: str,
+                   vpc_arn: Optional[str] = None) -> iam.Role:
+    """HyperPod instance role: the managed policy, plus what EKS nodes need and nothing else.
+
+    ``vpc_arn``: the cluster's VPC; network interfaces, subnets and security groups are then limited to it with
+    the ``ec2:Vpc`` condition (the instance an interface attaches to has no such key).
+    """
     role = iam.Role(
         scope,
         id,
-        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com", conditions=execution_trust_conditions()),
         description=f"Execution role of HyperPod cluster {cluster_name} instances",
         managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_POLICY)],
     )
     region, account = Aws.REGION, Aws.ACCOUNT_ID
+    in_vpc = {"ArnEquals": {"ec2:Vpc": vpc_arn}} if vpc_arn else None
     statements = [
-        # VPC CNI on HyperPod nodes runs with the instance role: ENIs and IPs in this account.
+        # VPC CNI on HyperPod nodes runs with the instance role: ENIs and IPs in this account (and VPC).
         iam.PolicyStatement(
             sid="ManageNodeNetworkInterfaces",
-            actions=[
-                "ec2:AssignPrivateIpAddresses",
-                "ec2:AttachNetworkInterface",
-                "ec2:CreateNetworkInterface",
-                "ec2:CreateNetworkInterfacePermission",
-                "ec2:DeleteNetworkInterface",
-                "ec2:DeleteNetworkInterfacePermission",
-                "ec2:DetachNetworkInterface",
-                "ec2:ModifyNetworkInterfaceAttribute",
-                "ec2:UnassignPrivateIpAddresses",
-            ],
+            actions=list(ENI_ACTIONS),
             resources=[
                 f"arn:{Aws.PARTITION}:ec2:{region}:{account}:network-interface/*",
                 f"arn:{Aws.PARTITION}:ec2:{region}:{account}:subnet/*",
                 f"arn:{Aws.PARTITION}:ec2:{region}:{account}:security-group/*",
-                f"arn:{Aws.PARTITION}:ec2:{region}:{account}:instance/*",
             ],
+            conditions=in_vpc,
+        ),
+        iam.PolicyStatement(
+            sid="AttachToNodes",
+            actions=["ec2:AttachNetworkInterface", "ec2:DetachNetworkInterface"],
+            resources=[f"arn:{Aws.PARTITION}:ec2:{region}:{account}:instance/*"],
         ),
         iam.PolicyStatement(
             sid="TagNodeNetworkInterfaces",
             actions=["ec2:CreateTags"],
             resources=[f"arn:{Aws.PARTITION}:ec2:{region}:{account}:network-interface/*"],
+            conditions=in_vpc,
         ),
         iam.PolicyStatement(
             sid="DescribeNetwork",  # Describe* calls support no resource-level permissions

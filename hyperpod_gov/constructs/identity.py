@@ -12,6 +12,8 @@ from ._nag import acknowledge, wildcard
 from .observability import pod_identity_trust
 
 ASSUME = ["sts:AssumeRole", "sts:TagSession"]
+# Session tag EKS Pod Identity sets besides names.SESSION_TAG_*: the cluster's ARN, unique across regions.
+SESSION_TAG_CLUSTER_ARN = "eks-cluster-arn"
 S3_READ = ["s3:GetObject"]
 S3_WRITE = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:PutObject"]
 
@@ -23,13 +25,16 @@ class WorkloadIdentityRole(Construct):
     source role may assume (and tag a session of) that one role and nothing else.
     """
 
-    def __init__(self, scope: Construct, id: str, *, cluster_name: str, identity: IdentityPlan) -> None:
+    def __init__(self, scope: Construct, id: str, *, cluster_name: str, identity: IdentityPlan, account: str,
+                 cluster_arn: str) -> None:
+        """``account``, ``cluster_arn``: the capacity account and EKS cluster ARN (plan.cluster.eks_arn); the
+        source role trusts Pod Identity of that one cluster only."""
         super().__init__(scope, id)
         self.role = iam.Role(
             self,
             "SourceRole",
             role_name=identity.source_role_name,
-            assumed_by=pod_identity_trust(),
+            assumed_by=pod_identity_trust(account=account, cluster_arn=cluster_arn),
             description=f"Pod Identity of {identity.namespace}/{identity.service_account}",
         )
         target = identity.target_role_arn
@@ -50,7 +55,7 @@ class TargetRole(Construct):
     """Role in a consumer account, assumable only by one workload's source role, with only its data access."""
 
     def __init__(self, scope: Construct, id: str, *, identity: IdentityPlan, capacity_account: str,
-                 eks_cluster_name: str, description: str) -> None:
+                 eks_cluster_name: str, eks_cluster_arn: str, description: str) -> None:
         super().__init__(scope, id)
         target = identity.created_target
         if target is None:
@@ -60,6 +65,8 @@ class TargetRole(Construct):
             "StringEquals": {
                 "aws:PrincipalArn": source_arn,
                 f"aws:RequestTag/{names.SESSION_TAG_CLUSTER}": eks_cluster_name,
+                # The name alone matches a cluster of the same name in another region of the capacity account.
+                f"aws:RequestTag/{SESSION_TAG_CLUSTER_ARN}": eks_cluster_arn,
                 f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": identity.namespace,
                 f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": identity.service_account,
             }

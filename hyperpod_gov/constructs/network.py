@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_logs as logs
+from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
 from constructs import Construct
 
 from ..plan import NetworkPlan
@@ -22,6 +22,13 @@ SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "Ssm": ec2.InterfaceVpcEndpointAwsService.SSM,
     "S3Interface": ec2.InterfaceVpcEndpointAwsService.S3,
 }
+
+
+def flow_log_trust_conditions() -> dict:
+    return {
+        "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+        "ArnLike": {"aws:SourceArn": f"arn:{Aws.PARTITION}:ec2:{Aws.REGION}:{Aws.ACCOUNT_ID}:vpc-flow-log/*"},
+    }
 
 
 class Network(Construct):
@@ -50,11 +57,15 @@ class Network(Construct):
         flow_log_group = logs.LogGroup(
             self, "FlowLogs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=RemovalPolicy.RETAIN
         )
-        self.vpc.add_flow_log(
+        self.flow_log = self.vpc.add_flow_log(
             "FlowLog",
             destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group),
             traffic_type=ec2.FlowLogTrafficType.ALL,
         )
+        # Confused deputy: the flow-logs service assumes the role only for flow logs of this account and region
+        # (the conditions AWS documents for vpc-flow-logs.amazonaws.com).
+        role: iam.CfnRole = self.flow_log.iam_role.node.default_child  # type: ignore[union-attr, assignment]
+        role.add_property_override("AssumeRolePolicyDocument.Statement.0.Condition", flow_log_trust_conditions())
         self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
 
         self.endpoint_security_group = ec2.SecurityGroup(

@@ -13,9 +13,16 @@ AGENT_SERVICE_ACCOUNT = "cloudwatch-agent"
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 
 
-def pod_identity_trust() -> iam.PrincipalBase:
-    """EKS Pod Identity's trust: the pods service principal with AssumeRole and TagSession."""
-    return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL).with_session_tags()
+def pod_identity_trust(*, account: str, cluster_arn: str) -> iam.PrincipalBase:
+    """EKS Pod Identity's trust: the pods service principal with AssumeRole and TagSession, for one cluster only.
+
+    Without the conditions anyone in the account who may pass the role could associate it with another
+    cluster (the confused-deputy conditions EKS documents for ``pods.eks.amazonaws.com``).
+    """
+    return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL, conditions={
+        "StringEquals": {"aws:SourceAccount": account},
+        "ArnEquals": {"aws:SourceArn": cluster_arn},
+    }).with_session_tags()
 
 
 def observability_config() -> dict:
@@ -35,12 +42,15 @@ def observability_config() -> dict:
 class Observability(Construct):
     """Container Insights (enhanced) with Kueue metrics for the cluster."""
 
-    def __init__(self, scope: Construct, id: str, *, version: str, cluster: eks.ICluster) -> None:
+    def __init__(self, scope: Construct, id: str, *, version: str, cluster: eks.ICluster, account: str,
+                 cluster_arn: str) -> None:
+        """``account`` and ``cluster_arn``: the capacity account and the EKS cluster ARN (plan.cluster.eks_arn),
+        plain strings known before deploy, for the agent role's trust conditions."""
         super().__init__(scope, id)
         self.agent_role = iam.Role(
             self,
             "AgentRole",
-            assumed_by=pod_identity_trust(),
+            assumed_by=pod_identity_trust(account=account, cluster_arn=cluster_arn),
             description="CloudWatch agent of the amazon-cloudwatch-observability add-on",
             managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name("CloudWatchAgentServerPolicy")],
         )

@@ -77,7 +77,11 @@ def kueue_manager_config(fair_sharing: bool) -> str:
         "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "manageJobsWithoutQueueName": False,
+        # Every job in a team namespace goes through a queue: one without the queue label is held (suspended),
+        # never run outside the quotas. Team namespaces carry TEAM_LABEL (tenant chart); a label selector keeps
+        # the configuration unchanged when teams come and go, and leaves system namespaces alone.
+        "manageJobsWithoutQueueName": True,
+        "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
         "waitForPodsReady": {"enable": True, "blockAdmission": False},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
         "fairSharing": {

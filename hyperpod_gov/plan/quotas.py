@@ -15,6 +15,7 @@ from ..spec.models import Contract, EgressRule, GovernanceSpec, QuotaEntry, Team
 from . import names
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
+PodSecurityLevel = Literal["baseline", "restricted"]
 
 
 @dataclass(frozen=True, order=True)
@@ -73,6 +74,10 @@ class TeamPlan:
     service_accounts: tuple[str, ...] = ()  # sorted
     viewers: tuple[str, ...] = ()  # IAM principal ARNs, as the spec lists them
     submitters: tuple[str, ...] = ()
+    pod_security: PodSecurityLevel = "baseline"  # enforced on every pod in the namespace, both modes
+    pod_exec: bool = False  # submitters may exec into the team's pods
+    write_secrets: bool = False  # submitters may write Secrets
+    write_config_maps: bool = False  # submitters may write ConfigMaps
 
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:
@@ -152,6 +157,10 @@ def plan_team(spec: GovernanceSpec, team: Team) -> TeamPlan:
         service_accounts=tuple(sorted(w.service_account for w in team.workload_identities)),
         viewers=tuple(team.access.viewers),
         submitters=tuple(team.access.submitters),
+        pod_security=team.pod_security,
+        pod_exec=team.access.pod_exec,
+        write_secrets=team.access.write_secrets,
+        write_config_maps=team.access.write_config_maps,
     )
 
 

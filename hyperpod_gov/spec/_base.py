@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-ACCOUNT_ID = re.compile(r"^[0-9]{12}$")
-REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
-IAM_PRINCIPAL_ARN = re.compile(r"^arn:aws[a-z-]*:iam::([0-9]{12}):(role|user)/[\w+=,.@/-]{1,512}$")
-IAM_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}$")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+# Every pattern is matched whole (\A...\Z: `$` would accept a trailing newline) and ASCII-only (re.ASCII: `\w`
+# and `\d` would accept Cyrillic letters and Arabic-Indic digits that no AWS or Kubernetes name allows).
+DNS_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z", re.ASCII)
+ACCOUNT_ID = re.compile(r"\A[0-9]{12}\Z", re.ASCII)
+REGION = re.compile(r"\A[a-z]{2}(-[a-z]+)+-[0-9]\Z", re.ASCII)
+IAM_PRINCIPAL_ARN = re.compile(r"\Aarn:aws[a-z-]*:iam::([0-9]{12}):(role|user)/[\w+=,.@/-]{1,512}\Z", re.ASCII)
+IAM_ROLE_ARN = re.compile(r"\Aarn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}\Z", re.ASCII)
+EMAIL = re.compile(r"\A[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
 
 
 class SpecModel(BaseModel):
@@ -70,6 +73,11 @@ def check_region(value: str) -> str:
 
 
 def check_ipv4_cidr(value: str, *, allow_any: bool) -> str:
+    if not re.fullmatch(r"[0-9./]+", value, re.ASCII):
+        raise spec_error(
+            "is not an IPv4 CIDR block (only digits, '.' and '/' may appear)",
+            "write a network address and prefix length, e.g. '10.50.0.0/16'",
+        )
     try:
         network = ipaddress.IPv4Network(value, strict=True)
     except ValueError as exc:
@@ -83,3 +91,37 @@ def check_ipv4_cidr(value: str, *, allow_any: bool) -> str:
             "name the administrators' networks instead, e.g. '203.0.113.0/24'",
         )
     return value
+
+
+# Address space that is not the internet (RFC 6890 special-purpose blocks): private, shared, loopback,
+# link-local, documentation, benchmarking, multicast and reserved.
+NOT_INTERNET = tuple(ipaddress.IPv4Network(c) for c in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3",
+))
+LINK_LOCAL = ipaddress.IPv4Network("169.254.0.0/16")
+# More public addresses than one /8 is no longer "a network someone owns": it is (a slice of) the internet.
+INTERNET_WIDE = 2 ** 24
+
+
+def public_addresses(cidrs: Iterable[str]) -> int:
+    """How many public internet addresses the union of ``cidrs`` covers (overlaps counted once)."""
+    nets = list(ipaddress.collapse_addresses(ipaddress.IPv4Network(c) for c in cidrs))
+    total = 0
+    for net in nets:
+        total += net.num_addresses
+        for special in NOT_INTERNET:
+            if special.subnet_of(net):
+                total -= special.num_addresses
+            elif net.subnet_of(special):
+                total -= net.num_addresses
+    return total
+
+
+def is_link_local(cidr: str) -> bool:
+    """Inside 169.254.0.0/16: the instance metadata service, the Pod Identity agent, the node's own services."""
+    return ipaddress.IPv4Network(cidr).subnet_of(LINK_LOCAL)
+
+
+def contains_link_local(cidr: str) -> bool:
+    return LINK_LOCAL.subnet_of(ipaddress.IPv4Network(cidr))

@@ -34,3 +34,10 @@ class Accounts(SpecModel):
         default=(),
         description="Accounts holding data that workloads reach cross-account (default: none).",
     )
+    trusted: tuple[AccountId, ...] = Field(
+        default=(),
+        description="Account ids whose IAM principals may be cluster admins, viewers or submitters besides the "
+        "capacity account's, and whose IAM users (long-term access keys) may be (list the capacity account "
+        "itself to allow its users). Default: none; only roles of the capacity account, because whoever "
+        "administers another account decides who may assume its roles.",
+    )

@@ -85,6 +85,23 @@ class HelmChart(SpecModel):
             raise spec_error("an OCI chart needs a version", "add version: X.Y.Z")
         return self
 
+    @field_validator("directory")
+    @classmethod
+    def _directory(cls, v: Optional[str]) -> Optional[str]:
+        if v is None:
+            return v
+        if not v.isascii() or not v.isprintable() or "\\" in v:
+            raise spec_error("holds a character that is not printable ASCII (or a backslash)",
+                             "write a relative path with '/' inside the spec's folder, e.g. charts/hyperpod")
+        parts = v.split("/")
+        if v.startswith("/") or v.startswith("~") or ".." in parts:
+            raise spec_error(
+                "leaves the spec's folder (an absolute path, '~' or '..'), and the whole folder it names is "
+                "uploaded into the cloud assembly",
+                "put the chart in a folder next to the spec and name it relative to the spec, e.g. charts/hyperpod",
+            )
+        return v
+
     @property
     def source(self) -> HelmSource:
         return "repository" if self.repository else "oci" if self.oci else "directory"
@@ -94,7 +111,7 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
 
 
-ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
+ADDON_VERSION = re.compile(r"\Av\d+\.\d+\.\d+-eksbuild\.\d+\Z", re.ASCII)
 
 
 class AddonVersions(SpecModel):
@@ -142,7 +159,7 @@ class AddonVersions(SpecModel):
     @field_validator("kueue_chart")
     @classmethod
     def _kueue(cls, v: str) -> str:
-        if not re.fullmatch(r"0\.19\.\d+", v):
+        if not re.fullmatch(r"0\.19\.\d+", v, re.ASCII):
             raise spec_error("is not a Kueue 0.19.x chart version", "use 0.19.2 (the Kueue objects are v1beta2)")
         return v
 
@@ -161,6 +178,12 @@ class Cluster(SpecModel):
         default=(), description="CIDRs allowed to the public endpoint; only with public-and-private."
     )
     vpc: Vpc = Field(default_factory=Vpc, description="The VPC (default: 10.192.0.0/16 over 2 AZs).")
+    authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = Field(
+        default="API",
+        description="How EKS authenticates IAM principals. API (default): access entries only. API_AND_CONFIG_MAP "
+        "also honours the aws-auth ConfigMap, a second way in that anyone who may edit it can use; only for "
+        "tools that still need it.",
+    )
     admins: tuple[IamPrincipal, ...] = Field(
         default=(), description="IAM role or user ARNs given cluster-admin access entries (default: none)."
     )
@@ -190,7 +213,7 @@ class Cluster(SpecModel):
                 f"quote the version, e.g. kubernetesVersion: \"{v}\"",
             )
         if isinstance(v, str):
-            m = re.fullmatch(r"1\.(\d+)", v)
+            m = re.fullmatch(r"1\.(\d+)", v, re.ASCII)
             if not m:
                 raise spec_error("is not a Kubernetes minor version", 'write it as "1.33"')
             if (1, int(m.group(1))) < MIN_KUBERNETES:

@@ -37,6 +37,49 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# Parser limits: a spec is a few hundred lines; these stop hostile files long before Python's recursion limit
+# (PyYAML composes nested collections recursively) or an alias bomb ("billion laughs") exhausts memory or time.
+MAX_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000  # after expanding aliases
+
+
+def _check_limits(text: str, source: str) -> None:
+    """Walk the YAML event stream (no recursion, nothing built) and reject depth and size past the limits."""
+    depth = 0
+    sizes: dict[str, int] = {}  # anchor -> nodes in the anchored value, aliases expanded
+    open_: list[tuple[str | None, int]] = []  # (anchor, node count when the collection started)
+    nodes = 0
+
+    def fail(problem: str, mark: Any, fix: str) -> None:
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "(yaml)"
+        raise SpecError([SpecIssue(where, problem, NO_VALUE, fix)], source)
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            nodes += 1
+            if depth > MAX_DEPTH:
+                fail(f"nests collections more than {MAX_DEPTH} levels deep", event.start_mark,
+                     "a spec is at most a few levels deep: check the indentation, or whether the file is a spec")
+            open_.append((event.anchor, nodes))
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+            anchor, start = open_.pop()
+            if anchor is not None:
+                sizes[anchor] = nodes - start + 1
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            nodes += sizes.get(event.anchor, 1)
+        if nodes > MAX_NODES:
+            fail(f"holds more than {MAX_NODES:,} values once its aliases (*name) are expanded",
+                 getattr(event, "start_mark", None),
+                 "write the values out instead of nesting aliases; a spec holds a few thousand values at most")
+
+
 def read_yaml(path: str | Path) -> Any:
     """Read a YAML file; every failure is a ``SpecError`` that says where and how to fix it."""
     p = Path(path)
@@ -49,13 +92,25 @@ def read_yaml(path: str | Path) -> Any:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError([SpecIssue("(file)", f"cannot be read ({exc})", source, "check permissions and encoding")])
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise SpecError([SpecIssue("(file)", f"is larger than {MAX_BYTES // (1024 * 1024)} MiB", source,
+                                   "give the path of a spec file; a spec is a few kilobytes")], source)
     if not text.strip():
         raise SpecError(
             [SpecIssue("(file)", "is empty", source, "write a spec; `hyperpod-gov schema` shows every key")],
             source,
         )
+    return parse_yaml(text, source)
+
+
+def parse_yaml(text: str, source: str = "(yaml)") -> Any:
+    """YAML text to data, within the parser limits; every failure a ``SpecError``."""
     try:
+        _check_limits(text, source)
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise SpecError([SpecIssue("(yaml)", "nests too deeply to be read", NO_VALUE,
+                                   f"keep the file within {MAX_DEPTH} levels of nesting")], source) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
@@ -73,7 +128,27 @@ def read_yaml(path: str | Path) -> Any:
 
 def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None) -> GovernanceSpec:
     """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem."""
-    return parse_spec(read_yaml(path), strict=strict, today=today, source=str(path))
+    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path))
+    check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
+    return spec
+
+
+def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str | None = None) -> None:
+    """``cluster.dependenciesChart.directory`` stays inside the spec's folder, symbolic links resolved.
+
+    The folder is uploaded as a CDK asset: a link to ``/`` or ``~`` would copy the machine into the cloud assembly.
+    """
+    chart = spec.cluster.dependencies_chart
+    if chart is None or not chart.directory:
+        return
+    base = base_dir.resolve()
+    target = (base / chart.directory).resolve()
+    if target != base and base not in target.parents:
+        raise SpecError([SpecIssue(
+            "cluster.dependenciesChart.directory", f"resolves to {target}, outside the spec's folder {base} "
+            "(through a symbolic link), and the whole folder would be uploaded into the cloud assembly",
+            chart.directory, "copy the chart into a folder next to the spec instead of linking to it",
+        )], source)
 
 
 def parse_spec(
@@ -90,6 +165,9 @@ def parse_spec(
         spec = GovernanceSpec.model_validate(data)
     except ValidationError as exc:
         raise SpecError(issues_from_validation(exc), source) from None
+    except RecursionError:
+        raise SpecError([SpecIssue("(top level)", "nests too deeply to be validated", NO_VALUE,
+                                   f"keep the spec within {MAX_DEPTH} levels of nesting")], source) from None
     return validate(spec, strict=strict, today=today, source=source)
 
 

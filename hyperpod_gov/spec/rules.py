@@ -12,6 +12,7 @@ from collections import defaultdict
 from typing import Callable, Iterable, Iterator
 
 from .. import catalog
+from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
 from .errors import NO_VALUE, SpecIssue
 from .models import GovernanceSpec
 
@@ -217,6 +218,73 @@ def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iter
                     )
 
 
+def _principals(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
+    """(path, ARN) of every IAM principal the spec grants cluster access to."""
+    for ai, arn in enumerate(spec.cluster.admins):
+        yield f"cluster.admins[{ai}]", arn
+    for ti, team in enumerate(spec.teams):
+        for kind in ("viewers", "submitters"):
+            for ai, arn in enumerate(getattr(team.access, kind)):
+                yield f"teams[{ti}].access.{kind}[{ai}]", arn
+
+
+def principals_are_trusted(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """Cluster access only for roles of the capacity account, unless the spec trusts another account.
+
+    Whoever administers an account decides who may assume its roles; an IAM user signs in with long-term
+    access keys that leak and are never rotated by themselves.
+    """
+    capacity = spec.accounts.capacity.id
+    trusted = set(spec.accounts.trusted)
+    for path, arn in _principals(spec):
+        m = IAM_PRINCIPAL_ARN.match(arn)
+        if m is None:
+            continue
+        account, kind = m.group(1), m.group(2)
+        if account != capacity and account not in trusted:
+            yield SpecIssue(
+                path, f"is in account {account}, not the capacity account {capacity}: that account's "
+                "administrators, not this spec, decide who may assume it and so who reaches the cluster", arn,
+                f"use a role of account {capacity}, or list {account} under accounts.trusted if you trust whoever "
+                "administers it",
+            )
+        elif kind == "user" and account not in trusted:
+            yield SpecIssue(
+                path, "is an IAM user: it signs in with long-term access keys, which leak and do not expire", arn,
+                f"use an IAM role (assumed through SSO or federation), or list {account} under accounts.trusted "
+                "to accept its users",
+            )
+
+
+def _internet(cidrs: list[str]) -> int:
+    return public_addresses(cidrs)
+
+
+def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """Egress rules that together reach the internet need ``allowInternetEgress``."""
+    for ti, team in enumerate(spec.teams):
+        cidrs = [e.cidr for e in team.egress]
+        public = _internet(cidrs)
+        if public > INTERNET_WIDE and not team.allow_internet_egress:
+            yield SpecIssue(
+                f"teams[{ti}].egress", f"together reach {public:,} public internet addresses (more than a /8): "
+                "the team's pods could send its data anywhere", cidrs,
+                "name the networks the team needs (e.g. 10.50.0.0/16), or set "
+                f"teams[{ti}].allowInternetEgress: true if the team must reach the internet",
+            )
+
+
+def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cidrs = list(spec.cluster.admin_cidrs)
+    public = _internet(cidrs)
+    if public > INTERNET_WIDE:
+        yield SpecIssue(
+            "cluster.adminCidrs", f"together open the public endpoint to {public:,} internet addresses (more than "
+            "a /8), as good as 0.0.0.0/0", cidrs,
+            "name the administrators' networks (e.g. 203.0.113.0/24), or set endpointAccess: private",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     unique_names,
     quotas_fit_capacity,
@@ -227,6 +295,9 @@ RULES: tuple[Rule, ...] = (
     kueue_flavor_limit,
     contracts_are_current,
     team_principals_are_not_admins,
+    principals_are_trusted,
+    egress_stays_off_the_internet,
+    admin_cidrs_stay_off_the_internet,
 )
 
 

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from .monitoring import AlarmOverrides
-from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, spec_error
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, is_link_local, spec_error
 from .types import DEFAULT_BORROW_LIMIT_PERCENT, MAX_NAME, IamPrincipal, InstanceTypeName, Port
 
 
@@ -61,6 +61,21 @@ class Access(SpecModel):
     submitters: tuple[IamPrincipal, ...] = Field(
         default=(), description="IAM role/user ARNs that may submit, change and delete the team's jobs (and view)."
     )
+    pod_exec: bool = Field(
+        default=False,
+        description="Submitters may `kubectl exec` into the team's pods (pods/exec). Default: false; exec runs "
+        "arbitrary commands with the workload's credentials, which is acting, not viewing.",
+    )
+    write_secrets: bool = Field(
+        default=False,
+        description="Submitters may create, change and delete Secrets in the team namespace. Default: false "
+        "(nobody in the team reads or writes Secrets; they come from the platform).",
+    )
+    write_config_maps: bool = Field(
+        default=False,
+        description="Submitters may create, change and delete ConfigMaps in the team namespace (viewers may read "
+        "them). Default: false.",
+    )
 
 
 class S3Access(SpecModel):
@@ -73,19 +88,21 @@ class S3Access(SpecModel):
     @field_validator("bucket")
     @classmethod
     def _bucket(cls, v: str) -> str:
-        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", v):
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", v, re.ASCII):
             raise spec_error("is not an S3 bucket name", "use 3-63 lowercase letters, digits, '.' and '-'")
         return v
 
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, v: str) -> str:
+        if not v.isascii() or not v.isprintable():
+            raise spec_error("holds a character that is not printable ASCII", "write the literal prefix, e.g. datasets/")
         if "*" in v or v.startswith("/"):
             raise spec_error("may not contain '*' or start with '/'", "write the literal prefix, e.g. datasets/")
         return v
 
 
-KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}$")
+KMS_KEY_ARN = re.compile(r"\Aarn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}\Z", re.ASCII)
 
 
 class TargetRole(SpecModel):
@@ -99,7 +116,7 @@ class TargetRole(SpecModel):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not re.fullmatch(r"[\w+=,.@-]{1,64}", v):
+        if not re.fullmatch(r"[\w+=,.@-]{1,64}", v, re.ASCII):
             raise spec_error("is not an IAM role name", "use at most 64 letters, digits and +=,.@_-")
         return v
 
@@ -164,7 +181,14 @@ class EgressRule(SpecModel):
     @field_validator("cidr")
     @classmethod
     def _cidr(cls, v: str) -> str:
-        return check_ipv4_cidr(v, allow_any=True)
+        check_ipv4_cidr(v, allow_any=True)
+        if is_link_local(v):
+            raise spec_error(
+                "is link-local space (169.254.0.0/16: the instance metadata service and the node's agents), "
+                "from where a pod reads the node role's credentials",
+                "remove the rule: the Pod Identity agent is already allowed, and the metadata service never is",
+            )
+        return v
 
 
 class Contract(SpecModel):
@@ -184,7 +208,7 @@ class Contract(SpecModel):
     @field_validator("business_owner", "operations_owner", "cost_owner")
     @classmethod
     def _email(cls, v: str) -> str:
-        if not EMAIL.match(v):
+        if not EMAIL.fullmatch(v):
             raise spec_error("is not an email address", "use an address such as owner@example.com")
         return v
 
@@ -211,6 +235,19 @@ class Team(SpecModel):
         default=(), description="Service accounts with AWS credentials (default: none)."
     )
     egress: tuple[EgressRule, ...] = Field(default=(), description="Extra egress allows (default: none).")
+    allow_internet_egress: bool = Field(
+        default=False,
+        description="Allow egress rules that together reach the internet (0.0.0.0/0, or more than a /8 of public "
+        "addresses). Default: false, and such rules are rejected: a team's pods should reach the networks they "
+        "need, not everything.",
+    )
+    pod_security: Literal["baseline", "restricted"] = Field(
+        default="baseline",
+        description="Pod Security level enforced on the team's pods (both modes): baseline (default: no "
+        "privileged, host namespaces, hostPath or host ports; IPC_LOCK and a memory-backed /dev/shm allowed for "
+        "EFA and NCCL) or restricted (baseline plus non-root, no privilege escalation, all capabilities dropped "
+        "but NET_BIND_SERVICE and IPC_LOCK, RuntimeDefault seccomp).",
+    )
     contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
     alarms: Optional[AlarmOverrides] = Field(
         default=None, description="This team's alarm thresholds, key by key (default: monitoring.alarms)."

@@ -177,11 +177,14 @@ def test_submitter_acts_on_the_job_kinds_only(startup_manifests):
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "update", "patch", "delete"]},
         {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs", "pytorchjobs"],
          "verbs": ["create", "update", "patch", "delete"]},
+        {"apiGroups": ["sagemaker.amazonaws.com"], "resources": ["hyperpodpytorchjobs"],
+         "verbs": ["create", "update", "patch", "delete"]},
     ]
     viewer = next(r for r in by_kind(startup_manifests.teams["chatbot"], "Role") if r["metadata"]["name"] == "viewer")
     seen = {(g, res) for r in viewer["rules"] for g in r["apiGroups"] for res in r["resources"]}
     assert seen == {("", "events"), ("", "pods"), ("", "pods/log"), ("batch", "jobs"), ("kubeflow.org", "mpijobs"),
-                    ("kubeflow.org", "pytorchjobs"), ("kueue.x-k8s.io", "localqueues"), ("kueue.x-k8s.io", "workloads")}
+                    ("kubeflow.org", "pytorchjobs"), ("kueue.x-k8s.io", "localqueues"), ("kueue.x-k8s.io", "workloads"),
+                    ("sagemaker.amazonaws.com", "hyperpodpytorchjobs")}
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
@@ -209,7 +212,7 @@ def test_one_service_account_per_workload_identity(enterprise_manifests, enterpr
 
 
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ClusterQueue", "ResourceFlavor",
-                  "WorkloadPriorityClass"}
+                  "WorkloadPriorityClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])

@@ -38,7 +38,7 @@ def test_startup_public_endpoint_is_limited_to_admin_cidrs(startup):
 def test_cluster_authentication_encryption_and_logging(example, request):
     t = request.getfixturevalue(example).template("capacity")
     cluster = one(t, "AWS::EKS::Cluster")
-    assert cluster["AccessConfig"]["AuthenticationMode"] == "API_AND_CONFIG_MAP"
+    assert cluster["AccessConfig"]["AuthenticationMode"] == "API"  # no aws-auth ConfigMap as a second way in
     assert cluster["Version"] == "1.33"
     key_ref = cluster["EncryptionConfig"][0]["Provider"]["KeyArn"]["Fn::GetAtt"][0]
     assert cluster["EncryptionConfig"][0]["Resources"] == ["secrets"]
@@ -80,6 +80,10 @@ def test_observability_addon_collects_kueue_metrics_with_its_own_role(enterprise
     statement = role["AssumeRolePolicyDocument"]["Statement"][0]
     assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": "111111111111"},
+        "ArnEquals": {"aws:SourceArn": "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"},
+    }
 
 
 def _helm_charts(template) -> list[dict]:

@@ -41,6 +41,7 @@ def test_created_target_role_trusts_exactly_one_source_role_namespace_and_servic
         "aws:PrincipalArn": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
                                                f":iam::{CAPACITY}:role/acme-ml-speech-trainer"]]},
         "aws:RequestTag/eks-cluster-name": "ml-cluster-eks",
+        "aws:RequestTag/eks-cluster-arn": "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks",
         "aws:RequestTag/kubernetes-namespace": "hyperpod-ns-speech",
         "aws:RequestTag/kubernetes-service-account": "trainer",
     }}
