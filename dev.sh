@@ -11,22 +11,31 @@ cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 
+say() { echo "dev.sh: $*" >&2; }
+
 setup() {
   if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "hyperpod-gov needs Python 3.11 or later (found $("$PY" --version 2>&1))" >&2
     exit 2
   fi
-  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  [ -x .venv/bin/python ] || { say "creating .venv"; "$PY" -m venv .venv; }
   local want have
   want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
   have=$(cat .venv/.hyperpod-gov-installed 2>/dev/null || true)
   if [ "$want" != "$have" ]; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+    say "installing Python packages into .venv (pinned by constraints.txt; about 2 minutes the first time)"
+    if ! .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off -c constraints.txt \
+        -e '.[test]' 2>&1 | tee .venv/pip-install.log \
+        | { grep -E '^(Collecting|Successfully installed)' || true; } | sed 's/^/  /' >&2; then
+      echo "dev.sh: pip install failed; the whole log is in .venv/pip-install.log" >&2
+      exit 2
+    fi
     echo "$want" > .venv/.hyperpod-gov-installed
   fi
   want=$(sha256sum package-lock.json | cut -d' ' -f1)
   have=$(cat node_modules/.hyperpod-gov-installed 2>/dev/null || true)
   if [ "$want" != "$have" ]; then
+    say "installing Node.js 22, the AWS CDK CLI and cdk-assets into node_modules (pinned by package-lock.json)"
     npm ci --no-audit --no-fund --loglevel=error
     echo "$want" > node_modules/.hyperpod-gov-installed
   fi

@@ -26,20 +26,11 @@ from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStac
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Feature flags the library is written for. They are set on the app here and in cdk.json (a test keeps the two
-# equal), so that `hyperpod-gov synth`, the tests and `cdk synth` build the same templates.
-FEATURE_FLAGS = {
-    "@aws-cdk/core:checkSecretUsage": True,
-    "@aws-cdk/aws-iam:minimizePolicies": True,
-    "@aws-cdk/core:validateSnapshotRemovalPolicy": True,
-    "@aws-cdk/aws-s3:createDefaultLoggingPolicy": True,
-    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
-    "@aws-cdk/aws-iam:standardizedServicePrincipals": True,
-    # CDK's built-in template check: an unacknowledged finding fails the synth.
-    "@aws-cdk/core:validateAgainstDefaultRules": True,
-    # Governance stacks import the cluster from the capacity stack; keep exports protected.
-    "@aws-cdk/core:defaultCrossStackReferences": "strong",
-}
+# Feature flags the library is written for ("library") and every other aws-cdk-lib flag pinned at the behaviour
+# the snapshots were taken with ("pinned"). cdk.json carries the same values, so `hyperpod-gov synth`, the tests
+# and `cdk synth` build the same templates and the CDK CLI finds no unconfigured flag.
+_FLAGS = json.loads((Path(__file__).with_name("feature_flags.json")).read_text())
+FEATURE_FLAGS: dict[str, object] = {**_FLAGS["library"], **_FLAGS["pinned"]}
 
 
 def apply_feature_flags(app: Construct) -> None:
@@ -154,13 +145,22 @@ def check_manifests(plan: Plan, manifests: Manifests) -> None:
 
 
 def synth_error(exc: BaseException) -> SpecError:
-    """A failure inside CDK or jsii that the plan's invariants did not foresee, as a spec error (no traceback)."""
+    """A failure during synth that the plan's invariants did not foresee, reported like a spec error (no traceback).
+
+    jsii raises CDK's own errors as ``RuntimeError`` (``JSIIError``): those name a construct path or a value of the
+    spec. Anything else is a defect of hyperpod-gov itself, and says so.
+    """
     text = str(exc).strip().splitlines()
-    message = next((line for line in text if line.strip() and not line.startswith("    at ")), repr(exc))
+    message = next((line.strip() for line in text if line.strip() and not line.startswith("    at ")), repr(exc))
+    if isinstance(exc, RuntimeError):
+        return SpecError([SpecIssue(
+            "(synth)", f"CDK could not synthesize the app: {message}", type(exc).__name__,
+            "this spec passed every check but not CDK: change the value the message names, and report the spec to "
+            "hyperpod-gov so that the plan checks it before synth",
+        )])
     return SpecError([SpecIssue(
-        "(synth)", f"CDK could not synthesize the app: {message.strip()}", type(exc).__name__,
-        "this spec passed every check but not CDK: change the value the message names, and report the spec to "
-        "hyperpod-gov so that the plan checks it before synth",
+        "(synth)", f"hyperpod-gov failed while building the app: {message}", type(exc).__name__,
+        "this is a defect of hyperpod-gov, not of the spec: report it with the spec",
     )])
 
 

@@ -103,3 +103,54 @@ def test_reordering_teams_and_instance_groups_changes_no_logical_id(enterprise, 
 def test_templates_match_snapshot(example, request, snapshot_json):
     synthesized = request.getfixturevalue(example)
     assert {k: normalise(v) for k, v in sorted(synthesized.templates.items())} == snapshot_json
+
+
+def test_a_cdk_error_during_synth_is_reported_like_a_spec_error(startup_spec, tmp_path):
+    """Break an invariant behind the plan's back (two admins, one construct id): CDK refuses, and the user gets
+    path, value and fix instead of a jsii traceback."""
+    from dataclasses import replace
+
+    from hyperpod_gov.plan import AdminPlan, build_plan
+    from hyperpod_gov.spec import SpecError
+    from stacks.app import synth
+
+    plan = build_plan(startup_spec)
+    clash = (AdminPlan("arn:aws:iam::444444444444:role/A-B", "Same"), AdminPlan("arn:aws:iam::444444444444:role/A_B",
+                                                                                  "Same"))
+    broken = replace(plan, cluster=replace(plan.cluster, admins=clash))
+    with pytest.raises(SpecError) as info:
+        synth(broken, tmp_path, nag=False)
+    (issue,) = info.value.issues
+    assert issue.path == "(synth)"
+    assert "There is already a Construct with name 'AdminSame'" in issue.problem
+    assert "report the spec to hyperpod-gov" in issue.fix
+
+
+def test_an_oversized_team_manifest_names_the_team_before_cdk_runs(startup_spec, tmp_path):
+    from hyperpod_gov.charts import render
+    from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import SpecError
+    from stacks.app import synth
+
+    plan = build_plan(startup_spec)
+    manifests = render(plan)
+    big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "hyperpod-ns-chatbot"},
+           "data": {"x": "y" * MAX_MANIFEST_BYTES}}
+    manifests.teams["chatbot"].append(big)
+    with pytest.raises(SpecError, match=r"teams\[chatbot\]: the team's Kubernetes objects take \d+ bytes, over 262144"):
+        synth(plan, tmp_path, manifests=manifests)
+    assert not (tmp_path / "cdk.out").exists()  # nothing was synthesized
+
+
+def test_cdk_json_carries_every_feature_flag_the_app_sets(startup):
+    """So that `cdk synth` builds what the tests build, and the CDK CLI reports no unconfigured flag."""
+    from stacks.app import FEATURE_FLAGS
+
+    context = json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"]
+    assert {k: v for k, v in context.items() if k != "spec"} == FEATURE_FLAGS
+    manifest = json.loads((startup.out_dir / "cdk.out" / "manifest.json").read_text())
+    report = manifest["artifacts"]["aws-cdk-lib/feature-flag-report"]["properties"]["flags"]
+    unconfigured = [name for name, f in report.items() if "userValue" not in f
+                    and f.get("recommendedValue") != f.get("unconfiguredBehavesLike", {}).get("v2", False)]
+    assert unconfigured == []

@@ -35,3 +35,21 @@ def test_readme_yaml_examples_are_valid_spec_fragments():
         data = yaml.safe_load(block)
         for identity in data["workloadIdentities"]:
             WorkloadIdentity.model_validate(identity)
+
+
+def test_readme_iam_policy_for_drift_and_import_grants_exactly_the_calls_they_make():
+    """Every describe_/list_ call in hyperpod_gov/live maps to an IAM action the README's policy grants, and the
+    policy grants nothing else."""
+    import json
+
+    import boto3
+
+    (block,) = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    granted = {a for statement in json.loads(block)["Statement"] for a in statement["Action"]}
+    source = "\n".join(p.read_text() for p in (ROOT / "hyperpod_gov" / "live").glob("*.py"))
+    methods = set(re.findall(r'"((?:describe|list)_[a-z_]+)"', source))
+    called = set()
+    for service in ("sagemaker", "eks"):  # describe_cluster is called on both: the HyperPod and the EKS cluster
+        mapping = boto3.client(service, region_name="us-east-1").meta.method_to_api_mapping
+        called |= {f"{service}:{mapping[m]}" for m in methods if m in mapping}
+    assert called == granted, (sorted(called - granted), sorted(granted - called))
