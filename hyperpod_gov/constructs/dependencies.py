@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from aws_cdk import Duration, aws_eks_v2 as eks, aws_s3_assets as s3_assets
+from aws_cdk import Duration, Stack, aws_eks_v2 as eks, aws_s3_assets as s3_assets
 from constructs import Construct
 
 from ..spec.models import HelmChart
+from ._nag import acknowledge, wildcard
 
 DEPENDENCIES_RELEASE = "hyperpod-dependencies"
 
@@ -23,6 +24,17 @@ class DependenciesChart(Construct):
                       timeout=Duration.minutes(15))
         if chart.source == "directory":
             asset = s3_assets.Asset(self, "ChartAsset", path=str(directory))
+            # Reading the chart asset grants the kubectl handler read access to the CDK asset bucket.
+            stack = Stack.of(self)
+            bucket = f"arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{stack.account}-{stack.region}/*"
+            reason = ("The kubectl handler reads the dependencies chart, uploaded as a CDK asset, from the CDK "
+                      "bootstrap asset bucket of this account and region")
+            acknowledge(cluster, [
+                (wildcard("Action", "s3:GetBucket*"), f"{reason}: it reads the bucket's location."),
+                (wildcard("Action", "s3:GetObject*"), f"{reason}: it reads the chart archive and its versions."),
+                (wildcard("Action", "s3:List*"), f"{reason}: it lists the asset's key."),
+                (wildcard("Resource", bucket), f"{reason}: asset keys are content hashes, unknown in advance."),
+            ])
             self.resource = eks.HelmChart(self, "Resource", chart_asset=asset, **common)
         elif chart.source == "oci":
             name = (chart.oci or "").rstrip("/").rsplit("/", 1)[-1]

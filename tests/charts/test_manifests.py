@@ -243,3 +243,11 @@ def test_vendored_kueue_crds_equal_the_shared_ones():
         pytest.skip(f"{SHARED_CRDS} is not beside this clone")
     for name in vendored:
         assert (CRDS / name).read_bytes() == (SHARED_CRDS / name).read_bytes(), name
+
+
+def test_submitters_also_see_their_work_through_the_viewer_binding(startup_manifests):
+    for team, objects in startup_manifests.teams.items():
+        binding = next(o for o in objects if o["kind"] == "RoleBinding" and o["metadata"]["name"] == "viewers")
+        assert binding["roleRef"]["name"] == "viewer"
+        groups = {s["name"] for s in binding["subjects"]}
+        assert groups == {f"hyperpod-ns-{team}-viewers", f"hyperpod-ns-{team}-submitters"}, team

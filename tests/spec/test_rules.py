@@ -252,7 +252,9 @@ def test_valid_spec_parses_into_frozen_models(base):
     spec = parse_spec(base, today=TODAY)
     assert spec.teams[0].sharing.effective_borrow_limit_percent == 50
     assert spec.teams[1].sharing.effective_borrow_limit_percent == 0
-    with pytest.raises(Exception):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="Instance is frozen"):
         spec.teams[0].name = "x"  # type: ignore[misc]
 
 

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from hyperpod_gov.constructs.eks import ALL_LOG_TYPES
 from tests.synth_helpers import resources
 
 
@@ -46,7 +45,6 @@ def test_cluster_authentication_encryption_and_logging(example, request):
     assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
     enabled = {e["Type"] for e in cluster["Logging"]["ClusterLogging"]["EnabledTypes"]}
     assert enabled == {"api", "audit", "authenticator", "controllerManager", "scheduler"}
-    assert len(ALL_LOG_TYPES) == 5
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
@@ -230,3 +228,12 @@ def test_kubectl_handler_runs_inside_the_vpc_for_the_private_endpoint(enterprise
     (handler,) = handlers
     subnets = json.dumps(handler["VpcConfig"]["SubnetIds"])
     assert "PrivateSubnet" in subnets and "PublicSubnet" not in subnets
+
+
+def test_hyperpod_waits_for_the_lifecycle_scripts_to_be_uploaded(enterprise):
+    """Instances run on_create.sh from S3 as they boot: the cluster must not exist before the upload finishes."""
+    t = enterprise.template("capacity")
+    (cluster_id, _), = resources(t, "AWS::SageMaker::Cluster")
+    uploads = [i for i, _ in resources(t, "Custom::CDKBucketDeployment")]
+    assert len(uploads) == 1
+    assert uploads[0] in t["Resources"][cluster_id]["DependsOn"]

@@ -149,3 +149,10 @@ def test_k8s_manifests_are_written_for_gitops(enterprise):
     k8s = enterprise.out_dir / "k8s"
     assert (k8s / "cluster.yaml").exists()
     assert sorted(p.stem for p in (k8s / "teams").glob("*.yaml")) == sorted(t.name for t in enterprise.spec.teams)
+
+
+def test_every_team_quota_is_enabled(enterprise):
+    """A quota left Disabled would keep the team's namespace but let it run nothing under the quota."""
+    quotas = [p for t in enterprise.templates.values() for _, p in resources(t, "AWS::SageMaker::ComputeQuota")]
+    assert len(quotas) == len(enterprise.spec.teams)
+    assert {p["ActivationState"] for p in quotas} == {"Enabled"}
