@@ -1,0 +1,89 @@
+"""IAM trust: every service-principal trust is bound to this account (and cluster), ENIs to the cluster's VPC."""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk.assertions import Template
+
+from hyperpod_gov.constructs.eks import EksCluster
+from hyperpod_gov.constructs.execution_role import execution_role
+from hyperpod_gov.constructs.network import Network
+from hyperpod_gov.plan import build_plan
+from tests.synth_helpers import resources
+
+SERVICE_CONDITIONS = {
+    "pods.eks.amazonaws.com": lambda c, account, eks_arn: c == {
+        "StringEquals": {"aws:SourceAccount": account}, "ArnEquals": {"aws:SourceArn": eks_arn}},
+    "vpc-flow-logs.amazonaws.com": lambda c, account, eks_arn: (
+        c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+        and ":vpc-flow-log/*" in json.dumps(c["ArnLike"]["aws:SourceArn"])),
+    "sagemaker.amazonaws.com": lambda c, account, eks_arn: (
+        c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+        and ":cluster/*" in json.dumps(c["ArnLike"]["aws:SourceArn"])),
+}
+
+
+def _trusts(template):
+    for logical_id, props in resources(template, "AWS::IAM::Role"):
+        for statement in props["AssumeRolePolicyDocument"]["Statement"]:
+            service = statement.get("Principal", {}).get("Service")
+            if service in SERVICE_CONDITIONS:
+                yield logical_id, service, statement.get("Condition")
+
+
+@pytest.mark.parametrize("example", ["enterprise", "startup"])
+def test_every_pod_identity_flow_log_and_hyperpod_trust_is_bound_to_this_account(example, request):
+    synthesized = request.getfixturevalue(example)
+    plan = build_plan(synthesized.spec)
+    seen = set()
+    for name, template in synthesized.templates.items():
+        for logical_id, service, condition in _trusts(template):
+            seen.add(service)
+            assert condition, (name, logical_id, service)
+            assert SERVICE_CONDITIONS[service](condition, plan.account, plan.cluster.eks_arn), (logical_id, condition)
+    assert seen == set(SERVICE_CONDITIONS)
+
+
+def test_eks_cluster_arn_names_the_region_so_a_same_named_cluster_elsewhere_does_not_match(enterprise):
+    plan = build_plan(enterprise.spec)
+    assert plan.cluster.eks_arn == "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"
+
+
+def _stack():
+    return cdk.Stack(cdk.App(analytics_reporting=False), "s", env=cdk.Environment(account="111111111111",
+                                                                                  region="us-east-1"))
+
+
+def test_execution_role_network_interfaces_stay_in_the_clusters_vpc():
+    stack = _stack()
+    vpc_arn = "arn:aws:ec2:us-east-1:111111111111:vpc/vpc-0123456789abcdef0"
+    execution_role(stack, "Role", cluster_name="ml", cluster_arn="arn:aws:eks:us-east-1:111111111111:cluster/x",
+                   vpc_arn=vpc_arn)
+    (policy,) = [p for _, p in resources(Template.from_stack(stack).to_json(), "AWS::IAM::Policy")]
+    by_sid = {s.get("Sid"): s for s in policy["PolicyDocument"]["Statement"]}
+    for sid in ("ManageNodeNetworkInterfaces", "TagNodeNetworkInterfaces"):
+        assert by_sid[sid]["Condition"] == {"ArnEquals": {"ec2:Vpc": vpc_arn}}, sid
+        assert "instance/*" not in json.dumps(by_sid[sid]["Resource"])
+    # An instance has no ec2:Vpc key: attaching to one is its own statement, limited to attach and detach.
+    assert sorted(by_sid["AttachToNodes"]["Action"]) == ["ec2:AttachNetworkInterface", "ec2:DetachNetworkInterface"]
+    assert "instance/*" in json.dumps(by_sid["AttachToNodes"]["Resource"])
+
+
+def test_authentication_mode_api_and_config_map_only_when_asked(startup_spec):
+    plan = build_plan(startup_spec)
+    for mode in ("API", "API_AND_CONFIG_MAP"):
+        stack = _stack()
+        network = Network(stack, "Network", network=plan.network)
+        EksCluster(stack, "Eks", cluster=plan.cluster, network=network, authentication_mode=mode)
+        (cluster,) = [p for _, p in resources(Template.from_stack(stack).to_json(), "AWS::EKS::Cluster")]
+        assert cluster["AccessConfig"]["AuthenticationMode"] == mode
+
+
+def test_the_public_endpoint_acknowledgement_says_only_what_the_rules_guarantee(startup):
+    metadata = (startup.out_dir / "cdk.out" / "startup-capacity.metadata.json").read_text()
+    assert "cluster.adminCidrs (203.0.113.0/24), which the spec rules accept only when together they cover at " \
+        "most a /8 of public addresses" in metadata
+    assert "never 0.0.0.0/0" not in metadata  # not true: 0.0.0.0/1 and 128.0.0.0/1 were accepted
