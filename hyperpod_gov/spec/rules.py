@@ -256,19 +256,15 @@ def principals_are_trusted(spec: GovernanceSpec, today: dt.date) -> Iterator[Spe
             )
 
 
-def _internet(cidrs: list[str]) -> int:
-    return public_addresses(cidrs)
-
-
 def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     """Egress rules that together reach the internet need ``allowInternetEgress``."""
     for ti, team in enumerate(spec.teams):
         cidrs = [e.cidr for e in team.egress]
-        public = _internet(cidrs)
+        public = public_addresses(cidrs)
         if public > INTERNET_WIDE and not team.allow_internet_egress:
             yield SpecIssue(
                 f"teams[{ti}].egress", f"together reach {public:,} public internet addresses (more than a /8): "
-                "the team's pods could send its data anywhere", cidrs,
+                "the team's pods could send its data anywhere", ", ".join(cidrs),
                 "name the networks the team needs (e.g. 10.50.0.0/16), or set "
                 f"teams[{ti}].allowInternetEgress: true if the team must reach the internet",
             )
@@ -276,11 +272,11 @@ def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Itera
 
 def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cidrs = list(spec.cluster.admin_cidrs)
-    public = _internet(cidrs)
+    public = public_addresses(cidrs)
     if public > INTERNET_WIDE:
         yield SpecIssue(
             "cluster.adminCidrs", f"together open the public endpoint to {public:,} internet addresses (more than "
-            "a /8), as good as 0.0.0.0/0", cidrs,
+            "a /8), as good as 0.0.0.0/0", ", ".join(cidrs),
             "name the administrators' networks (e.g. 203.0.113.0/24), or set endpointAccess: private",
         )
 

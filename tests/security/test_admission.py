@@ -140,7 +140,9 @@ def test_distributed_training_passes_with_ipc_lock_and_memory_backed_dev_shm(kin
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name,change,message", HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_pods_are_denied_at_baseline_in_every_job_kind(kind, name, change, message):
-    for level, base in (("baseline", training_pod_spec), ("restricted", restricted_pod_spec)):
+    # restricted runs the same baseline expressions: once per kind is enough for it
+    levels = (("baseline", training_pod_spec), ("restricted", restricted_pod_spec))
+    for level, base in levels if kind == "Pod" else levels[:1]:
         spec = base()
         change(spec)
         found = denials(pod_security_policy(level), wrap(kind, spec), namespace=NS)
