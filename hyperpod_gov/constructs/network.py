@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs
+from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs
 from constructs import Construct
 
 from ..plan import NetworkPlan
@@ -54,8 +54,23 @@ class Network(Construct):
         # Explicit AZ names keep synth offline (no lookup); the CDK CLI's template check flags them.
         acknowledge(self.vpc, [("CloudFormation-Validate::W3010", "AZ names come from the spec (or the "
                                 "region's a, b, ... by default) so that synth needs no AWS credentials.")])
+        # Flow logs name every peer of every pod: encrypted with a key of this account, usable by CloudWatch Logs
+        # for this account's log groups only (the key policy AWS documents for encrypted log groups).
+        self.flow_logs_key = kms.Key(
+            self, "FlowLogsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN,
+            description="Encrypts the VPC flow logs of the HyperPod cluster's VPC",
+        )
+        self.flow_logs_key.add_to_resource_policy(iam.PolicyStatement(
+            sid="CloudWatchLogsOfThisAccount",
+            principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.amazonaws.com")],
+            actions=["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"],
+            resources=["*"],
+            conditions={"ArnLike": {"kms:EncryptionContext:aws:logs:arn":
+                                    f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:*"}},
+        ))
         flow_log_group = logs.LogGroup(
-            self, "FlowLogs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=RemovalPolicy.RETAIN
+            self, "FlowLogs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=RemovalPolicy.RETAIN,
+            encryption_key=self.flow_logs_key,
         )
         self.flow_log = self.vpc.add_flow_log(
             "FlowLog",

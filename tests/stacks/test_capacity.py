@@ -237,3 +237,22 @@ def test_hyperpod_waits_for_the_lifecycle_scripts_to_be_uploaded(enterprise):
     uploads = [i for i, _ in resources(t, "Custom::CDKBucketDeployment")]
     assert len(uploads) == 1
     assert uploads[0] in t["Resources"][cluster_id]["DependsOn"]
+
+
+def test_flow_logs_are_encrypted_with_a_key_only_this_accounts_log_groups_use(enterprise):
+    t = enterprise.template("capacity")
+    (group,) = [p for _, p in resources(t, "AWS::Logs::LogGroup") if p.get("RetentionInDays") == 365
+                and "KmsKeyId" in p]
+    key = t["Resources"][group["KmsKeyId"]["Fn::GetAtt"][0]]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    (logs,) = [s for s in key["KeyPolicy"]["Statement"] if s.get("Sid") == "CloudWatchLogsOfThisAccount"]
+    assert ":log-group:*" in json.dumps(logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"])
+
+
+@pytest.mark.xfail(strict=True, reason="hyperpod_cluster.py must pass vpc_arn=network.vpc.vpc_arn to execution_role "
+                   "(lead's file); remove this marker when it does")
+def test_execution_role_network_interfaces_are_limited_to_the_clusters_vpc(enterprise):
+    t = enterprise.template("capacity")
+    statements = [s for _, p in resources(t, "AWS::IAM::Policy") for s in p["PolicyDocument"]["Statement"]
+                  if s.get("Sid") == "ManageNodeNetworkInterfaces"]
+    assert statements and all("ec2:Vpc" in s.get("Condition", {}).get("ArnEquals", {}) for s in statements)
