@@ -20,9 +20,8 @@ from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
 
-from .capacity import CapacityStack
-from .consumer import ConsumerAccountStack
-from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
+from .layout import add_capacity_stacks, add_consumer_stacks
+from .pipeline import PipelineStack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,31 +36,6 @@ def apply_feature_flags(app: Construct) -> None:
     for flag, value in FEATURE_FLAGS.items():
         if app.node.try_get_context(flag) is None:
             app.node.set_context(flag, value)
-
-
-def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
-    """The capacity account's stacks, in deploy order: capacity, governance, monitoring, access, the team shards.
-
-    Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
-    """
-    s = plan.stacks
-    capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity)
-    governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
-                                 stack_name=s.governance)
-    monitoring = MonitoringStack(scope, s.monitoring, plan=plan, stack_name=s.monitoring)
-    stacks: list[cdk.Stack] = [capacity, governance, monitoring]
-    for shard in s.access:
-        stacks.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
-                                  stack_name=shard.name))
-    for shard in s.teams:
-        stacks.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
-                                 monitoring=monitoring, manifests=manifests, stack_name=shard.name))
-    return stacks
-
-
-def add_consumer_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
-    """The target roles the spec asks the library to create, one stack per consumer account that has any."""
-    return [ConsumerAccountStack(scope, c.name, plan=plan, consumer=c, stack_name=c.name) for c in plan.stacks.consumers]
 
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
@@ -86,8 +60,6 @@ def toolchain_versions() -> dict[str, str]:
 def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app: Optional[cdk.App] = None,
                        outdir: Optional[str] = None, nag: bool = True) -> cdk.App:
     """The pipeline app: one pipeline stack whose stages hold every stack of the plan."""
-    from .pipeline import PipelineStack
-
     if app is None:
         app = cdk.App(outdir=outdir, analytics_reporting=False)
     apply_feature_flags(app)

@@ -9,6 +9,7 @@ from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboards, TeamMonitoring
+from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy, SdkComputeQuota, TaskGovernanceProvider
 from hyperpod_gov.plan.invariants import shard_topics
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.constructs import (
@@ -39,8 +40,6 @@ class _TaskGovernance:
 
     def provider(self) -> Any:
         if self._provider is None:
-            from hyperpod_gov.constructs.task_governance_provider import TaskGovernanceProvider
-
             self._provider = TaskGovernanceProvider(self._stack, "TaskGovernanceProvider",
                                                     cluster_arn=self.cluster_arn,
                                                     eks_cluster_name=self.eks_cluster_name)
@@ -49,16 +48,12 @@ class _TaskGovernance:
     def policy(self, scope: Construct, id: str, properties: dict[str, Any]) -> Construct:
         if self.native:
             return ClusterPolicy(scope, id, properties=properties)
-        from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy
-
         return SdkClusterPolicy(scope, id, provider=self.provider(), properties=properties)
 
     def quota(self, scope: Construct, id: str, team: TeamPlan) -> Construct:
         properties = tg.compute_quota_properties(team, self.cluster_arn)
         if self.native:
             return TeamQuota(scope, id, properties=properties)
-        from hyperpod_gov.constructs.task_governance_provider import SdkComputeQuota
-
         return SdkComputeQuota(scope, id, provider=self.provider(), properties=properties)
 
 

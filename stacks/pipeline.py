@@ -13,6 +13,8 @@ from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.plan import ConsumerStack
 
 from .capacity import SPEC_TAG, capacity_env
+from .consumer import ConsumerAccountStack
+from .layout import add_capacity_stacks
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
 
@@ -22,8 +24,6 @@ class CapacityStage(Stage):
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, manifests: Manifests, **kwargs: Any) -> None:
         super().__init__(scope, id, env=capacity_env(plan), **kwargs)
-        from .app import add_capacity_stacks
-
         self.stacks = add_capacity_stacks(self, plan, manifests)
 
 
@@ -32,8 +32,6 @@ class ConsumerStage(Stage):
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
         super().__init__(scope, id, env=Environment(account=consumer.account, region=consumer.region), **kwargs)
-        from .consumer import ConsumerAccountStack
-
         self.stack = ConsumerAccountStack(self, consumer.name, plan=plan, consumer=consumer, stack_name=consumer.name)
 
 

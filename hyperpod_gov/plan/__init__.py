@@ -1,6 +1,7 @@
 """Pure planning over the spec: every name, quota, mode flag and stack. No CDK import."""
 
 from .access import PrincipalAccess, principal_access
+from .build import build_plan
 from .identity import IdentityPlan, identity_plans
 from .invariants import check_plan
 from .plan import (
@@ -13,7 +14,6 @@ from .plan import (
     PriorityClassPlan,
     Shard,
     StackLayout,
-    build_plan,
 )
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for, capacity, shared_pool_quota
 from .sharding import shard_label, shard_of

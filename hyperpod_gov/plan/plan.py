@@ -1,6 +1,6 @@
 """The plan: every decision of a spec, made once, as plain frozen data.
 
-``build_plan`` is the only place that reads a ``GovernanceSpec`` on the way to
+``build.build_plan`` (through ``derive_plan``) is the only place that reads a ``GovernanceSpec`` on the way to
 the emitters. Charts, constructs, stacks, ``explain``, ``diff``, the pipeline,
 the simulator and ``drift`` take the ``Plan`` (or parts of it) and decide
 nothing again: mode flags, every generated name, construct key and stack.
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from .. import catalog
-from ..spec.errors import SpecError, SpecIssue
+from ..spec.errors import SpecIssue
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from . import names
 from .access import PrincipalAccess, principal_access
@@ -336,27 +336,8 @@ def _pipeline(spec: GovernanceSpec) -> PipelinePlan:
     )
 
 
-def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict: bool = False) -> Plan:
-    """Derive every decision from a validated spec and check the whole-app invariants on it.
-
-    ``base_dir``: the spec file's folder (relative paths). Raises ``SpecError`` with every invariant that
-    fails (warnings too with ``strict``); the remaining warnings are in ``plan.warnings``.
-    """
-    from dataclasses import replace
-
-    from .invariants import check_plan
-    from .monitoring import monitoring_plan
-
-    plan = _derive(spec, base_dir)
-    plan = replace(plan, monitoring=monitoring_plan(plan, spec))
-    found = check_plan(spec, plan)
-    errors = [i for i in found if i.severity == "error" or strict]
-    if errors:
-        raise SpecError(errors)
-    return replace(plan, warnings=tuple(found))
-
-
-def _derive(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
+def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
+    """Every decision of the spec, unchecked (``build.build_plan`` checks the invariants on it)."""
     region = spec.accounts.capacity.region
     partition = partition_of(region)
     teams = [plan_team(spec, t) for t in spec.teams]

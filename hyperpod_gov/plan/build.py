@@ -1,0 +1,28 @@
+"""Build the plan of a spec and check the whole-app invariants on it: the one entry point of every emitter."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+from ..spec.errors import SpecError
+from ..spec.models import GovernanceSpec
+from .invariants import check_plan
+from .monitoring import monitoring_plan
+from .plan import Plan, derive_plan
+
+
+def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict: bool = False) -> Plan:
+    """Derive every decision from a validated spec and check the whole-app invariants on it.
+
+    ``base_dir``: the spec file's folder (relative paths). Raises ``SpecError`` with every invariant that
+    fails (warnings too with ``strict``); the remaining warnings are in ``plan.warnings``.
+    """
+    plan = derive_plan(spec, base_dir)
+    plan = replace(plan, monitoring=monitoring_plan(plan, spec))
+    found = check_plan(spec, plan)
+    errors = [i for i in found if i.severity == "error" or strict]
+    if errors:
+        raise SpecError(errors)
+    return replace(plan, warnings=tuple(found))
