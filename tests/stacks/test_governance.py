@@ -132,8 +132,12 @@ def test_workload_identities_trust_pod_identity_and_assume_only_their_target(ent
         role_id = assoc["RoleArn"]["Fn::GetAtt"][0]
         role = template["Resources"][role_id]["Properties"]
         (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+        # Only EKS Pod Identity of this cluster, in this account (the confused-deputy conditions AWS documents).
         assert trust == {"Action": ["sts:AssumeRole", "sts:TagSession"], "Effect": "Allow",
-                         "Principal": {"Service": "pods.eks.amazonaws.com"}}
+                         "Principal": {"Service": "pods.eks.amazonaws.com"},
+                         "Condition": {"ArnEquals": {"aws:SourceArn":
+                                                     "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"},
+                                       "StringEquals": {"aws:SourceAccount": "111111111111"}}}
         policies = [p for _, p in resources(template, "AWS::IAM::Policy")
                     if {"Ref": role_id} in p["Roles"]]
         if assoc.get("TargetRoleArn"):
