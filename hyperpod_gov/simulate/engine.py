@@ -15,6 +15,7 @@ partial admission, TAS, admission checks and waitForPodsReady out of scope.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections import defaultdict
@@ -118,7 +119,7 @@ class _WL:
     __slots__ = (
         "d", "name", "priority", "created", "requests", "cq", "state", "flavor", "usage", "admitted_at",
         "borrowing", "preempted_count", "preempting_count", "submitted_at", "first_admitted_at", "run_seconds",
-        "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where",
+        "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where", "hash",
     )
 
     def __init__(self, d: WorkloadDef, cq: "_CQ", submitted_at: float):
@@ -145,12 +146,15 @@ class _WL:
         self.last_cycle = 0
         self.last_generation = 0
         self.where = ""  # active | inadmissible | '' (admitted or finished)
+        # workload.computeSchedulingHash: priority, requests and pod spec shape (here: the allowed flavors).
+        self.hash = (d.priority, d.requests, d.allowed_flavors)
 
 
 class _CQ:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
-        "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s",
+        "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
+        "quota_list", "bulk",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[_Cohort]):
@@ -181,6 +185,10 @@ class _CQ:
         self.last_t = 0.0
         self.usage_s: dict[FR, float] = defaultdict(float)
         self.borrowed_s: dict[FR, float] = defaultdict(float)
+        self.ver = 0  # bumped on every usage change: keys the cached dominant resource share
+        self.drs_cache: Optional[tuple[int, "_DRS"]] = None
+        self.quota_list = [(fr, fr[1], n) for fr, n in self.nominal.items()]
+        self.bulk: set = set()  # hashToBulkMoveReason: equivalence classes parked as inadmissible
 
 
 # ---------------------------------------------------------------- quota math (resource_node.go)
@@ -195,6 +203,7 @@ def _add_usage(cq: _CQ, fr: FR, v: int) -> None:
     """addUsage: the part beyond the queue's local quota is stored in the cohort."""
     local = _local_available(cq, fr)
     cq.usage[fr] += v
+    cq.ver += 1
     if cq.cohort is not None and v > local:
         cq.cohort.usage[fr] += v - local
 
@@ -203,6 +212,7 @@ def _remove_usage(cq: _CQ, fr: FR, v: int) -> None:
     """removeUsage."""
     stored_in_parent = cq.usage[fr] - cq.lq.get(fr, 0)
     cq.usage[fr] -= v
+    cq.ver += 1
     if stored_in_parent > 0 and cq.cohort is not None:
         cq.cohort.usage[fr] -= min(v, stored_in_parent)
 
@@ -266,12 +276,17 @@ def _remove_wl(wl: _WL) -> None:
 
 
 class _DRS:
-    __slots__ = ("ratio", "weight", "borrowed")
+    __slots__ = ("ratio", "weight", "borrowed", "key")
 
     def __init__(self, ratio: float, weight: float, borrowed: tuple[FR, ...]):
         self.ratio = ratio
         self.weight = weight
         self.borrowed = borrowed
+        # CompareDRS as a sort key: weight-0 borrowers after all others (among them by ratio), else by share.
+        if weight == 0 and ratio != 0:
+            self.key = (1, ratio)
+        else:
+            self.key = (0, 0.0 if ratio == 0 else ratio / weight)
 
     @property
     def borrowing(self) -> bool:
@@ -300,38 +315,43 @@ _NEGATIVE_DRS = _DRS(-1.0, 1.0, ())
 
 def _compare_drs(a: _DRS, b: _DRS) -> int:
     """CompareDRS: a queue with weight 0 that borrows sorts after every other."""
-    za, zb = a.zero_weight_borrows(), b.zero_weight_borrows()
-    if za and zb:
-        return (a.ratio > b.ratio) - (a.ratio < b.ratio)
-    if za:
-        return 1
-    if zb:
-        return -1
-    sa, sb = a.share(), b.share()
-    return (sa > sb) - (sa < sb)
+    ka, kb = a.key, b.key
+    return (ka > kb) - (ka < kb)
 
 
 def _drs(cq: _CQ, extra: Optional[dict[FR, int]] = None) -> _DRS:
     """dominantResourceShare: the largest borrowed/lendable ratio (x1000) over resource names."""
+    if extra is None:
+        cached = cq.drs_cache
+        if cached is not None and cached[0] == cq.ver:
+            return cached[1]
     if cq.cohort is None:
         return _DRS(0.0, cq.weight, ())
     borrowing: dict[str, int] = {}
     borrowed: list[FR] = []
-    for fr, quota in cq.nominal.items():
-        amount = cq.usage[fr] + (extra.get(fr, 0) if extra else 0) - quota
+    usage = cq.usage
+    for fr, r, quota in cq.quota_list:
+        amount = usage[fr] - quota
+        if extra:
+            amount += extra.get(fr, 0)
         if amount > 0:
-            borrowing[fr[1]] = borrowing.get(fr[1], 0) + amount
+            borrowing[r] = borrowing.get(r, 0) + amount
             borrowed.append(fr)
     if not borrowing:
-        return _DRS(0.0, cq.weight, ())
-    ratio, dominant = 0.0, ""
-    for r, b in borrowing.items():
-        lendable = cq.cohort.lendable.get(r, 0)
-        if lendable > 0:
-            x = b * 1000.0 / lendable
-            if x > ratio or (x == ratio and r < dominant):
-                ratio, dominant = x, r
-    return _DRS(ratio, cq.weight, tuple(borrowed))
+        d = _DRS(0.0, cq.weight, ())
+    else:
+        ratio, dominant = 0.0, ""
+        lendable_of = cq.cohort.lendable
+        for r, b in borrowing.items():
+            lendable = lendable_of.get(r, 0)
+            if lendable > 0:
+                x = b * 1000.0 / lendable
+                if x > ratio or (x == ratio and r < dominant):
+                    ratio, dominant = x, r
+        d = _DRS(ratio, cq.weight, tuple(borrowed))
+    if extra is None:
+        cq.drs_cache = (cq.ver, d)
+    return d
 
 
 # ---------------------------------------------------------------- assignments
@@ -432,6 +452,28 @@ class Engine:
 
     # ------------------------------------------------------------ queues (pkg/cache/queue)
 
+    def _park(self, wl: _WL) -> None:
+        wl.where = "inadmissible"
+        wl.cq.inadmissible[wl.name] = wl
+
+    def _add_pending(self, wl: _WL) -> None:
+        """ClusterQueue.PushOrUpdate: a workload of an equivalence class already parked is parked too."""
+        if not wl.cq.strict and wl.hash in wl.cq.bulk:
+            self._park(wl)
+            wl.pending_reason = "an equivalent workload (same priority and requests) could not be admitted"
+        else:
+            self._push(wl)
+
+    def _bulk_park(self, cq: _CQ, head: _WL) -> None:
+        """handleInadmissibleHash: park every equivalent workload of a BestEffortFIFO queue with the head."""
+        if cq.strict:
+            return
+        cq.bulk.add(head.hash)
+        for *_, token, w in cq.heap:
+            if w.token == token and w.where == "active" and w.hash == head.hash and w is not head:
+                self._park(w)
+                w.pending_reason = f"equivalent to {head.name}, which could not be admitted ({head.pending_reason})"
+
     def _push(self, wl: _WL) -> None:
         """Into the active heap: priority first, then the queue-order timestamp, then the name."""
         self.seq += 1
@@ -456,6 +498,7 @@ class Engine:
         """QueueInadmissibleWorkloads for the queue's cohort (or the queue alone)."""
         members = cq.cohort.cqs if cq.cohort is not None else [cq]
         for member in members:
+            member.bulk.clear()
             for name in sorted(member.inadmissible):
                 self._push(member.inadmissible[name])
             member.inadmissible.clear()
@@ -464,7 +507,7 @@ class Engine:
         cq = self.cqs[d.queue]
         wl = _WL(d, cq, at)
         self.wls[d.name] = wl
-        self._push(wl)
+        self._add_pending(wl)
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -753,7 +796,7 @@ class Engine:
                            if _satisfies_policy(wl, c, p.within_cluster_queue) and _uses(c, frs)]
         if cq.cohort is not None and p.reclaim_within_cohort != "Never":
             for other in cq.cohort.cqs:
-                if other is cq or not any(_borrowing_with(other, fr, 0) for fr in frs):
+                if other is cq or not any(other.usage[fr] > other.nominal.get(fr, 0) for fr in frs):
                     continue
                 candidates += [c for c in other.admitted.values()
                                if _satisfies_policy(wl, c, p.reclaim_within_cohort) and _uses(c, frs)]
@@ -793,23 +836,40 @@ class Engine:
         pruned: set[str] = set()
         key = self._candidate_key(preemptor_cq)
 
+        # nextTarget scans every queue of the cohort for the highest share. Between two calls only the
+        # queue that just lost a workload changes, and a pruned queue never comes back (usage only falls),
+        # so a heap with lazily refreshed entries picks the same queue.
+        heap: list = []
+
+        def push(member: _CQ) -> None:
+            cands = by_cq.get(member.name)
+            if member.name in pruned:
+                return
+            d = _drs(member)
+            if (not d.borrowing and member is not preemptor_cq) or not cands:
+                pruned.add(member.name)
+                return
+            heapq.heappush(heap, ((-d.key[0], -d.key[1]), key(cands[0]), member.name, member.ver, len(cands), member))
+
+        if preemptor_cq.cohort is not None:
+            for m in preemptor_cq.cohort.cqs:
+                if m is preemptor_cq or by_cq.get(m.name):
+                    push(m)
+                else:
+                    pruned.add(m.name)
+
         def next_target() -> Optional[_CQ]:
-            best: Optional[_CQ] = None
-            best_drs = _NEGATIVE_DRS
-            for member in preemptor_cq.cohort.cqs:
+            while heap:
+                *_, ver, n, member = heap[0]
                 if member.name in pruned:
+                    heapq.heappop(heap)
                     continue
-                d = _drs(member)
-                if (not d.borrowing and member is not preemptor_cq) or not by_cq[member.name]:
-                    pruned.add(member.name)
+                if ver != member.ver or n != len(by_cq[member.name]):
+                    heapq.heappop(heap)
+                    push(member)
                     continue
-                c = _compare_drs(d, best_drs)
-                if c == 0 and best is not None:
-                    if key(by_cq[member.name][0]) < key(by_cq[best.name][0]):
-                        best = member
-                elif c > 0 or best is None:
-                    best, best_drs = member, d
-            return best
+                return member
+            return None
 
         def iterate():
             if preemptor_cq.cohort is None:
@@ -892,25 +952,34 @@ class Engine:
         """makeClassicalIterator: not borrowing first, higher priority, older; then queue and workload name."""
         return sorted(entries, key=lambda e: (e[1].borrow, -e[0].priority, e[0].created, e[0].cq.name, e[0].name))
 
-    def _pop_fair(self, remaining: dict[str, tuple[_WL, _Assignment]]) -> tuple[_WL, _Assignment]:
-        """fairSharingIterator.pop: queues without a cohort as they come, else the cohort's tournament winner."""
-        first = remaining[min(remaining)]
-        cq = first[0].cq
-        if cq.cohort is None:
-            return remaining.pop(cq.name)
-        best = None
-        best_key = None
-        for member in cq.cohort.cqs:
-            e = remaining.get(member.name)
-            if e is None:
+    def _order_fair(self, entries: list[tuple[_WL, _Assignment]]) -> list[tuple[_WL, _Assignment]]:
+        """fairSharingIterator: per cohort, the tournament winner first (entryComparer.less).
+
+        A queue's share depends only on its own usage, and within a cycle only the queue whose head was
+        just popped changes usage, so the tournament's successive winners are the entries sorted once.
+        Cohorts are independent; they are taken in name order, queues without a cohort by their name.
+        """
+        keyed = []
+        for wl, a in entries:
+            cq = wl.cq
+            if cq.cohort is None:
+                keyed.append(((cq.name, ""), None, (wl, a)))
                 continue
-            wl, a = e
-            d = _drs(member, a.usage)
+            d = _drs(cq, a.usage)
             borrowing_on = any(fr in a.usage for fr in d.borrowed)
-            k = (borrowing_on, d, -wl.priority, wl.created, member.name, wl.name)
-            if best is None or _fair_less(k, best_key):
-                best, best_key = e, k
-        return remaining.pop(best[0].cq.name)
+            keyed.append(((cq.cohort.name, "~"), (borrowing_on, d, -wl.priority, wl.created, cq.name, wl.name), (wl, a)))
+
+        def cmp(x, y) -> int:
+            if x[0] != y[0]:
+                return -1 if x[0] < y[0] else 1
+            if x[1] is None:
+                return 0
+            if _fair_less(x[1], y[1]):
+                return -1
+            return 1 if _fair_less(y[1], x[1]) else 0
+
+        keyed.sort(key=functools.cmp_to_key(cmp))
+        return [e for _k, _f, e in keyed]
 
     def run_cycle(self) -> tuple[bool, int]:
         """Scheduler.schedule. Returns (something changed, number of heads)."""
@@ -978,9 +1047,8 @@ class Engine:
             outcome[wl.name] = "admitted"
 
         if self.fair:
-            remaining = {wl.cq.name: (wl, a) for wl, a in entries}
-            while remaining:
-                process(*self._pop_fair(remaining))
+            for wl, a in self._order_fair(entries):
+                process(wl, a)
         else:
             for wl, a in self._order_classical(entries):
                 process(wl, a)
@@ -997,8 +1065,9 @@ class Engine:
             if immediate:
                 self._push(wl)
             else:
-                wl.where = "inadmissible"
-                cq.inadmissible[wl.name] = wl
+                self._park(wl)
+                if reason in (_NO_FIT, _NO_CANDIDATES):
+                    self._bulk_park(cq, wl)
                 moved = True
         for cq, fr, v in temp:
             _remove_usage(cq, fr, v)
@@ -1154,7 +1223,8 @@ class Engine:
 
     def _explain_waiting(self, cq: _CQ) -> None:
         """At a fixed point, what waits in the active heap waits behind the head (retried every cycle)."""
-        active = [w for w in self.wls.values() if w.cq is cq and w.state == "pending" and w.where == "active"]
+        active = list({id(e[-1]): e[-1] for e in cq.heap
+                       if e[-1].token == e[3] and e[-1].where == "active" and e[-1].state == "pending"}.values())
         if len(active) < 2:
             return
         pw = cq.pw if cq.pw is not None and not cq.strict and cq.pw in active else None
