@@ -40,7 +40,8 @@ def submitter_rules(team: TeamPlan | None = None) -> list[dict[str, Any]]:
     running pod or on credentials is not submitting work, and view and act stay separate)."""
     rules = _rules(JOB_KINDS, WRITE)
     if team is not None and team.pod_exec:
-        rules.append({"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]})
+        # kubectl's WebSocket exec (1.30+) is authorised as get on pods/exec, the older SPDY one as create.
+        rules.append({"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create", "get"]})
     if team is not None and team.write_secrets:
         rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": READ + WRITE})
     if team is not None and team.write_config_maps:

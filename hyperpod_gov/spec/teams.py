@@ -68,8 +68,9 @@ class Access(SpecModel):
     )
     write_secrets: bool = Field(
         default=False,
-        description="Submitters may create, change and delete Secrets in the team namespace. Default: false "
-        "(nobody in the team reads or writes Secrets; they come from the platform).",
+        description="Submitters may read, create, change and delete Secrets in the team namespace. Default: false "
+        "(Secrets come from the platform; with this a submitter reads every Secret of the namespace and can mint "
+        "a token for any of its service accounts).",
     )
     write_config_maps: bool = Field(
         default=False,

@@ -263,7 +263,7 @@ def test_a_team_opts_into_exec_secrets_and_configmaps_for_its_submitters_only(ba
     base["teams"][0]["access"].update(podExec=True, writeSecrets=True, writeConfigMaps=True)
     manifests = render(_spec(base))
     rules = _role(manifests, "team-a", "submitter")["rules"]
-    assert {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]} in rules
+    assert {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create", "get"]} in rules
     assert {"apiGroups": [""], "resources": ["secrets"],
             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]} in rules
     assert {"apiGroups": [""], "resources": ["configmaps"],
