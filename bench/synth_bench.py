@@ -1,14 +1,15 @@
-"""Time the synth of each example and of an empty CDK app, in one process.
+"""Time the synth of each example and of an empty CDK app: whole processes first, then in one process.
 
-Run with `./dev.sh bench`. Not part of the test suite. Prints one line per case:
-best and median wall time over REPEATS runs, after the jsii start-up (timed apart).
-Every synth includes what `hyperpod-gov synth` does: cdk8s rendering, the k8s/
-files, cdk-nag and CDK's template checks.
+Run with `./dev.sh bench`. Not part of the test suite. Whole process: `hyperpod-gov synth` of each example
+against a Python process that synthesizes an empty CDK app (both start Python and jsii's Node.js). In one
+process: best and median wall time over REPEATS runs, after the jsii start-up (timed apart). Every synth
+includes what `hyperpod-gov synth` does: the plan, cdk8s rendering, the k8s/ files, cdk-nag and CDK's checks.
 """
 
 from __future__ import annotations
 
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -19,7 +20,32 @@ sys.path.insert(0, str(ROOT))
 REPEATS = 3
 
 
+EMPTY_APP = "import aws_cdk as cdk, sys; cdk.App(outdir=sys.argv[1]).synth()"
+
+
+def _timed(argv: list[str]) -> list[float]:
+    times = []
+    for _ in range(REPEATS):
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            subprocess.run([*argv, tmp], check=True, capture_output=True, cwd=ROOT)
+            times.append(time.perf_counter() - t)
+    return times
+
+
+def whole_processes() -> None:
+    print(f"{'whole process':28} {'best s':>8} {'median s':>9}  ({REPEATS} runs)")
+    cases = {"empty CDK app": [sys.executable, "-c", EMPTY_APP]}
+    for name in ("enterprise", "startup"):
+        cases[f"hyperpod-gov synth {name}"] = [sys.executable, "-m", "hyperpod_gov.cli", "synth",
+                                               f"examples/{name}.yaml", "--out"]
+    for name, argv in cases.items():
+        times = _timed(argv)
+        print(f"{name:28} {min(times):8.2f} {statistics.median(times):9.2f}")
+
+
 def main() -> None:
+    whole_processes()
     t0 = time.perf_counter()
     import aws_cdk as cdk  # jsii starts its Node.js process here
 
