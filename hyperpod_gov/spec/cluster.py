@@ -11,6 +11,11 @@ from ._base import SpecModel, check_ipv4_cidr, check_label, spec_error
 from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal, InstanceTypeName
 
 
+AVAILABILITY_ZONE = re.compile(r"\A[a-z]{2}(-[a-z]+)+-[0-9][a-z]\Z", re.ASCII)
+# Helm sources and versions reach the helm command line of the kubectl handler: printable ASCII, no spaces.
+HELM_TOKEN = re.compile(r"\A[!-~]{1,512}\Z", re.ASCII)
+
+
 class Vpc(SpecModel):
     """The cluster's VPC."""
 
@@ -24,6 +29,15 @@ class Vpc(SpecModel):
     max_azs: int = Field(
         default=2, ge=2, le=6, description="Availability zones with private subnets (default: 2; EKS needs 2)."
     )
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _azs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for az in v:
+            if not AVAILABILITY_ZONE.match(az):
+                raise spec_error(f"{az!r} is not an availability zone name",
+                                 "write the region and a letter, e.g. us-east-1a")
+        return v
 
     @field_validator("cidr")
     @classmethod
@@ -84,6 +98,14 @@ class HelmChart(SpecModel):
         if self.oci and not self.version:
             raise spec_error("an OCI chart needs a version", "add version: X.Y.Z")
         return self
+
+    @field_validator("repository", "chart", "oci", "version")
+    @classmethod
+    def _token(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not HELM_TOKEN.match(v):
+            raise spec_error("holds a space, a control character or a character that is not ASCII",
+                             "write the URL, chart name or version as Helm expects it, e.g. 1.2.3")
+        return v
 
     @field_validator("directory")
     @classmethod

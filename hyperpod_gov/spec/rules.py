@@ -218,6 +218,14 @@ def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iter
                     )
 
 
+def availability_zones_are_in_the_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    region = spec.accounts.capacity.region
+    for i, az in enumerate(spec.cluster.vpc.availability_zones):
+        if az[:-1] != region:
+            yield SpecIssue(f"cluster.vpc.availabilityZones[{i}]", f"is not in the capacity region {region}", az,
+                            f"use zones of {region}, e.g. {region}a")
+
+
 def _principals(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
     """(path, ARN) of every IAM principal the spec grants cluster access to."""
     for ai, arn in enumerate(spec.cluster.admins):
@@ -294,6 +302,7 @@ RULES: tuple[Rule, ...] = (
     principals_are_trusted,
     egress_stays_off_the_internet,
     admin_cidrs_stay_off_the_internet,
+    availability_zones_are_in_the_region,
 )
 
 

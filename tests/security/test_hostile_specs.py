@@ -90,6 +90,13 @@ HOSTILE_SPECS: list[tuple[str, Callable[[dict], Any], Optional[str]]] = [
      "leaves the spec's folder"),
     ("dependenciesChart.directory charts/../../x", lambda d: d["cluster"].update(
         dependenciesChart={"directory": "charts/../../x"}), "leaves the spec's folder"),
+    ('availability zone "us-east-1a\n"', lambda d: d["cluster"].update(vpc={"availabilityZones": [
+        "us-east-1a\n", "us-east-1b"]}), "cluster.vpc.availabilityZones: 'us-east-1a\\n' is not an availability zone"),
+    ("availability zone of another region", lambda d: d["cluster"].update(vpc={"availabilityZones": [
+        "us-east-1a", "eu-west-1b"]}), "cluster.vpc.availabilityZones[1]: is not in the capacity region us-east-1"),
+    ("Helm chart version with a space and a flag", lambda d: d["cluster"].update(dependenciesChart={
+        "oci": "oci://registry/chart", "version": "1.0.0 --post-renderer=/bin/sh"}),
+     "cluster.dependenciesChart.version: holds a space"),
     ("S3 prefix with a newline", lambda d: team(d)["workloadIdentities"][0].update(
         targetRoleArn=None, targetRole={"account": "data", "name": "r", "s3": [{"bucket": "b-1", "prefix": "a\nb"}]}),
      "prefix: holds a character that is not printable ASCII"),
