@@ -15,7 +15,9 @@ both modes:
 - **Queue** (``queue_policy``): every job, and every Pod no controller owns, names
   the team's own LocalQueue in ``kueue.x-k8s.io/queue-name``, so nothing in a team
   namespace runs outside the team's quota (kueue mode also has Kueue's
-  ``manageJobsWithoutQueueName``; task-governance mode has only this).
+  ``manageJobsWithoutQueueName``; task-governance mode has only this); and no
+  pod names its own node (``spec.nodeName`` skips the scheduler, and with it
+  the nodes of the flavor the queue admitted the job to).
 
 The policies are cluster-wide objects (``cluster.yaml``); each team's bindings
 travel with the team's manifest, so adding a team adds two bindings.
@@ -221,13 +223,20 @@ def queue_policy() -> dict[str, Any]:
             "expression": "object.kind != 'Pod' || !has(object.metadata.ownerReferences) || "
                           "!object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller)",
         }],
-        "validations": [{
-            "expression": f"has(object.metadata.labels) && '{label}' in object.metadata.labels && "
-                          f"object.metadata.labels['{label}'] == {own}",
-            "messageExpression": f"'every job in ' + request.namespace + ' goes through the team queue: set the "
-                                 f"label {label}: ' + {own}",
-            "reason": "Forbidden",
-        }],
+        "variables": [{"name": "specs", "expression": POD_SPECS}],
+        "validations": [
+            {
+                "expression": f"has(object.metadata.labels) && '{label}' in object.metadata.labels && "
+                              f"object.metadata.labels['{label}'] == {own}",
+                "messageExpression": f"'every job in ' + request.namespace + ' goes through the team queue: set "
+                                     f"the label {label}: ' + {own}",
+                "reason": "Forbidden",
+            },
+            # A pod that names its node skips the scheduler, and with it the nodes of the flavor Kueue admitted.
+            _check(_every_spec("!has(s.nodeName) || s.nodeName == ''"),
+                   "spec.nodeName is not allowed: the queue and the scheduler choose the nodes (use resource "
+                   "requests, and a nodeSelector on node.kubernetes.io/instance-type if needed)"),
+        ],
     }
 
 

@@ -182,6 +182,14 @@ def test_a_job_must_name_its_own_team_queue(kind):
     assert denials(policy, wrap(kind, training_pod_spec(), labels={}), namespace=NS, operation="UPDATE")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_pod_picks_its_own_node_around_the_queue(kind):
+    spec = training_pod_spec()
+    spec["nodeName"] = "hyperpod-i-0123456789abcdef0"
+    (found,) = denials(queue_policy(), wrap(kind, spec), namespace=NS)
+    assert "spec.nodeName is not allowed" in found
+
+
 def test_a_bare_pod_needs_the_queue_label_but_a_jobs_pod_is_queued_through_its_job():
     policy = queue_policy()
     assert denials(policy, wrap("Pod", training_pod_spec(), labels={}), namespace=NS)
