@@ -76,8 +76,8 @@ class TeamPlan:
     submitters: tuple[str, ...] = ()
     pod_security: PodSecurityLevel = "baseline"  # enforced on every pod in the namespace, both modes
     pod_exec: bool = False  # submitters may exec into the team's pods
-    write_secrets: bool = False  # submitters may write Secrets
-    write_config_maps: bool = False  # submitters may write ConfigMaps
+    write_secrets: bool = False  # submitters may read and write Secrets
+    write_config_maps: bool = False  # submitters may read and write ConfigMaps
 
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:

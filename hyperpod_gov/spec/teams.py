@@ -74,8 +74,8 @@ class Access(SpecModel):
     )
     write_config_maps: bool = Field(
         default=False,
-        description="Submitters may create, change and delete ConfigMaps in the team namespace (viewers may read "
-        "them). Default: false.",
+        description="Submitters may read, create, change and delete ConfigMaps in the team namespace. Default: "
+        "false (job configuration travels in the job; viewers never read ConfigMaps).",
     )
 
 
