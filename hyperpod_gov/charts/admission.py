@@ -59,7 +59,7 @@ SAFE_SYSCTLS = ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.i
                 "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
                 "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
                 "net.ipv4.tcp_keepalive_probes")
-SELINUX_TYPES = ("container_t", "container_init_t", "container_kvm_t", "container_engine_t")
+SELINUX_TYPES = ("", "container_t", "container_init_t", "container_kvm_t", "container_engine_t")
 RESTRICTED_VOLUMES = ("configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
                       "projected", "secret")
 
@@ -138,7 +138,7 @@ def baseline_checks() -> list[dict[str, str]]:
                "object.metadata.annotations[k].startsWith('localhost/')))",
                "an Unconfined AppArmor profile is not allowed (use RuntimeDefault or a Localhost profile)"),
         _check(_both("seLinuxOptions.type", f"{{X}} in {_cel_list(SELINUX_TYPES)}") + " && "
-               + _both("seLinuxOptions.user", "false") + " && " + _both("seLinuxOptions.role", "false"),
+               + _both("seLinuxOptions.user", "{X} == ''") + " && " + _both("seLinuxOptions.role", "{X} == ''"),
                "custom SELinux users, roles or types are not allowed"),
         _check(_every_container(_unset_or("c", "securityContext.procMount",
                                           "c.securityContext.procMount == 'Default'")),

@@ -149,6 +149,15 @@ def test_hostile_pods_are_denied_at_baseline_in_every_job_kind(kind, name, chang
         assert any(message in m for m in found), (level, found)
 
 
+def test_what_the_standards_allow_as_empty_values_is_allowed():
+    spec = training_pod_spec()
+    spec["securityContext"] = {"seLinuxOptions": {"type": "", "user": "", "role": "", "level": "s0:c1,c2"},
+                               "sysctls": [{"name": "net.ipv4.tcp_keepalive_time", "value": "60"}]}
+    _sc(spec).update(seLinuxOptions={"type": "container_t"}, procMount="Default", privileged=False)
+    _container(spec)["ports"] = [{"containerPort": 8080, "hostPort": 0}]
+    assert denials(pod_security_policy("baseline"), wrap("Pod", spec), namespace=NS) == []
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name,change,message", RESTRICTED_ONLY, ids=[h[0] for h in RESTRICTED_ONLY])
 def test_restricted_denies_what_baseline_allows(kind, name, change, message):
