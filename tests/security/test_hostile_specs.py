@@ -90,7 +90,7 @@ HOSTILE_SPECS: list[tuple[str, Callable[[dict], Any], Optional[str]]] = [
      "leaves the spec's folder"),
     ("dependenciesChart.directory charts/../../x", lambda d: d["cluster"].update(
         dependenciesChart={"directory": "charts/../../x"}), "leaves the spec's folder"),
-    ('availability zone "us-east-1a\n"', lambda d: d["cluster"].update(vpc={"availabilityZones": [
+    ('availability zone "us-east-1a\\n"', lambda d: d["cluster"].update(vpc={"availabilityZones": [
         "us-east-1a\n", "us-east-1b"]}), "cluster.vpc.availabilityZones: 'us-east-1a\\n' is not an availability zone"),
     ("availability zone of another region", lambda d: d["cluster"].update(vpc={"availabilityZones": [
         "us-east-1a", "eu-west-1b"]}), "cluster.vpc.availabilityZones[1]: is not in the capacity region us-east-1"),
