@@ -104,7 +104,7 @@ class Result:
 
 
 class _Cohort:
-    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation")
+    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers")
 
     def __init__(self, name: str):
         self.name = name
@@ -113,6 +113,7 @@ class _Cohort:
         self.usage: dict[FR, int] = defaultdict(int)  # what the members use of it
         self.lendable: dict[str, int] = defaultdict(int)  # per resource name, over all flavors
         self.generation = 0
+        self.borrowers: dict[FR, set] = defaultdict(set)  # (flavor, resource) -> queues using more than nominal
 
 
 class _WL:
@@ -154,7 +155,7 @@ class _CQ:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk",
+        "quota_list", "bulk", "on_flavor",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[_Cohort]):
@@ -189,6 +190,7 @@ class _CQ:
         self.drs_cache: Optional[tuple[int, "_DRS"]] = None
         self.quota_list = [(fr, fr[1], n) for fr, n in self.nominal.items()]
         self.bulk: set = set()  # hashToBulkMoveReason: equivalence classes parked as inadmissible
+        self.on_flavor: dict[str, dict[str, "_WL"]] = defaultdict(dict)  # admitted workloads by flavor
 
 
 # ---------------------------------------------------------------- quota math (resource_node.go)
@@ -202,35 +204,50 @@ def _local_available(cq: _CQ, fr: FR) -> int:
 def _add_usage(cq: _CQ, fr: FR, v: int) -> None:
     """addUsage: the part beyond the queue's local quota is stored in the cohort."""
     local = _local_available(cq, fr)
-    cq.usage[fr] += v
+    u = cq.usage[fr] = cq.usage[fr] + v
     cq.ver += 1
-    if cq.cohort is not None and v > local:
-        cq.cohort.usage[fr] += v - local
+    co = cq.cohort
+    if co is not None:
+        if v > local:
+            co.usage[fr] += v - local
+        if u > cq.nominal.get(fr, 0):
+            co.borrowers[fr].add(cq)
 
 
 def _remove_usage(cq: _CQ, fr: FR, v: int) -> None:
     """removeUsage."""
     stored_in_parent = cq.usage[fr] - cq.lq.get(fr, 0)
-    cq.usage[fr] -= v
+    u = cq.usage[fr] = cq.usage[fr] - v
     cq.ver += 1
-    if stored_in_parent > 0 and cq.cohort is not None:
-        cq.cohort.usage[fr] -= min(v, stored_in_parent)
-
-
-def _available(cq: _CQ, fr: FR) -> int:
-    """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend."""
-    nominal = cq.nominal.get(fr, 0)
-    if cq.cohort is None:
-        return max(0, nominal - cq.usage[fr])
     co = cq.cohort
-    parent = co.subtree[fr] - co.usage[fr]
-    bl = cq.bl.get(fr)
+    if co is not None:
+        if stored_in_parent > 0:
+            co.usage[fr] -= min(v, stored_in_parent)
+        if u <= cq.nominal.get(fr, 0):
+            co.borrowers[fr].discard(cq)
+
+
+def _available(cq: _CQ, fr: FR, delta: int = 0) -> int:
+    """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend.
+
+    ``delta`` evaluates it as if the queue used ``delta`` more (less, if negative) of ``fr``.
+    """
+    nominal = cq.nominal.get(fr, 0)
+    used = cq.usage[fr] + delta
+    if cq.cohort is None:
+        return max(0, nominal - used)
+    co = cq.cohort
     lq = cq.lq.get(fr, 0)
+    cohort_used = co.usage[fr]
+    if delta:  # the cohort holds max(0, usage - localQuota) of each member
+        cohort_used += max(0, used - lq) - max(0, cq.usage[fr] - lq)
+    parent = co.subtree[fr] - cohort_used
+    bl = cq.bl.get(fr)
     if bl is not None:
         stored = nominal - lq
-        used_in_parent = max(0, cq.usage[fr] - lq)
+        used_in_parent = max(0, used - lq)
         parent = min(stored - used_in_parent + bl, parent)
-    return max(0, _local_available(cq, fr) + parent)
+    return max(0, max(0, lq - used) + parent)
 
 
 def _potential(cq: _CQ, fr: FR) -> int:
@@ -325,14 +342,15 @@ def _drs(cq: _CQ, extra: Optional[dict[FR, int]] = None) -> _DRS:
         cached = cq.drs_cache
         if cached is not None and cached[0] == cq.ver:
             return cached[1]
-    if cq.cohort is None:
+    co = cq.cohort
+    if co is None:
         return _DRS(0.0, cq.weight, ())
     borrowing: dict[str, int] = {}
     borrowed: list[FR] = []
     usage = cq.usage
     for fr, r, quota in cq.quota_list:
         amount = usage[fr] - quota
-        if extra:
+        if extra is not None:
             amount += extra.get(fr, 0)
         if amount > 0:
             borrowing[r] = borrowing.get(r, 0) + amount
@@ -341,7 +359,7 @@ def _drs(cq: _CQ, extra: Optional[dict[FR, int]] = None) -> _DRS:
         d = _DRS(0.0, cq.weight, ())
     else:
         ratio, dominant = 0.0, ""
-        lendable_of = cq.cohort.lendable
+        lendable_of = co.lendable
         for r, b in borrowing.items():
             lendable = lendable_of.get(r, 0)
             if lendable > 0:
@@ -352,6 +370,47 @@ def _drs(cq: _CQ, extra: Optional[dict[FR, int]] = None) -> _DRS:
     if extra is None:
         cq.drs_cache = (cq.ver, d)
     return d
+
+
+class _ShareAfterRemoval:
+    """A queue's dominant resource share (as a CompareDRS key) with one of its workloads taken out.
+
+    Equal to ``_drs(cq, {fr: -v})`` but computed from the queue's borrowed amounts once per queue visit:
+    only the removed workload's flavor-resources change.
+    """
+
+    __slots__ = ("amounts", "base", "lendable", "weight")
+
+    def __init__(self, cq: _CQ):
+        self.amounts = {fr: cq.usage[fr] - quota for fr, _r, quota in cq.quota_list}
+        self.base: dict[str, int] = {}
+        for fr, amount in self.amounts.items():
+            if amount > 0:
+                self.base[fr[1]] = self.base.get(fr[1], 0) + amount
+        self.lendable = cq.cohort.lendable
+        self.weight = cq.weight
+
+    def key(self, wl: "_WL") -> tuple:
+        borrowed = dict(self.base)
+        for fr, v in wl.usage.items():
+            amount = self.amounts.get(fr)
+            if amount is None:
+                continue
+            before = amount if amount > 0 else 0
+            after = amount - v if amount > v else 0
+            if before != after:
+                borrowed[fr[1]] = borrowed.get(fr[1], 0) - before + after
+        ratio = 0.0
+        for r, b in borrowed.items():
+            if b > 0:
+                lendable = self.lendable.get(r, 0)
+                if lendable > 0:
+                    x = b * 1000.0 / lendable
+                    if x > ratio:
+                        ratio = x
+        if self.weight == 0 and ratio != 0:
+            return (1, ratio)
+        return (0, 0.0 if ratio == 0 else ratio / self.weight)
 
 
 # ---------------------------------------------------------------- assignments
@@ -449,6 +508,9 @@ class Engine:
         self.finishes: list[tuple[float, str, int]] = []  # (time, name, token)
         self.fixed_point = True
         self.seq = 0
+        self.epoch = 0  # bumped on every admission and release: the committed state nominations read
+        self.memo_epoch = -1
+        self.memo: dict = {}
 
     # ------------------------------------------------------------ queues (pkg/cache/queue)
 
@@ -526,10 +588,12 @@ class Engine:
         """Scheduler.admit / assumeWorkload: the workload holds its quota from now on."""
         cq = wl.cq
         self._integrate(cq)
+        self.epoch += 1
         wl.flavor = a.flavor
-        wl.usage = a.usage
+        wl.usage = dict(a.usage)
         _add_wl(wl)
         cq.admitted[wl.name] = wl
+        cq.on_flavor[wl.flavor][wl.name] = wl
         wl.state = "admitted"
         wl.where = ""
         wl.admitted_at = self.now
@@ -554,8 +618,10 @@ class Engine:
     def _release(self, wl: _WL) -> None:
         cq = wl.cq
         self._integrate(cq)
+        self.epoch += 1
         _remove_wl(wl)
         del cq.admitted[wl.name]
+        del cq.on_flavor[wl.flavor][wl.name]
         wl.run_seconds += self.now - (wl.admitted_at or 0.0)
         wl.finish_token = 0
         if cq.cohort is not None:
@@ -613,17 +679,33 @@ class Engine:
                 continue
             rep = (FIT, 0)
             modes: dict[str, int] = {}
+            # fitsResourceQuota per resource. The quota checks are cheap and do not depend on each other, so
+            # they all run first; a NoFit anywhere makes the flavor NoFit without simulating any preemption.
+            to_simulate = []
             for r, val in wl.requests:
                 fr = (fname, r)
-                mode, borrow, reason = self._fits_resource_quota(wl, fr, val)
+                mode, borrow, reason = self._quota_check(wl, fr, val)
                 if reason:
                     a.reasons.append(reason)
+                if mode is None:
+                    to_simulate.append((r, fr, val, borrow))
+                    continue
                 m = (mode, borrow)
                 if _is_preferred(rep, m):
                     rep = m
                 if rep[0] == NO_FIT:
                     break
                 modes[r] = mode
+            if rep[0] != NO_FIT:
+                for r, fr, val, borrow_now in to_simulate:
+                    if rep[0] == NO_CANDIDATES and borrow_now <= rep[1]:
+                        # Whatever the simulation finds, (NoCandidates, rep borrow) stays the worst mode.
+                        modes[r] = NO_CANDIDATES
+                        continue
+                    m = self._simulate_preemption(wl, fr, val)
+                    if _is_preferred(rep, m):
+                        rep = m
+                    modes[r] = m[0]
             if not _should_try_next(rep, cq):
                 best, best_mode = (fname, modes, rep), rep
                 break
@@ -645,8 +727,9 @@ class Engine:
         gen = wl.cq.cohort.generation if wl.cq.cohort is not None else 0
         return gen > wl.last_generation
 
-    def _fits_resource_quota(self, wl: _WL, fr: FR, val: int) -> tuple[int, int, str]:
-        """FlavorAssigner.fitsResourceQuota."""
+    def _quota_check(self, wl: _WL, fr: FR, val: int) -> tuple[Optional[int], int, str]:
+        """FlavorAssigner.fitsResourceQuota up to the preemption oracle: mode None means 'simulate preemption'
+        (the borrow returned is then the level without preemption, which a NoCandidates result keeps)."""
         cq = wl.cq
         if val > _potential(cq, fr):
             return NO_FIT, 0, (
@@ -658,19 +741,23 @@ class Engine:
             return FIT, borrow, ""
         reason = f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, {val - available} more needed"
         if cq.nominal.get(fr, 0) >= val or may_reclaim or self._can_preempt_while_borrowing(cq):
-            # PreemptionOracle.SimulatePreemption
-            targets = self._get_targets(wl, {fr}, {fr: val})
-            if not targets:
-                return NO_CANDIDATES, _lowest_subtree(cq, fr, val)[0], reason
-            victims = [t for t, _ in targets]
-            for t in victims:
-                _remove_wl(t)
-            after = _lowest_subtree(cq, fr, val)[0]
-            for t in victims:
-                _add_wl(t)
-            same = any(t.cq is cq for t in victims)
-            return (PREEMPT if same else RECLAIM), after, reason
+            return None, borrow, reason
         return NO_FIT, borrow, reason
+
+    def _simulate_preemption(self, wl: _WL, fr: FR, val: int) -> tuple[int, int]:
+        """PreemptionOracle.SimulatePreemption: (mode, borrowing level after the preemptions)."""
+        cq = wl.cq
+        targets = self._get_targets(wl, {fr}, {fr: val})
+        if not targets:
+            return NO_CANDIDATES, _lowest_subtree(cq, fr, val)[0]
+        victims = [t for t, _ in targets]
+        for t in victims:
+            _remove_wl(t)
+        after = _lowest_subtree(cq, fr, val)[0]
+        for t in victims:
+            _add_wl(t)
+        same = any(t.cq is cq for t in victims)
+        return (PREEMPT if same else RECLAIM), after
 
     def _can_preempt_while_borrowing(self, cq: _CQ) -> bool:
         p = cq.d.preemption
@@ -687,6 +774,25 @@ class Engine:
         if self.fair:
             return self._fair_preemptions(wl, frs, usage)
         return self._classical_preemptions(wl, frs, usage)
+
+    @staticmethod
+    def _on(cq: _CQ, frs: set[FR]) -> list[_WL]:
+        """The queue's admitted workloads that use any of ``frs`` (WorkloadUsesResources)."""
+        flavors = {f for f, _ in frs}
+        out = []
+        for f in flavors:
+            out += [w for w in cq.on_flavor.get(f, {}).values() if _uses(w, frs)]
+        return out
+
+    @staticmethod
+    def _borrowers(cq: _CQ, frs: set[FR]) -> list[_CQ]:
+        """The other queues of the cohort above nominal on any of ``frs`` (cqIsBorrowing), by name."""
+        found: dict[str, _CQ] = {}
+        for fr in frs:
+            for other in cq.cohort.borrowers.get(fr, ()):
+                if other is not cq:
+                    found[other.name] = other
+        return [found[n] for n in sorted(found)]
 
     def _workload_fits(self, cq: _CQ, usage: dict[FR, int], allow_borrowing: bool) -> bool:
         """preemption.workloadFits."""
@@ -724,7 +830,7 @@ class Engine:
         key = self._candidate_key(cq)
         same: list[tuple[_WL, int]] = []
         if p.within_cluster_queue != "Never":
-            for cand in cq.admitted.values():
+            for cand in self._on(cq, frs):
                 v = self._classify(wl, cand, frs, False)
                 if v:
                     same.append((cand, v))
@@ -734,10 +840,8 @@ class Engine:
             # QuantitiesFitInQuota on the queue itself.
             advantage = all(cq.usage[fr] + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
             bucket = hierarchy if advantage else priority
-            for other in cq.cohort.cqs:
-                if other is cq or _within_nominal(other, frs):
-                    continue
-                for cand in other.admitted.values():
+            for other in self._borrowers(cq, frs):
+                for cand in self._on(other, frs):
                     v = self._classify(wl, cand, frs, advantage)
                     if v:
                         bucket.append((cand, v))
@@ -792,14 +896,10 @@ class Engine:
         p = cq.d.preemption
         candidates: list[_WL] = []
         if p.within_cluster_queue != "Never":
-            candidates += [c for c in cq.admitted.values()
-                           if _satisfies_policy(wl, c, p.within_cluster_queue) and _uses(c, frs)]
+            candidates += [c for c in self._on(cq, frs) if _satisfies_policy(wl, c, p.within_cluster_queue)]
         if cq.cohort is not None and p.reclaim_within_cohort != "Never":
-            for other in cq.cohort.cqs:
-                if other is cq or not any(other.usage[fr] > other.nominal.get(fr, 0) for fr in frs):
-                    continue
-                candidates += [c for c in other.admitted.values()
-                               if _satisfies_policy(wl, c, p.reclaim_within_cohort) and _uses(c, frs)]
+            for other in self._borrowers(cq, frs):
+                candidates += [c for c in self._on(other, frs) if _satisfies_policy(wl, c, p.reclaim_within_cohort)]
         if not candidates:
             return []
         candidates.sort(key=self._candidate_key(cq))
@@ -820,13 +920,9 @@ class Engine:
         return targets
 
     def _fits_fs(self, cq: _CQ, usage: dict[FR, int]) -> bool:
-        """workloadFitsForFairSharing: the preemptor's simulated usage taken out again for the check."""
-        for fr, v in usage.items():
-            _remove_usage(cq, fr, v)
-        ok = self._workload_fits(cq, usage, True)
-        for fr, v in usage.items():
-            _add_usage(cq, fr, v)
-        return ok
+        """workloadFitsForFairSharing: the preemptor's simulated usage taken out again for the check
+        (computed, not applied: the queue's state is left alone)."""
+        return all(v <= _available(cq, fr, -v) for fr, v in usage.items())
 
     def _fs_targets(self, preemptor_cq: _CQ, candidates: list[_WL]):
         """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first."""
@@ -905,14 +1001,24 @@ class Engine:
                 retry += queue
                 queue.clear()
                 continue
+            final_share = strategy == "LessThanOrEqualToFinalShare"
+            if not final_share or target_old.key < preemptor_new.key:
+                # LessThanInitialShare does not look at the candidate; and taking a workload out never raises
+                # a share, so below the preemptor's new share no candidate of this queue can pass either.
+                if preemptor_new.key < target_old.key:
+                    cand = queue.pop(0)
+                    _remove_wl(cand)
+                    targets.append((cand, IN_COHORT_FAIR_SHARING))
+                    if self._fits_fs(cq, usage):
+                        return True, targets, []
+                    continue
+                retry += queue
+                queue.clear()
+                continue
+            share_after = _ShareAfterRemoval(target)
             while queue:
                 cand = queue.pop(0)
-                target_new = _drs(target, {fr: -v for fr, v in cand.usage.items()})
-                if strategy == "LessThanOrEqualToFinalShare":
-                    passed = _compare_drs(preemptor_new, target_new) <= 0
-                else:
-                    passed = _compare_drs(preemptor_new, target_old) < 0
-                if passed:
+                if preemptor_new.key <= share_after.key(cand):  # ComputeTargetShareAfterRemoval, strategy
                     _remove_wl(cand)
                     targets.append((cand, IN_COHORT_FAIR_SHARING))
                     if self._fits_fs(cq, usage):
@@ -938,7 +1044,29 @@ class Engine:
     # ------------------------------------------------------------ one scheduling cycle (scheduler.go)
 
     def _nominate(self, wl: _WL) -> _Assignment:
-        """Scheduler.getInitialAssignments: assignment, then preemption targets if it needs preemption."""
+        """Scheduler.getInitialAssignments: assignment, then preemption targets if it needs preemption.
+
+        Between two admissions or evictions nothing the assignment reads changes, so equivalent heads
+        (same queue, priority, requests, flavor scan start) get the same answer: it is computed once.
+        """
+        cq = wl.cq
+        start = wl.last_tried + 1 if wl.last_tried is not None and not self._last_assignment_outdated(wl) else 0
+        loe = cq.d.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
+        memo_key = (cq.name, wl.hash, start, wl.created if loe else None)
+        if self.memo_epoch != self.epoch:
+            self.memo.clear()
+            self.memo_epoch = self.epoch
+        a = self.memo.get(memo_key)
+        if a is not None:
+            wl.last_tried = a.tried
+            wl.last_cycle = self.cycle
+            wl.last_generation = cq.cohort.generation if cq.cohort is not None else 0
+            return a
+        a = self._nominate_uncached(wl)
+        self.memo[memo_key] = a
+        return a
+
+    def _nominate_uncached(self, wl: _WL) -> _Assignment:
         a = self._assign(wl)
         wl.last_tried = a.tried
         wl.last_cycle = self.cycle
