@@ -26,11 +26,6 @@ def capacity_env(plan: Plan) -> Environment:
     return Environment(account=plan.account, region=plan.region)
 
 
-def _authentication_mode(plan: Plan) -> str:
-    """ADAPTER until ClusterPlan carries ``authentication_mode`` (spec cluster.authenticationMode): API by default."""
-    return getattr(plan.cluster, "authentication_mode", "API")
-
-
 class CapacityStack(Stack):
     """Everything the shared cluster needs before any team is governed on it."""
 
@@ -47,7 +42,7 @@ class CapacityStack(Stack):
         Tags.of(self).add(SPEC_TAG, plan.name)
         self.network = Network(self, "Network", network=plan.network)
         self.eks = EksCluster(self, "Eks", cluster=c, network=self.network,
-                              authentication_mode=_authentication_mode(plan))
+                              authentication_mode=c.authentication_mode)
         self.addons = ClusterAddons(self, "Addons", versions=c.addon_versions, cluster=self.eks.cluster)
         self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket)
         self.hyperpod = HyperPodCluster(

@@ -80,6 +80,7 @@ class ClusterPlan:
     eks_name: str
     eks_arn: str  # arn:<partition>:eks:<region>:<account>:cluster/<eks_name>, known before deploy
     kubernetes_version: str
+    authentication_mode: str  # API (default) or API_AND_CONFIG_MAP
     endpoint_access: str
     admin_cidrs: tuple[str, ...]
     admins: tuple[AdminPlan, ...]
@@ -287,6 +288,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path]) -> ClusterPlan:
         eks_arn=f"arn:{partition_of(spec.accounts.capacity.region)}:eks:{spec.accounts.capacity.region}:"
                 f"{spec.accounts.capacity.id}:cluster/{names.eks_cluster(c.name)}",
         kubernetes_version=c.kubernetes_version,
+        authentication_mode=c.authentication_mode,
         endpoint_access=c.endpoint_access,
         admin_cidrs=tuple(c.admin_cidrs),
         admins=tuple(AdminPlan(arn, names.principal_key(arn)) for arn in sorted(c.admins)),

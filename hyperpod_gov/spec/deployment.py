@@ -29,7 +29,7 @@ class Pipeline(SpecModel):
     @field_validator("repository")
     @classmethod
     def _repo(cls, v: Optional[str]) -> Optional[str]:
-        if v is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", v):
+        if v is not None and not re.fullmatch(r"[\w.-]+/[\w.-]+", v, re.ASCII):
             raise spec_error("is not owner/repo", "write the repository as owner/name, e.g. acme/ml-governance")
         return v
 
@@ -37,7 +37,7 @@ class Pipeline(SpecModel):
     @classmethod
     def _connection(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not re.fullmatch(
-            r"arn:aws[a-z-]*:(codeconnections|codestar-connections):[a-z0-9-]+:[0-9]{12}:connection/[\w-]+", v
+            r"arn:aws[a-z-]*:(codeconnections|codestar-connections):[a-z0-9-]+:[0-9]{12}:connection/[\w-]+", v, re.ASCII
         ):
             raise spec_error("is not a CodeConnections ARN",
                              "use arn:aws:codeconnections:REGION:ACCOUNT:connection/ID")

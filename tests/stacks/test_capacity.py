@@ -249,8 +249,6 @@ def test_flow_logs_are_encrypted_with_a_key_only_this_accounts_log_groups_use(en
     assert ":log-group:*" in json.dumps(logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"])
 
 
-@pytest.mark.xfail(strict=True, reason="hyperpod_cluster.py must pass vpc_arn=network.vpc.vpc_arn to execution_role "
-                   "(lead's file); remove this marker when it does")
 def test_execution_role_network_interfaces_are_limited_to_the_clusters_vpc(enterprise):
     t = enterprise.template("capacity")
     statements = [s for _, p in resources(t, "AWS::IAM::Policy") for s in p["PolicyDocument"]["Statement"]
