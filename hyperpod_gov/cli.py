@@ -72,6 +72,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
+    if args.trace:
+        from .simulate.cli import diff_effect
+
+        print(f"Simulated effect on {args.trace} (Kueue admission, per team):")
+        effect = diff_effect(old, new, args.trace)
+        print("\n".join(f"  {line}" for line in effect) if effect else "  none")
     resources: list[str] = []
     if not args.governance_only:
         from .testing import synth_snapshot
@@ -80,6 +86,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print("Resource changes (+ added, - removed, ~ changed):")
         print("\n".join(f"  {line}" for line in resources) if resources else "  none")
     return EXIT_INVALID if args.fail and (lines or resources) else EXIT_OK
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from .simulate.cli import run
+
+    return run(args)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -117,8 +129,17 @@ def build_parser() -> argparse.ArgumentParser:
     diff_parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     diff_parser.add_argument("--governance-only", action="store_true", help="skip the (slower) resource diff")
     diff_parser.add_argument("--fail", action="store_true", help="exit 1 when anything changes")
+    diff_parser.add_argument("--trace", metavar="TRACE.csv",
+                             help="also simulate a workload trace on both specs: wait p95, borrowed accelerator-hours "
+                             "and preemptions per team, old -> new")
     diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
+    from .simulate.cli import configure_parser as configure_simulate
+
+    simulate_parser = sub.add_parser(
+        "simulate", help="what-if: who is admitted, borrows, is preempted (--scenario FILE, or SPEC --trace T.csv)")
+    configure_simulate(simulate_parser)
+    simulate_parser.set_defaults(func=_simulate)
     # Commands that read the live account (boto3); each module parses its own options.
     from .live.cli import configure_drift, configure_import
     from .report.cli import configure_parser as configure_report
