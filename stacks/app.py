@@ -17,6 +17,7 @@ from constructs import Construct
 
 from hyperpod_gov.charts import Manifests, render
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
+from hyperpod_gov.contracts import write_records
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
 
@@ -138,7 +139,8 @@ def synth_error(exc: BaseException) -> SpecError:
 
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
           manifests: Optional[Manifests] = None) -> cdk.cx_api.CloudAssembly:
-    """Write the cloud assembly to ``out_dir/cdk.out`` and the manifests to ``out_dir/k8s``.
+    """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s`` and the contract records
+    to ``out_dir/contracts``.
 
     Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and ``SpecError`` on anything else
     that fails during synth.
@@ -148,6 +150,7 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
     manifests = manifests or render(plan)
     check_manifests(plan, manifests)
     manifests.write(out_dir / "k8s")
+    write_records(plan, out_dir / "contracts")
     try:
         app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag)
         return app.synth()

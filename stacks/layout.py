@@ -11,6 +11,7 @@ from hyperpod_gov.plan import Plan
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
 from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
+from .studio import StudioConnectionsStack
 
 
 def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
@@ -34,5 +35,26 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> l
 
 
 def add_consumer_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
-    """The target roles the spec asks the library to create, one stack per consumer account that has any."""
-    return [ConsumerAccountStack(scope, c.name, plan=plan, consumer=c, stack_name=c.name) for c in plan.stacks.consumers]
+    """The target roles the spec asks the library to create, one stack per consumer account that has any; then
+    the Unified Studio connections, one stack per domain account and region (``add_studio_stacks``)."""
+    consumers: list[cdk.Stack] = [ConsumerAccountStack(scope, c.name, plan=plan, consumer=c, stack_name=c.name)
+                                  for c in plan.stacks.consumers]
+    return consumers + add_studio_stacks(scope, plan)
+
+
+def add_studio_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
+    """The Unified Studio connections, deployed after the capacity account's stacks found in ``scope``.
+
+    A connection names the cluster, and its project role reaches the cluster through an access stack's entry, so
+    ``cdk deploy --all`` creates the cluster and the entries first (a dependency across accounts orders the
+    deploys; no value crosses it). In the pipeline they are a wave after the capacity stage.
+    """
+    before = [scope.node.try_find_child(name) for name in (plan.stacks.capacity, *(s.name for s in plan.stacks.access))]
+    stacks: list[cdk.Stack] = []
+    for studio in plan.contracts.studio:
+        stack = StudioConnectionsStack(scope, studio.name, plan=plan, studio=studio, stack_name=studio.name)
+        for other in before:
+            if isinstance(other, cdk.Stack):
+                stack.add_stack_dependency(other, "the connection names the cluster; its project role's access entry")
+        stacks.append(stack)
+    return stacks

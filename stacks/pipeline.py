@@ -10,11 +10,13 @@ from constructs import Construct
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs._nag import acknowledge, wildcard
 from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.contracts import StudioStack
 from hyperpod_gov.plan.plan import ConsumerStack
 
 from .capacity import SPEC_TAG, capacity_env
 from .consumer import ConsumerAccountStack
 from .layout import add_capacity_stacks
+from .studio import StudioConnectionsStack
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
 
@@ -33,6 +35,14 @@ class ConsumerStage(Stage):
     def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
         super().__init__(scope, id, env=Environment(account=consumer.account, region=consumer.region), **kwargs)
         self.stack = ConsumerAccountStack(self, consumer.name, plan=plan, consumer=consumer, stack_name=consumer.name)
+
+
+class StudioStage(Stage):
+    """One Unified Studio account and region: the projects' connections to the cluster."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, studio: StudioStack, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=Environment(account=studio.account, region=studio.region), **kwargs)
+        self.stack = StudioConnectionsStack(self, studio.name, plan=plan, studio=studio, stack_name=studio.name)
 
 
 class PipelineStack(Stack):
@@ -76,6 +86,12 @@ class PipelineStack(Stack):
             pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {plan.name} to the capacity "
                                               f"account {plan.account}?")],
         )
+        if plan.contracts.studio:  # after the capacity stage: a connection names the cluster and needs its entry
+            wave = self.pipeline.add_wave("UnifiedStudio")
+            for studio in plan.contracts.studio:
+                stage = StudioStage(self, f"Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
+                self.stages.append(stage)
+                wave.add_stage(stage)
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
         acknowledge_pipeline(self, self.pipeline)

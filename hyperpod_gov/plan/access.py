@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..spec.models import GovernanceSpec
 from . import names
+from .contracts import project_role_groups
 
 
 @dataclass(frozen=True)
@@ -19,15 +20,23 @@ class PrincipalAccess:
 
 
 def principal_access(spec: GovernanceSpec) -> tuple[PrincipalAccess, ...]:
+    """Every principal's groups: the teams' viewers and submitters, and each Unified Studio project role, which
+    gets exactly a submitter's groups. A retiring team's principals get nothing from it."""
     groups: dict[str, set[str]] = defaultdict(set)
     teams: dict[str, set[str]] = defaultdict(set)
     for team in spec.teams:
+        if team.retiring:
+            continue
         for arn in team.access.viewers:
             groups[arn].add(names.viewers_group(team.name))
             teams[arn].add(team.name)
         for arn in team.access.submitters:
             groups[arn].add(names.submitters_group(team.name))
             teams[arn].add(team.name)
+        studio = team.contract.unified_studio if team.contract else None
+        if studio is not None:
+            groups[studio.project_role_arn].update(project_role_groups(team.name))
+            teams[studio.project_role_arn].add(team.name)
     return tuple(
         PrincipalAccess(arn, tuple(sorted(groups[arn])), tuple(sorted(teams[arn])), names.principal_key(arn)) for arn in sorted(groups)
     )

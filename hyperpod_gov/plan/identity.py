@@ -27,6 +27,8 @@ def identity_plans(spec: GovernanceSpec, partition: str = "aws") -> tuple[Identi
     cap = spec.accounts.capacity.id
     out = []
     for team in sorted(spec.teams, key=lambda t: t.name):
+        if team.retiring:  # its namespace and quota stay for the hand-over; its AWS credentials go
+            continue
         for w in sorted(team.workload_identities, key=lambda w: w.service_account):
             role_name = names.source_role_name(spec.name, team.name, w.service_account)
             consumer = consumers.get(w.target_role.account) if w.target_role else None

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from .. import catalog
 from ..spec.errors import SpecIssue
+from ..spec.instance_types import spec_catalog
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from . import names
 from .access import PrincipalAccess, principal_access
+from .contracts import ContractsPlan, contracts_plan
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
-from .quotas import TeamPlan, plan_shared_pool, plan_team
+from .quotas import TeamPlan, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
 
@@ -48,6 +50,7 @@ class FlavorPlan:
     instance_type: str
     instances: int
     accelerator_kind: Optional[str]
+    mig_resource: Optional[str] = None  # the GPUs are partitioned: nvidia.com/<profile> instead of accelerator_kind
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,10 @@ class Plan:
     kueue_config: str  # Kueue's controller configuration (kueue mode)
     warnings: tuple[SpecIssue, ...] = ()  # invariant findings that do not stop a synth
     monitoring: Optional["MonitoringPlan"] = None  # dashboards, alarms and topics (always set by build_plan)
+    # Instance type facts: the catalog plus the spec's instanceTypes. Look types up here, never in CATALOG.
+    catalog: catalog.Catalog = catalog.BASE
+    idle_resource_sharing: bool = True  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
+    contracts: ContractsPlan = ContractsPlan()  # Unified Studio connections and retiring teams
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -269,7 +276,7 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
     return private, min(28, private + 4)
 
 
-def _cluster(spec: GovernanceSpec, base_dir: Optional[Path]) -> ClusterPlan:
+def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
     chart = c.dependencies_chart
     directory = None
@@ -279,7 +286,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path]) -> ClusterPlan:
             directory = (base_dir or Path.cwd()) / directory
     groups = tuple(
         InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          catalog.lookup(g.instance_type).accelerators > 0)
+                          cat.lookup(g.instance_type).accelerators > 0)
         for g in sorted(c.instance_groups, key=lambda g: g.name)
     )
     return ClusterPlan(
@@ -338,17 +345,26 @@ def _pipeline(spec: GovernanceSpec) -> PipelinePlan:
     )
 
 
+def _mig_resource(facts: catalog.InstanceType, profile: Optional[str]) -> Optional[str]:
+    found = facts.mig_profile(profile) if profile else None
+    return found.resource if found else None
+
+
 def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     """Every decision of the spec, unchecked (``build.build_plan`` checks the invariants on it)."""
     region = spec.accounts.capacity.region
     partition = partition_of(region)
-    teams = [plan_team(spec, t) for t in spec.teams]
+    cat = spec_catalog(spec)
+    migs = mig_profiles(spec)
+    teams = [plan_team(spec, t, cat) for t in spec.teams]
     pool = plan_shared_pool(spec)
     if pool is not None:
         teams.append(pool)
     sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     flavors = tuple(
-        FlavorPlan(names.flavor(t), t, n, catalog.lookup(t).accelerator_kind) for t, n in spec.cluster.capacity.items()
+        FlavorPlan(names.flavor(t), t, n, cat.lookup(t).accelerator_kind,
+                   _mig_resource(cat.lookup(t), migs.get(t)))
+        for t, n in spec.cluster.capacity.items()
     )
     principals = principal_access(spec)
     identities = identity_plans(spec, partition=partition)
@@ -360,7 +376,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         account=spec.accounts.capacity.id,
         region=region,
         partition=partition,
-        cluster=_cluster(spec, base_dir),
+        cluster=_cluster(spec, base_dir, cat),
         network=NetworkPlan(
             cidr=spec.cluster.vpc.cidr,
             availability_zones=availability_zones(spec),
@@ -380,7 +396,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
                 key=lambda p: p.name,
             )
         ),
-        covered_resources=covered_resources([f.accelerator_kind for f in flavors]),
+        covered_resources=covered_resources([f.accelerator_kind for f in flavors if not f.mig_resource],
+                                            [f.mig_resource for f in flavors]),
         principals=principals,
         identities=identities,
         task_governance_backend=(
@@ -391,4 +408,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         stacks=_stacks(spec, sorted_teams, principals, identities),
         pipeline=_pipeline(spec),
         kueue_config=kueue_manager_config(fair_sharing),
+        catalog=cat,
+        idle_resource_sharing=spec.scheduler.idle_resource_sharing,
+        contracts=contracts_plan(spec),
     )

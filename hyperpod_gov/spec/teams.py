@@ -2,54 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from .contract import Contract
 from .monitoring import AlarmOverrides
-from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, is_link_local, spec_error
-from .types import DEFAULT_BORROW_LIMIT_PERCENT, MAX_NAME, IamPrincipal, InstanceTypeName, Port
-
-
-class QuotaEntry(SpecModel):
-    """Capacity a team owns on one instance type: whole instances or accelerators."""
-
-    instance_type: InstanceTypeName = Field(description="Instance type of an instance group.")
-    count: Optional[int] = Field(default=None, ge=1, description="Whole instances owned.")
-    accelerators: Optional[int] = Field(default=None, ge=1, description="Accelerators (GPUs, Neuron devices) owned.")
-
-    @model_validator(mode="after")
-    def _one_amount(self) -> "QuotaEntry":
-        if (self.count is None) == (self.accelerators is None):
-            raise spec_error(
-                "needs exactly one of count and accelerators",
-                "write count: N for whole instances or accelerators: N for GPUs/Neuron devices",
-            )
-        return self
-
-
-class Sharing(SpecModel):
-    """Whether a team lends its idle capacity and borrows others'."""
-
-    strategy: Literal["Lend", "DontLend", "LendAndBorrow"] = Field(
-        default="LendAndBorrow",
-        description="Lend: lends idle capacity, never borrows. DontLend: neither. "
-        "LendAndBorrow (default): both, up to borrowLimitPercent.",
-    )
-    borrow_limit_percent: Optional[int] = Field(
-        default=None,
-        description="Only with LendAndBorrow: the most a team may borrow, as a percentage of what it owns, "
-        f"1..500 (default: {DEFAULT_BORROW_LIMIT_PERCENT}, HyperPod's own default).",
-    )
-
-    @property
-    def effective_borrow_limit_percent(self) -> int:
-        """The percentage of owned capacity this team may borrow on top (0 when it cannot borrow)."""
-        if self.strategy != "LendAndBorrow":
-            return 0
-        return DEFAULT_BORROW_LIMIT_PERCENT if self.borrow_limit_percent is None else self.borrow_limit_percent
+from ._base import IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, is_link_local, spec_error
+from .allocation import BorrowLimit, Partitions, QuotaEntry, Sharing  # noqa: F401 (re-exported)
+from .types import MAX_NAME, IamPrincipal, Port
 
 
 class Access(SpecModel):
@@ -192,28 +154,6 @@ class EgressRule(SpecModel):
         return v
 
 
-class Contract(SpecModel):
-    """The connection contract: who answers for the team's use of the cluster."""
-
-    business_owner: str = Field(description="Email of the business owner.")
-    operations_owner: str = Field(description="Email of the person who runs the team's workloads.")
-    cost_owner: str = Field(description="Email of the person who pays.")
-    data_classification: Literal["public", "internal", "confidential", "restricted"] = Field(
-        description="Most sensitive data the team's workloads handle."
-    )
-    approved_workloads: tuple[str, ...] = Field(
-        default=(), description="Kinds of work approved, e.g. training, fine-tuning, inference."
-    )
-    review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
-
-    @field_validator("business_owner", "operations_owner", "cost_owner")
-    @classmethod
-    def _email(cls, v: str) -> str:
-        if not EMAIL.fullmatch(v):
-            raise spec_error("is not an email address", "use an address such as owner@example.com")
-        return v
-
-
 class Team(SpecModel):
     """A tenant of the cluster: its capacity, sharing policy, people and workloads."""
 
@@ -226,6 +166,12 @@ class Team(SpecModel):
     )
     sharing: Sharing = Field(
         default_factory=Sharing, description="Lending and borrowing (default: LendAndBorrow, 50%)."
+    )
+    active: bool = Field(
+        default=True,
+        description="false pauses the team (ComputeQuota ActivationState: Disabled; in kueue mode its ClusterQueue "
+        "is stopped with stopPolicy: Hold): nothing new of the team is admitted, work already admitted keeps "
+        "running until it ends; its namespace, access and objects stay (default: true).",
     )
     preempt_team_tasks: Literal["LowerPriority", "Never"] = Field(
         default="LowerPriority",
@@ -250,6 +196,12 @@ class Team(SpecModel):
         "but NET_BIND_SERVICE and IPC_LOCK, RuntimeDefault seccomp).",
     )
     contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
+    retiring: bool = Field(
+        default=False,
+        description="The connection is being handed over: the team's principals (viewers, submitters, the Unified "
+        "Studio project role) lose cluster access and its workload identities are removed, while its namespace and "
+        "quota remain. Default: false. Removing the team afterwards is the revocation.",
+    )
     alarms: Optional[AlarmOverrides] = Field(
         default=None, description="This team's alarm thresholds, key by key (default: monitoring.alarms)."
     )

@@ -1,0 +1,174 @@
+"""Event-driven reviews: which changes between two plans call for a team's contract to be reviewed before its
+``reviewBy`` date, and what a retirement or a revocation does to running work. Pure functions of two plans."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from ..plan import Plan, TeamPlan
+from ..plan.contracts import contracts_of
+
+# The events of the governance model, in the order they are reported.
+PROJECT_OWNERSHIP = "project ownership"
+ACCESS_ROLES = "access roles"
+ACCOUNT_OR_REGION = "account or region"
+CLUSTER_CAPACITY = "cluster capacity"
+ORCHESTRATOR_VERSION = "orchestrator version"
+DATA_CLASSIFICATION = "data classification"
+MONITORING_COVERAGE = "monitoring coverage"
+
+
+def _change(what: str, old: Any, new: Any) -> list[str]:
+    return [] if old == new else [f"{what} {_show(old)} -> {_show(new)}"]
+
+
+def _show(value: Any) -> str:
+    if value is None or value == ():
+        return "none"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(value.items())) + "}"
+    return str(value)
+
+
+def _members(what: str, old: Iterable[str], new: Iterable[str]) -> list[str]:
+    o, n = set(old), set(new)
+    return [f"{what} + {x}" for x in sorted(n - o)] + [f"{what} - {x}" for x in sorted(o - n)]
+
+
+def _studio(team: TeamPlan) -> Any:
+    return team.contract.unified_studio if team.contract else None
+
+
+def _contract(team: TeamPlan, field: str) -> Optional[Any]:
+    return getattr(team.contract, field) if team.contract else None
+
+
+def _principals(plan: Plan, team: str) -> list[str]:
+    return [p.principal_arn for p in plan.principals if team in p.teams]
+
+
+def _identities(plan: Plan, team: str) -> list[str]:
+    return [f"{i.service_account}: {i.source_role_arn} -> {i.target_role_arn or 'no target role'}"
+            for i in plan.identities if i.team == team]
+
+
+def _alarms(plan: Plan, team: str) -> tuple[str, ...]:
+    if plan.monitoring is None:
+        return ()
+    watch = next((w for w in plan.monitoring.teams if w.team == team), None)
+    return tuple(sorted(f"{a.kind} -> {a.owner or 'platform'}" for a in watch.alarms)) if watch else ()
+
+
+def _cluster_reasons(old: Plan, new: Plan) -> list[tuple[str, str]]:
+    """(event, detail) of changes that concern every connection to the cluster."""
+    out: list[tuple[str, str]] = []
+    out += [(ACCOUNT_OR_REGION, d) for d in _change("capacity account", old.account, new.account)]
+    out += [(ACCOUNT_OR_REGION, d) for d in _change("capacity region", old.region, new.region)]
+    out += [(ACCOUNT_OR_REGION, d) for d in _change("HyperPod cluster", old.cluster_name, new.cluster_name)]
+    old_cap, new_cap = old.capacity(), new.capacity()
+    for itype in sorted(set(old_cap) | set(new_cap)):
+        out += [(CLUSTER_CAPACITY, d) for d in _change(f"{itype} instances", old_cap.get(itype, 0),
+                                                       new_cap.get(itype, 0))]
+    out += [(ORCHESTRATOR_VERSION, d) for d in _change("scheduler mode", old.mode, new.mode)]
+    out += [(ORCHESTRATOR_VERSION, d) for d in _change("Kubernetes version", old.cluster.kubernetes_version,
+                                                       new.cluster.kubernetes_version)]
+    old_addons, new_addons = old.addon_versions, new.addon_versions
+    for addon in sorted(set(old_addons) | set(new_addons)):
+        out += [(ORCHESTRATOR_VERSION, d) for d in _change(f"add-on {addon}", old_addons.get(addon, "absent"),
+                                                           new_addons.get(addon, "absent"))]
+    return out
+
+
+def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for field in ("business_owner", "operations_owner", "cost_owner", "exception_owner"):
+        out += [(PROJECT_OWNERSHIP, d) for d in _change(field.replace("_", " "), _contract(o, field),
+                                                        _contract(n, field))]
+    os_, ns = _studio(o), _studio(n)
+    for field in ("domain_id", "domain_unit_id", "project_id"):
+        out += [(PROJECT_OWNERSHIP, d) for d in _change("Unified Studio " + field.replace("_id", "").replace("_", " "),
+                                                        getattr(os_, field, None), getattr(ns, field, None))]
+    out += [(ACCESS_ROLES, d) for d in _change("project role", getattr(os_, "project_role_arn", None),
+                                               getattr(ns, "project_role_arn", None))]
+    out += [(ACCESS_ROLES, d) for d in _members("principal", _principals(old_plan, o.name),
+                                                _principals(new_plan, n.name))]
+    out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(old_plan, o.name),
+                                                _identities(new_plan, n.name))]
+    oc, nc = contracts_of(old_plan).connection(o.name), contracts_of(new_plan).connection(n.name)
+    out += [(ACCOUNT_OR_REGION, d) for d in _change("Unified Studio account and region",
+                                                    (oc.account, oc.region) if oc else None,
+                                                    (nc.account, nc.region) if nc else None)]
+    out += [(CLUSTER_CAPACITY, d) for d in _change("quota", _quota(o), _quota(n))]
+    out += [(DATA_CLASSIFICATION, d) for d in _change("data classification", _contract(o, "data_classification"),
+                                                      _contract(n, "data_classification"))]
+    out += [(MONITORING_COVERAGE, d) for d in _members("alarm", _alarms(old_plan, o.name), _alarms(new_plan, n.name))]
+    out += [(MONITORING_COVERAGE, d) for d in _change("monitoring expectations", _contract(o, "monitoring"),
+                                                      _contract(n, "monitoring"))]
+    return out
+
+
+def _quota(team: TeamPlan) -> dict[str, str]:
+    return {f.instance_type: f"{f.nominal.accelerators} accelerators, {f.nominal.vcpu} vCPU" for f in team.owned}
+
+
+def events(old_plan: Plan, new_plan: Plan) -> list[str]:
+    """One line per team and event that calls for a review of its contract, with the reason.
+
+    Events: a change of project ownership, access roles, account or region, cluster capacity, orchestrator
+    version, data classification or monitoring coverage. Cluster-wide changes mark every team that stays on the
+    cluster; a new team's contract needs its first approval; retiring or removed teams are in ``retirement_notes``.
+    """
+    lines: list[str] = []
+    old_teams = {t.name: t for t in old_plan.tenants}
+    new_teams = {t.name: t for t in new_plan.tenants}
+    retiring = contracts_of(new_plan).retiring
+    cluster = _cluster_reasons(old_plan, new_plan)
+    for name in sorted(new_teams):
+        if name in retiring:
+            continue
+        if name not in old_teams:
+            lines.append(f"team {name}: review (new connection): approve its contract before it reaches the cluster")
+            continue
+        reasons = cluster + _team_reasons(old_plan, new_plan, old_teams[name], new_teams[name])
+        lines += [f"team {name}: review ({event}): {detail}" for event, detail in reasons]
+    return lines
+
+
+def retirement_notes(old_plan: Plan, new_plan: Plan) -> list[str]:
+    """What marking a team retiring, or removing it, does to its access and its running work."""
+    lines: list[str] = []
+    old_teams = {t.name for t in old_plan.tenants}
+    new_teams = {t.name for t in new_plan.tenants}
+    was, now = set(contracts_of(old_plan).retiring), set(contracts_of(new_plan).retiring)
+    for name in sorted(new_teams & old_teams):
+        if name in now and name not in was:
+            lost = sorted(set(_principals(old_plan, name)) - set(_principals(new_plan, name)))
+            identities = [i.service_account for i in old_plan.identities if i.team == name]
+            connection = contracts_of(old_plan).connection(name)
+            lines.append(
+                f"team {name} retiring: {len(lost)} principal(s) lose cluster access"
+                + (f" ({', '.join(lost)})" if lost else "")
+                + f"; {len(identities)} workload identity(ies) removed"
+                + (f" ({', '.join(identities)})" if identities else "")
+                + (f"; Unified Studio connection {connection.name} deleted" if connection else "")
+                + ". Its namespace and quota remain: running jobs keep running and queued jobs are still admitted "
+                "under its quota, but nobody of the team can see, change or delete them (cluster admins drain them); "
+                "pods that use a removed identity fail on their next AWS call once its role is deleted."
+            )
+        elif name in was and name not in now:
+            lines.append(f"team {name} no longer retiring: its principals, workload identities and Unified Studio "
+                         "connection come back; review its contract (a renewal)")
+    for name in sorted(old_teams - new_teams):
+        if name in was:
+            lines.append(
+                f"team {name} removed after retiring: the connection is revoked; its quota and team objects are "
+                "deleted, so nothing more of it is admitted, and work still in its namespace loses its quota"
+            )
+        else:
+            lines.append(
+                f"team {name} removed without retiring first: its principals lose access, its identities go and its "
+                "running work loses its quota in one deploy; mark it `retiring: true` first to hand over"
+            )
+    return lines

@@ -1,0 +1,129 @@
+"""Connection contracts planned: which teams connect through SageMaker Unified Studio, where each connection is
+created, under which name and in which stack, and which teams are retiring.
+
+A connection is an ``AWS::DataZone::Connection`` with ``HyperPodProperties`` in the Unified Studio domain's
+account and region. The project role reaches the cluster through an EKS access entry onto the team's submitters
+and viewers groups (``plan.access.principal_access``), like the team's own submitters, and through nothing else.
+A retiring team keeps its namespace and quota but has no connection, no principal and no workload identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from ..spec.models import GovernanceSpec
+from . import names
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+CONNECTION_NAME_MAX = 64  # AWS::DataZone::Connection Name
+
+
+def connection_name(spec_name: str, team: str) -> str:
+    """Connection name inside the domain: ``<spec name>-<team>`` (at most 20 + 1 + 40 characters).
+
+    Team names are unique and the spec name is fixed, so two teams never share a name, even in one project.
+    """
+    return f"{spec_name}-{team}"
+
+
+def studio_stack(spec_name: str, account: str, region: str) -> str:
+    """One stack per Unified Studio account and region, like the consumer accounts' stacks."""
+    return names.stack(spec_name, f"studio-{account}-{region}")
+
+
+@dataclass(frozen=True)
+class ConnectionPlan:
+    """One team's Unified Studio connection to the HyperPod cluster."""
+
+    team: str
+    namespace: str
+    name: str  # the connection's name in the domain
+    description: str
+    domain_id: str
+    domain_unit_id: Optional[str]
+    project_id: str
+    project_role_arn: str  # mapped onto the team's submitters and viewers groups, nothing else
+    account: str  # the domain's account: where the connection is created
+    region: str  # the domain's region
+    cluster_name: str  # HyperPod cluster (HyperPodProperties.ClusterName)
+    cluster_account: str  # where the cluster runs (AwsLocation)
+    cluster_region: str
+    groups: tuple[str, ...]  # Kubernetes groups of the project role's access entry, sorted
+
+
+@dataclass(frozen=True)
+class StudioStack:
+    """The connections created in one Unified Studio account and region."""
+
+    name: str
+    account: str
+    region: str
+    connections: tuple[ConnectionPlan, ...]  # sorted by team
+
+
+@dataclass(frozen=True)
+class ContractsPlan:
+    """Connections and retirement: the lifecycle decisions of the spec's contracts."""
+
+    studio: tuple[StudioStack, ...] = ()  # sorted by stack name
+    retiring: tuple[str, ...] = ()  # team names, sorted
+
+    @property
+    def connections(self) -> tuple[ConnectionPlan, ...]:
+        return tuple(sorted((c for s in self.studio for c in s.connections), key=lambda c: c.team))
+
+    def connection(self, team: str) -> Optional[ConnectionPlan]:
+        return next((c for c in self.connections if c.team == team), None)
+
+    def is_retiring(self, team: str) -> bool:
+        return team in self.retiring
+
+    @property
+    def stack_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.studio)
+
+
+def contracts_plan(spec: GovernanceSpec) -> ContractsPlan:
+    """Plan every Unified Studio connection of the spec (retiring teams have none) and the retiring teams."""
+    cap = spec.accounts.capacity
+    by_stack: dict[tuple[str, str], list[ConnectionPlan]] = {}
+    for team in sorted(spec.teams, key=lambda t: t.name):
+        us = team.contract.unified_studio if team.contract else None
+        if us is None or team.retiring:
+            continue
+        account, region = us.account or us.role_account, us.region or cap.region
+        by_stack.setdefault((account, region), []).append(ConnectionPlan(
+            team=team.name,
+            namespace=names.namespace(team.name),
+            name=connection_name(spec.name, team.name),
+            description=f"HyperPod cluster {spec.cluster.name} ({spec.name}): namespace {names.namespace(team.name)}",
+            domain_id=us.domain_id,
+            domain_unit_id=us.domain_unit_id,
+            project_id=us.project_id,
+            project_role_arn=us.project_role_arn,
+            account=account,
+            region=region,
+            cluster_name=spec.cluster.name,
+            cluster_account=cap.id,
+            cluster_region=cap.region,
+            groups=project_role_groups(team.name),
+        ))
+    studio = tuple(sorted(
+        (StudioStack(studio_stack(spec.name, a, r), a, r, tuple(cs)) for (a, r), cs in by_stack.items()),
+        key=lambda s: s.name,
+    ))
+    return ContractsPlan(studio=studio, retiring=tuple(sorted(t.name for t in spec.teams if t.retiring)))
+
+
+def project_role_groups(team: str) -> tuple[str, ...]:
+    """Exactly what a submitter of the team gets: the submitters group, which the team's Roles bind to both
+    ``submitter`` and ``viewer`` (charts/rbac.py); the viewers group would add nothing."""
+    return (names.submitters_group(team),)
+
+
+def contracts_of(plan: "Plan") -> ContractsPlan:
+    """The plan's contracts part (an empty one for a plan built before contracts were planned)."""
+    return getattr(plan, "contracts", None) or ContractsPlan()

@@ -1,0 +1,186 @@
+"""The connection contract: who answers for a team's use of the cluster, through which Unified Studio project,
+under which expectations, and until when it stands without review."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING, Iterator, Literal, Optional
+
+from pydantic import Field, field_validator
+
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, spec_error
+from .errors import NO_VALUE, SpecIssue
+from .types import AccountId, Region
+
+if TYPE_CHECKING:
+    from .models import GovernanceSpec
+
+# The patterns of AWS::DataZone::Connection (cfn-lint's bundled resource schema), matched whole and ASCII-only.
+DOMAIN_ID = re.compile(r"\Adzd[_-][a-zA-Z0-9_-]{1,36}\Z", re.ASCII)
+DOMAIN_UNIT_ID = re.compile(r"\A[a-z0-9_-]{1,256}\Z", re.ASCII)
+PROJECT_ID = re.compile(r"\A[a-zA-Z0-9_-]{1,36}\Z", re.ASCII)
+
+# Fields a contract may leave out unless the spec is loaded in strict mode (`--strict`).
+EXPECTATIONS = ("exception_owner", "monitoring", "support", "retirement")
+
+
+class UnifiedStudio(SpecModel):
+    """The SageMaker Unified Studio project that connects to the cluster (an ``AWS::DataZone::Connection``).
+
+    DataZone generates these identifiers when the domain and the project are created: copy them from the
+    project's overview page (domain id, project id) and from its project details (the project role ARN).
+    """
+
+    domain_id: str = Field(description="Unified Studio (DataZone) domain id, e.g. dzd_4p9n6sw4qt9xgn.")
+    domain_unit_id: Optional[str] = Field(
+        default=None,
+        description="Domain unit that owns the project (recorded in the contract; required in strict mode).",
+    )
+    project_id: str = Field(description="Project id, e.g. 5b3jcjsy4ar7zr; the connection is created in it.")
+    project_role_arn: str = Field(
+        description="The project's IAM role (arn:aws:iam::ACCOUNT:role/datazone_usr_role_...): it gets exactly the "
+        "team's submitter access (an EKS access entry onto the team's submitters and viewers groups), nothing more.",
+    )
+    account: Optional[AccountId] = Field(
+        default=None, description="Account of the domain, where the connection is created (default: the project "
+        "role's account).",
+    )
+    region: Optional[Region] = Field(
+        default=None, description="Region of the domain (default: the capacity region).",
+    )
+
+    @field_validator("domain_id")
+    @classmethod
+    def _domain(cls, v: str) -> str:
+        if not DOMAIN_ID.match(v):
+            raise spec_error("is not a Unified Studio domain id", "copy it from the domain, e.g. dzd_4p9n6sw4qt9xgn")
+        return v
+
+    @field_validator("domain_unit_id")
+    @classmethod
+    def _unit(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not DOMAIN_UNIT_ID.match(v):
+            raise spec_error("is not a domain unit id", "use lowercase letters, digits, '_' and '-' as DataZone "
+                             "shows it, e.g. 4p9n6sw4qt9xgn")
+        return v
+
+    @field_validator("project_id")
+    @classmethod
+    def _project(cls, v: str) -> str:
+        if not PROJECT_ID.match(v):
+            raise spec_error("is not a Unified Studio project id", "copy it from the project's overview, e.g. "
+                             "5b3jcjsy4ar7zr (at most 36 letters, digits, '_' and '-')")
+        return v
+
+    @field_validator("project_role_arn")
+    @classmethod
+    def _role(cls, v: str) -> str:
+        if not IAM_ROLE_ARN.match(v):
+            raise spec_error("is not an IAM role ARN", "copy the project role ARN from the project details, "
+                             "arn:aws:iam::ACCOUNT:role/datazone_usr_role_...")
+        return v
+
+    @property
+    def role_account(self) -> str:
+        m = IAM_ROLE_ARN.match(self.project_role_arn)
+        assert m is not None  # validated above
+        return m.group(1)
+
+
+class Contract(SpecModel):
+    """The connection contract: who answers for the team's use of the cluster, and under which expectations."""
+
+    business_owner: str = Field(description="Email of the business owner.")
+    operations_owner: str = Field(description="Email of the person who runs the team's workloads.")
+    cost_owner: str = Field(description="Email of the person who pays.")
+    data_classification: Literal["public", "internal", "confidential", "restricted"] = Field(
+        description="Most sensitive data the team's workloads handle."
+    )
+    approved_workloads: tuple[str, ...] = Field(
+        default=(), description="Kinds of work approved, e.g. training, fine-tuning, inference."
+    )
+    review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
+    exception_owner: Optional[str] = Field(
+        default=None, description="Email of who decides exceptions to the scheduling policy (quota, priority, "
+        "preemption). Default: none named; required in strict mode.",
+    )
+    unified_studio: Optional[UnifiedStudio] = Field(
+        default=None, description="The Unified Studio project connected to the cluster (default: none; the team "
+        "reaches the cluster through its access entries only).",
+    )
+    monitoring: Optional[str] = Field(
+        default=None, description="Monitoring expectations, e.g. 'alarms answered within 1 business day'. "
+        "Required in strict mode.",
+    )
+    support: Optional[str] = Field(
+        default=None, description="Support expectations: who the team calls and when. Required in strict mode.",
+    )
+    retirement: Optional[str] = Field(
+        default=None, description="Retirement expectations: what happens to the team's data, jobs and "
+        "checkpoints when the connection ends. Required in strict mode.",
+    )
+
+    @field_validator("business_owner", "operations_owner", "cost_owner", "exception_owner")
+    @classmethod
+    def _email(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not EMAIL.fullmatch(v):
+            raise spec_error("is not an email address", "use an address such as owner@example.com")
+        return v
+
+    @field_validator("monitoring", "support", "retirement")
+    @classmethod
+    def _text(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not v.strip():
+            raise spec_error("is empty", "write the expectation in a sentence, or leave the key out")
+        return v
+
+
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def contracts_are_complete(spec: "GovernanceSpec", today: dt.date) -> Iterator[SpecIssue]:
+    """Contract fields that may be left out are reported (errors with ``--strict``); Unified Studio projects
+    must be reachable and one domain lives in one account and region."""
+    capacity = spec.accounts.capacity
+    trusted = set(spec.accounts.trusted)
+    domains: dict[str, tuple[str, str, str]] = {}  # domain id -> (account, region, first path)
+    for ti, team in enumerate(spec.teams):
+        c = team.contract
+        if c is None:
+            continue
+        path = f"teams[{ti}].contract"
+        for field in EXPECTATIONS:
+            if getattr(c, field) is None:
+                yield SpecIssue(
+                    f"{path}.{_camel(field)}", "is missing: a reviewer cannot approve what the contract leaves out",
+                    NO_VALUE, f"add {_camel(field)} to the contract ({Contract.model_fields[field].description})",
+                    severity="warning",
+                )
+        us = c.unified_studio
+        if us is None:
+            continue
+        if us.domain_unit_id is None:
+            yield SpecIssue(
+                f"{path}.unifiedStudio.domainUnitId", "is missing: the contract does not say which domain unit owns "
+                "the project", NO_VALUE, "copy the domain unit id from the domain's organisation page",
+                severity="warning",
+            )
+        account = us.role_account
+        if account != capacity.id and account not in trusted:
+            yield SpecIssue(
+                f"{path}.unifiedStudio.projectRoleArn", f"is in account {account}, not the capacity account "
+                f"{capacity.id}: that account's administrators decide who may assume the project role and so who "
+                "reaches the cluster", us.project_role_arn,
+                f"list {account} under accounts.trusted if you trust whoever administers the domain's account",
+            )
+        where = (us.account or account, us.region or capacity.region, f"{path}.unifiedStudio")
+        first = domains.setdefault(us.domain_id, where)
+        if first[:2] != where[:2]:
+            yield SpecIssue(
+                f"{path}.unifiedStudio", f"puts domain {us.domain_id} in account {where[0]}, region {where[1]}; "
+                f"{first[2]} puts it in account {first[0]}, region {first[1]}", us.domain_id,
+                "a domain lives in one account and region: give both teams the same account and region",
+            )
