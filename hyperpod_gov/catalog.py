@@ -506,3 +506,46 @@ TASK_GOVERNANCE_REGIONS: frozenset[str] = frozenset(
         "us-isof-south-1",
     }
 )
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The instance types one spec may use: ``CATALOG`` plus the types the spec declares (``instanceTypes``).
+
+    Every lookup of instance type facts outside this module goes through a ``Catalog`` value (the plan carries
+    one as ``Plan.catalog``; ``spec.instance_types.spec_catalog`` builds it from a spec), so a declared type is
+    usable wherever a catalogued one is, without module-level mutable state.
+    """
+
+    types: Mapping[str, InstanceType]
+    declared: frozenset[str] = frozenset()  # the names the spec declared (not in CATALOG)
+
+    @classmethod
+    def with_declared(cls, declared: Mapping[str, InstanceType]) -> "Catalog":
+        """``CATALOG`` plus ``declared`` (a name already in ``CATALOG`` keeps the catalogued facts)."""
+        if not declared:
+            return BASE
+        extra = {name: t for name, t in declared.items() if name not in CATALOG}
+        return cls(MappingProxyType({**CATALOG, **extra}), frozenset(extra))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.types
+
+    def get(self, name: str) -> InstanceType | None:
+        return self.types.get(name)
+
+    def lookup(self, name: str) -> InstanceType:
+        """The facts of ``name``; raises ``KeyError`` for a type neither catalogued nor declared."""
+        return self.types[name]
+
+    def known_types(self) -> tuple[str, ...]:
+        return tuple(sorted(self.types))
+
+    def mig_partitions(self, instance_type: str, profile: str) -> int | None:
+        """As the module-level ``mig_partitions``, for catalogued and declared types."""
+        facts = self.lookup(instance_type)
+        found = facts.mig_profile(profile)
+        return None if found is None else facts.accelerators * found.per_gpu
+
+
+BASE = Catalog(CATALOG)

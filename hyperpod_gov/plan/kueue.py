@@ -12,18 +12,30 @@ from .quotas import Amounts, FlavorQuota, TeamPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 QUEUEING_STRATEGY = "BestEffortFIFO"
+MIG_PREFIX = "nvidia.com/mig-"
+# A paused team (teams[].active: false): admit nothing new, leave admitted work running (HoldAndDrain would
+# evict it).
+PAUSED_STOP_POLICY = "Hold"
 
 
-def covered_resources(flavor_kinds: Sequence[Optional[str]]) -> tuple[str, ...]:
-    """cpu, memory, then each accelerator resource used in the cluster (sorted)."""
-    return ("cpu", "memory", *sorted({k for k in flavor_kinds if k}))
+def covered_resources(flavor_kinds: Sequence[Optional[str]],
+                      mig_resources: Sequence[Optional[str]] = ()) -> tuple[str, ...]:
+    """cpu, memory, then each accelerator resource used in the cluster, then each MIG resource (each sorted).
+
+    A partitioned GPU type offers only its MIG resource (``nvidia.com/mig-1g.10gb``), not ``nvidia.com/gpu``.
+    """
+    return ("cpu", "memory", *sorted({k for k in flavor_kinds if k}), *sorted({m for m in mig_resources if m}))
 
 
 def quantities(covered: Sequence[str], f: FlavorQuota, amounts: Amounts) -> dict[str, Any]:
-    """Per covered resource: cpu in cores, memory in Gi, each accelerator kind (0 if the flavor has another)."""
+    """Per covered resource: cpu in cores, memory in Gi, each accelerator kind (0 if the flavor has another),
+    each MIG resource (partitions; 0 where the flavor's GPUs are not partitioned into that profile)."""
     out: dict[str, Any] = {"cpu": amounts.vcpu, "memory": f"{amounts.memory_gib}Gi"}
     for resource in covered[2:]:
-        out[resource] = amounts.accelerators if resource == f.accelerator_kind else 0
+        if resource.startswith(MIG_PREFIX):
+            out[resource] = amounts.partition(resource)
+        else:
+            out[resource] = amounts.accelerators if resource == f.accelerator_kind and not f.mig_resource else 0
     return out
 
 
@@ -37,8 +49,8 @@ def _resource(covered: Sequence[str], f: FlavorQuota, name: str) -> dict[str, An
 
 
 def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> dict[str, Any]:
-    """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table."""
-    return {
+    """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table (a paused team's queue is held)."""
+    spec: dict[str, Any] = {
         "cohortName": cohort,
         # Only the team's own namespace may submit to its queue (null would admit none, {} all).
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
@@ -60,6 +72,9 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> d
         },
         "fairSharing": {"weight": team.fair_share_weight},
     }
+    if not team.active:
+        spec["stopPolicy"] = PAUSED_STOP_POLICY
+    return spec
 
 
 # Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.

@@ -1,7 +1,9 @@
 """Quota arithmetic: what each team owns, may lend and may borrow, in Kueue units.
 
 Pure functions over a validated spec. Amounts are whole units: accelerators,
-vCPU and GiB of memory. Percentages round down.
+vCPU, GiB of memory and MIG partitions per profile. Percentages round down.
+Every instance type fact comes from the spec's ``catalog.Catalog``
+(``spec.instance_types.spec_catalog``): catalogued types and the ones the spec declares.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-from .. import catalog
+from .. import catalog as catalog_module
+from ..catalog import Catalog
+from ..spec.allocation import Allocation
+from ..spec.instance_types import allocation_units, group_mig_profiles, spec_catalog
 from ..spec.models import Contract, EgressRule, GovernanceSpec, QuotaEntry, Team
 from . import names
 
@@ -20,21 +25,65 @@ PodSecurityLevel = Literal["baseline", "restricted"]
 
 @dataclass(frozen=True, order=True)
 class Amounts:
-    """Accelerators, vCPU and memory (GiB) on one instance type."""
+    """Accelerators, vCPU, memory (GiB) and MIG partitions on one instance type.
+
+    ``partitions``: (extended resource, count) per MIG profile, e.g. (("nvidia.com/mig-1g.10gb", 14),); whole
+    GPUs of a partitioned group are not ``accelerators`` (its nodes offer only the partitions).
+    """
 
     accelerators: int
     vcpu: int
     memory_gib: int
+    partitions: tuple[tuple[str, int], ...] = ()
 
     def percent(self, p: int) -> "Amounts":
-        return Amounts(self.accelerators * p // 100, self.vcpu * p // 100, self.memory_gib * p // 100)
+        return Amounts(self.accelerators * p // 100, self.vcpu * p // 100, self.memory_gib * p // 100,
+                       tuple((r, n * p // 100) for r, n in self.partitions))
+
+    def partition(self, resource: str) -> int:
+        """Partitions of one MIG extended resource (``nvidia.com/mig-1g.10gb``), 0 if none."""
+        return dict(self.partitions).get(resource, 0)
+
+    def __add__(self, other: "Amounts") -> "Amounts":
+        parts: dict[str, int] = dict(self.partitions)
+        for r, n in other.partitions:
+            parts[r] = parts.get(r, 0) + n
+        return Amounts(self.accelerators + other.accelerators, self.vcpu + other.vcpu,
+                       self.memory_gib + other.memory_gib, tuple(sorted(parts.items())))
 
     @property
     def is_zero(self) -> bool:
-        return not (self.accelerators or self.vcpu or self.memory_gib)
+        return not (self.accelerators or self.vcpu or self.memory_gib or any(n for _, n in self.partitions))
 
 
 ZERO = Amounts(0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Allocated:
+    """An amount as the spec gave it (a quota entry or an absolute borrow limit), for the SageMaker API."""
+
+    instance_type: str
+    count: Optional[int] = None
+    accelerators: Optional[int] = None
+    vcpu: Optional[int] = None
+    memory_gib: Optional[int] = None
+    partition: Optional[tuple[str, int]] = None  # (MIG profile, count), e.g. ("mig-1g.10gb", 14)
+
+    @classmethod
+    def of(cls, a: Allocation) -> "Allocated":
+        return cls(a.instance_type, a.count, a.accelerators, a.vcpu, a.memory_gib,
+                   (a.partitions.profile, a.partitions.count) if a.partitions else None)
+
+    def describe(self) -> str:
+        if self.count is not None:
+            return f"{self.count} instance{'s' if self.count != 1 else ''}"
+        if self.accelerators is not None:
+            return f"{self.accelerators} accelerator{'s' if self.accelerators != 1 else ''}"
+        if self.vcpu is not None:
+            return f"{self.vcpu} vCPU + {self.memory_gib} GiB"
+        assert self.partition is not None
+        return f"{self.partition[1]} x {self.partition[0]}"
 
 
 @dataclass(frozen=True)
@@ -46,9 +95,22 @@ class FlavorQuota:
     nominal: Amounts
     lending_limit: Optional[Amounts]  # None: may lend all of nominal
     borrowing_limit: Optional[Amounts]  # None: unlimited (never emitted by this library)
-    # The quota as the spec gave it (for ComputeQuota): whole instances or accelerators.
+    # The quota as the spec gave it (for ComputeQuota): exactly one of whole instances, accelerators,
+    # vCPU with memory, or MIG partitions.
     count: Optional[int] = None
     accelerators: Optional[int] = None
+    vcpu: Optional[int] = None
+    memory_gib: Optional[int] = None
+    partition: Optional[tuple[str, int]] = None  # (MIG profile, count)
+    mig_resource: Optional[str] = None  # the type's GPUs are partitioned: nvidia.com/<profile>, else None
+
+    @property
+    def given(self) -> Optional[Allocated]:
+        """The quota as the spec gave it, None where the team owns nothing of this type."""
+        if all(v is None for v in (self.count, self.accelerators, self.vcpu, self.partition)):
+            return None
+        return Allocated(self.instance_type, self.count, self.accelerators, self.vcpu, self.memory_gib,
+                         self.partition)
 
 
 @dataclass(frozen=True)
@@ -78,6 +140,9 @@ class TeamPlan:
     pod_exec: bool = False  # submitters may exec into the team's pods
     write_secrets: bool = False  # submitters may read and write Secrets
     write_config_maps: bool = False  # submitters may read and write ConfigMaps
+    active: bool = True  # False: paused (ActivationState Disabled; kueue stopPolicy Hold)
+    absolute_borrow_limits: tuple[Allocated, ...] = ()  # sorted by instance type; only with LendAndBorrow
+    idle_resource_sharing: bool = True  # the cluster's scheduler.idleResourceSharing
 
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:
@@ -89,7 +154,7 @@ class TeamPlan:
 
     @property
     def can_borrow(self) -> bool:
-        return self.strategy == "LendAndBorrow"
+        return self.strategy == "LendAndBorrow" and self.idle_resource_sharing
 
 
 def capacity(spec: GovernanceSpec) -> dict[str, int]:
@@ -97,47 +162,79 @@ def capacity(spec: GovernanceSpec) -> dict[str, int]:
     return spec.cluster.capacity
 
 
-def amounts_for(instance_type: str, *, count: int | None = None, accelerators: int | None = None) -> Amounts:
-    """Kueue amounts for whole instances, or pro rata for a number of accelerators."""
-    facts = catalog.lookup(instance_type)
-    if accelerators is not None:
-        per = facts.accelerators
-        return Amounts(accelerators, accelerators * facts.vcpu // per, accelerators * facts.memory_gib // per)
-    n = count or 0
-    return Amounts(n * facts.accelerators, n * facts.vcpu, n * facts.memory_gib)
+def mig_profiles(spec: GovernanceSpec) -> dict[str, Optional[str]]:
+    """Per instance type of the cluster, the MIG profile its GPUs are partitioned into (None: whole GPUs)."""
+    return group_mig_profiles(spec)
 
 
-def entry_amounts(entry: QuotaEntry) -> Amounts:
-    return amounts_for(entry.instance_type, count=entry.count, accelerators=entry.accelerators)
+def amounts_for(instance_type: str, *, count: int | None = None, accelerators: int | None = None,
+                vcpu: int | None = None, memory_gib: int | None = None,
+                partition: tuple[str, int] | None = None, mig_profile: str | None = None,
+                catalog: Catalog = catalog_module.BASE) -> Amounts:
+    """Kueue amounts of one allocation on ``instance_type`` (``spec.instance_types.allocation_units``)."""
+    acc, cpu, mem, parts = allocation_units(catalog.lookup(instance_type), count=count, accelerators=accelerators,
+                                            vcpu=vcpu, memory_gib=memory_gib, partition=partition,
+                                            mig_profile=mig_profile)
+    return Amounts(acc, cpu, mem, parts)
 
 
-def _limits(strategy: Strategy, percent: int, nominal: Amounts) -> tuple[Optional[Amounts], Amounts]:
-    """(lendingLimit, borrowingLimit) per DESIGN.md's semantics table."""
+def allocation_amounts(a: Allocation | Allocated, *, catalog: Catalog = catalog_module.BASE,
+                       mig_profile: str | None = None) -> Amounts:
+    """Kueue amounts of a spec allocation (quota entry or absolute borrow limit)."""
+    given = a if isinstance(a, Allocated) else Allocated.of(a)
+    return amounts_for(given.instance_type, count=given.count, accelerators=given.accelerators, vcpu=given.vcpu,
+                       memory_gib=given.memory_gib, partition=given.partition, mig_profile=mig_profile,
+                       catalog=catalog)
+
+
+def entry_amounts(entry: QuotaEntry, *, catalog: Catalog = catalog_module.BASE,
+                  mig_profile: str | None = None) -> Amounts:
+    return allocation_amounts(entry, catalog=catalog, mig_profile=mig_profile)
+
+
+def _limits(strategy: Strategy, percent: int, nominal: Amounts, absolute: Optional[Amounts],
+            sharing: bool) -> tuple[Optional[Amounts], Amounts]:
+    """(lendingLimit, borrowingLimit) per DESIGN.md's semantics table.
+
+    An absolute borrow limit on the type replaces the percentage; without idle resource sharing nobody borrows.
+    """
     if strategy == "DontLend":
         return ZERO, ZERO
-    if strategy == "Lend":
+    if strategy == "Lend" or not sharing:
         return None, ZERO
-    return None, nominal.percent(percent)
+    return None, absolute if absolute is not None else nominal.percent(percent)
 
 
-def _flavor(instance_type: str, strategy: Strategy, percent: int, entry: QuotaEntry | None) -> FlavorQuota:
-    nominal = entry_amounts(entry) if entry else ZERO
-    lending, borrowing = _limits(strategy, percent, nominal)
+def _flavor(instance_type: str, strategy: Strategy, percent: int, entry: QuotaEntry | None, *, catalog: Catalog,
+            mig_profile: Optional[str], absolute: Optional[Allocated], sharing: bool) -> FlavorQuota:
+    nominal = entry_amounts(entry, catalog=catalog, mig_profile=mig_profile) if entry else ZERO
+    cap = allocation_amounts(absolute, catalog=catalog, mig_profile=mig_profile) if absolute else None
+    lending, borrowing = _limits(strategy, percent, nominal, cap, sharing)
+    facts = catalog.lookup(instance_type)
+    found = facts.mig_profile(mig_profile) if mig_profile else None
     return FlavorQuota(
         instance_type=instance_type,
-        accelerator_kind=catalog.lookup(instance_type).accelerator_kind,
+        accelerator_kind=facts.accelerator_kind,
         nominal=nominal,
         lending_limit=lending,
         borrowing_limit=borrowing,
         count=entry.count if entry else None,
         accelerators=entry.accelerators if entry else None,
+        vcpu=entry.vcpu if entry else None,
+        memory_gib=entry.memory_gib if entry else None,
+        partition=(entry.partitions.profile, entry.partitions.count) if entry and entry.partitions else None,
+        mig_resource=found.resource if found else None,
     )
 
 
-def plan_team(spec: GovernanceSpec, team: Team) -> TeamPlan:
+def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None) -> TeamPlan:
+    cat = cat or spec_catalog(spec)
     by_type = {q.instance_type: q for q in team.quota}
     percent = team.sharing.effective_borrow_limit_percent
     strategy = team.sharing.strategy
+    sharing = spec.scheduler.idle_resource_sharing
+    migs = mig_profiles(spec)
+    absolute = {b.instance_type: Allocated.of(b) for b in team.sharing.absolute_borrow_limits}
     return TeamPlan(
         name=team.name,
         namespace=names.namespace(team.name),
@@ -149,7 +246,11 @@ def plan_team(spec: GovernanceSpec, team: Team) -> TeamPlan:
         strategy=strategy,
         borrow_limit_percent=percent,
         preempt_team_tasks=team.preempt_team_tasks,
-        flavors=tuple(_flavor(t, strategy, percent, by_type.get(t)) for t in capacity(spec)),
+        flavors=tuple(
+            _flavor(t, strategy, percent, by_type.get(t), catalog=cat, mig_profile=migs.get(t),
+                    absolute=absolute.get(t), sharing=sharing)
+            for t in capacity(spec)
+        ),
         quota_name=names.compute_quota(team.name),
         queue_reader=names.queue_reader(team.name),
         contract=team.contract,
@@ -161,20 +262,34 @@ def plan_team(spec: GovernanceSpec, team: Team) -> TeamPlan:
         pod_exec=team.access.pod_exec,
         write_secrets=team.access.write_secrets,
         write_config_maps=team.access.write_config_maps,
+        active=team.active,
+        absolute_borrow_limits=tuple(absolute[t] for t in sorted(absolute)) if strategy == "LendAndBorrow" else (),
+        idle_resource_sharing=sharing,
     )
 
 
-def shared_pool_quota(spec: GovernanceSpec) -> tuple[QuotaEntry, ...]:
+def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tuple[QuotaEntry, ...]:
     """``capacity - sum(quotas)`` per instance type, as quota entries (empty types left out).
 
-    Types that any team quotes in accelerators are counted in accelerators, the
-    others in whole instances.
+    On a type whose GPUs are partitioned (instanceGroups[].mig), the pool gets the partitions left; on a type
+    some team owns in vCPU and memory, the vCPU and memory left. Otherwise types that any team quotes in
+    accelerators are counted in accelerators, the others in whole instances.
     """
+    cat = cat or spec_catalog(spec)
+    migs = mig_profiles(spec)
     used_acc: dict[str, int] = defaultdict(int)
+    used: dict[str, Amounts] = defaultdict(lambda: ZERO)
     in_acc: set[str] = set()
+    in_vcpu: set[str] = set()
     for team in spec.teams:
         for q in team.quota:
-            facts = catalog.lookup(q.instance_type)
+            facts = cat.get(q.instance_type)
+            if facts is None:
+                continue
+            used[q.instance_type] = used[q.instance_type] + entry_amounts(
+                q, catalog=cat, mig_profile=migs.get(q.instance_type))
+            if q.vcpu is not None:
+                in_vcpu.add(q.instance_type)
             if q.accelerators is not None:
                 in_acc.add(q.instance_type)
                 used_acc[q.instance_type] += q.accelerators
@@ -182,11 +297,26 @@ def shared_pool_quota(spec: GovernanceSpec) -> tuple[QuotaEntry, ...]:
                 used_acc[q.instance_type] += (q.count or 0) * max(facts.accelerators, 1)
     entries = []
     for itype, instances in capacity(spec).items():
-        per = max(catalog.lookup(itype).accelerators, 1)
+        facts = cat.lookup(itype)
+        profile = migs.get(itype)
+        if profile is not None and (found := facts.mig_profile(profile)) is not None:
+            total = amounts_for(itype, count=instances, mig_profile=profile, catalog=cat)
+            left_parts = total.partition(found.resource) - used[itype].partition(found.resource)
+            if left_parts > 0:
+                entries.append(QuotaEntry(instance_type=itype,
+                                          partitions={"profile": found.name, "count": left_parts}))
+            continue
+        if itype in in_vcpu:
+            total = amounts_for(itype, count=instances, catalog=cat)
+            vcpu, memory = total.vcpu - used[itype].vcpu, total.memory_gib - used[itype].memory_gib
+            if vcpu > 0 and memory > 0:
+                entries.append(QuotaEntry(instance_type=itype, vcpu=vcpu, memory_gib=memory))
+            continue
+        per = max(facts.accelerators, 1)
         left = instances * per - used_acc.get(itype, 0)
         if left <= 0:
             continue
-        if itype in in_acc and catalog.lookup(itype).accelerators:
+        if itype in in_acc and facts.accelerators:
             entries.append(QuotaEntry(instance_type=itype, accelerators=left))
         elif left % per == 0:
             entries.append(QuotaEntry(instance_type=itype, count=left // per))

@@ -8,7 +8,8 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from ._base import SpecModel, check_ipv4_cidr, check_label, spec_error
-from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal, InstanceTypeName
+from .instance_types import InstanceTypeRef, MigProfileName
+from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal
 
 
 AVAILABILITY_ZONE = re.compile(r"\A[a-z]{2}(-[a-z]+)+-[0-9][a-z]\Z", re.ASCII)
@@ -52,12 +53,26 @@ class Vpc(SpecModel):
         return v
 
 
+class Mig(SpecModel):
+    """NVIDIA Multi-Instance GPU partitioning of an instance group: one profile on every GPU."""
+
+    profile: MigProfileName = Field(
+        description="MIG profile every GPU of the group is partitioned into, as HyperPod names it (mig-1g.10gb); "
+        "the GPU must offer it (catalog.py lists the profiles per instance type)."
+    )
+
+
 class InstanceGroup(SpecModel):
     """One HyperPod instance group: identical instances of one type."""
 
     name: str = Field(description="Instance group name (DNS-1123 label, at most 63 characters).")
-    instance_type: InstanceTypeName = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
+    instance_type: InstanceTypeRef = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
     count: int = Field(ge=0, le=5000, description="Number of instances in the group.")
+    mig: Optional[Mig] = Field(
+        default=None,
+        description="Every GPU of the group is partitioned into one MIG profile, e.g. {profile: mig-1g.10gb}; "
+        "quotas on the type are then given as partitions (default: whole GPUs).",
+    )
     volume_size_gb: Optional[int] = Field(
         default=None,
         ge=1,

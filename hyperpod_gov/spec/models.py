@@ -17,6 +17,7 @@ from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSourc
 from .deployment import DEFAULT_TEAM_STACKS, Deployment, Pipeline
 from .monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .scheduler import PriorityClass, Scheduler
+from .instance_types import InstanceTypeFacts, InstanceTypeRef
 from .teams import (
     KMS_KEY_ARN,
     Access,
@@ -59,6 +60,12 @@ class GovernanceSpec(SpecModel):
     accounts: Accounts = Field(description="The capacity account and the consumer accounts.")
     cluster: Cluster = Field(description="The HyperPod cluster and its EKS cluster.")
     scheduler: Scheduler = Field(default_factory=Scheduler, description="Scheduling and sharing.")
+    instance_types: dict[InstanceTypeRef, InstanceTypeFacts] = Field(
+        default_factory=dict,
+        description="Facts of instance types the catalog does not know yet, by name, e.g. {ml.example.48xlarge: "
+        "{accelerators: 8, acceleratorKind: nvidia.com/gpu, vcpu: 192, memoryGib: 2048}}; the spec warns that the "
+        "catalog lacks each (default: none).",
+    )
     teams: tuple[Team, ...] = Field(default=(), description="The tenants.")
     shared_pool: Optional[SharedPool] = Field(default=None, description="Optional pool of unallocated capacity.")
     deployment: Deployment = Field(default_factory=Deployment, description="Stack layout and delivery.")

@@ -13,7 +13,9 @@ from typing import Callable, Iterable, Iterator
 
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
+from .allocation import Allocation
 from .errors import NO_VALUE, SpecIssue
+from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
 from .models import GovernanceSpec
 
 Rule = Callable[[GovernanceSpec, dt.date], Iterable[SpecIssue]]
@@ -70,61 +72,259 @@ def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
         )
 
 
+def _instance_type_refs(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
+    """(path, instance type) of every instance type the spec names outside ``instanceTypes``."""
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        yield f"cluster.instanceGroups[{gi}].instanceType", g.instance_type
+    for ti, team in enumerate(spec.teams):
+        for qi, q in enumerate(team.quota):
+            yield f"teams[{ti}].quota[{qi}].instanceType", q.instance_type
+        for bi, b in enumerate(team.sharing.absolute_borrow_limits):
+            yield f"teams[{ti}].sharing.absoluteBorrowLimits[{bi}].instanceType", b.instance_type
+
+
+def instance_types_are_known(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """Every type is catalogued or declared under ``instanceTypes``; a declared type warns that the catalog lacks it."""
+    cat = spec_catalog(spec)
+    for name in spec.instance_types:
+        if name in catalog.CATALOG:
+            yield SpecIssue(
+                f"instanceTypes[{name}]", "is already in the catalog, whose facts hyperpod-gov uses", name,
+                "remove the declaration (catalog.py cites where its facts come from)",
+            )
+        else:
+            yield SpecIssue(
+                f"instanceTypes[{name}]", "is not in hyperpod-gov's catalog: quotas on it rest on the facts "
+                "declared here, and CloudFormation or the SageMaker API may not accept the type yet", name,
+                "check the facts against the EC2 instance type specifications, and ask for the type to be added "
+                "to catalog.py", severity="warning",
+            )
+    for path, itype in _instance_type_refs(spec):
+        if itype not in cat:
+            family = itype.rsplit(".", 1)[0]
+            near = [t for t in cat.known_types() if t.startswith(family + ".")]
+            hint = ", ".join(near) if near else "see hyperpod_gov/catalog.py for the supported types"
+            yield SpecIssue(
+                path, "is not a HyperPod instance type this library knows", itype,
+                f"use one of: {hint}; or declare its facts under instanceTypes",
+            )
+
+
+def _group_paths(spec: GovernanceSpec, itype: str) -> str:
+    return ", ".join(f"cluster.instanceGroups[{gi}]" for gi, g in enumerate(spec.cluster.instance_groups)
+                     if g.instance_type == itype)
+
+
+def mig_groups_are_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """instanceGroups[].mig: a profile the type's GPUs offer, the same on every group of one type."""
+    cat = spec_catalog(spec)
+    first: dict[str, tuple[int, str | None]] = {}
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        facts = cat.get(g.instance_type)
+        profile = g.mig.profile if g.mig else None
+        if facts is None:
+            continue
+        if profile is not None:
+            path = f"cluster.instanceGroups[{gi}].mig.profile"
+            if facts.accelerator_kind != catalog.NVIDIA_GPU:
+                yield SpecIssue(path, f"{g.instance_type} has no NVIDIA GPUs to partition", profile,
+                                "remove mig from this group")
+                continue
+            if facts.mig_profile(profile) is None:
+                offered = ", ".join(p.name for p in facts.mig_profiles)
+                yield SpecIssue(
+                    path, f"is not a MIG profile of {g.instance_type}'s GPUs ({facts.accelerator_model or 'GPU'})",
+                    profile, f"use one of: {offered}" if offered else "remove mig: these GPUs have no MIG",
+                )
+                continue
+            if spec.scheduler.mode == "task-governance" and g.instance_type not in catalog.HYPERPOD_MIG_TYPES \
+                    and g.instance_type not in cat.declared:
+                yield SpecIssue(
+                    path, f"{g.instance_type} is not among the types HyperPod's GPU partitioning lists", profile,
+                    "check that HyperPod partitions this type before relying on partition quotas",
+                    severity="warning",
+                )
+        if g.instance_type in first:
+            other, other_profile = first[g.instance_type]
+            if other_profile != profile:
+                yield SpecIssue(
+                    f"cluster.instanceGroups[{gi}].mig",
+                    f"differs from cluster.instanceGroups[{other}] of the same type "
+                    f"({other_profile or 'whole GPUs'}): quotas are per instance type",
+                    profile or "whole GPUs",
+                    "partition every group of one instance type the same way (or use another type)",
+                )
+        else:
+            first[g.instance_type] = (gi, profile)
+
+
+def _entry_issues(spec: GovernanceSpec, cat: catalog.Catalog, path: str, q: Allocation,
+                  migs: dict[str, str | None], instances: dict[str, int]) -> Iterator[SpecIssue]:
+    """What is wrong with one allocation (quota entry or absolute borrow limit) on its own."""
+    facts = cat.get(q.instance_type)
+    if facts is None:
+        return  # instance_types_are_known reports it
+    if q.instance_type not in instances:
+        have = ", ".join(sorted(instances)) or "none"
+        yield SpecIssue(
+            f"{path}.instanceType", "no instance group has this type", q.instance_type,
+            f"add an instance group of that type or use one the cluster has ({have})",
+        )
+        return
+    profile = migs.get(q.instance_type)
+    if q.accelerators is not None and facts.accelerators == 0:
+        yield SpecIssue(
+            f"{path}.accelerators", f"{q.instance_type} has no accelerators", q.accelerators,
+            "give the quota as count: N instances, or as vcpu: N with memoryGib: M",
+        )
+    elif q.accelerators is not None and profile is not None:
+        yield SpecIssue(
+            f"{path}.accelerators", f"the GPUs of {q.instance_type} are partitioned into {profile} "
+            f"({_group_paths(spec, q.instance_type)}), so its nodes offer no whole GPUs", q.accelerators,
+            f"give partitions: {{profile: {profile}, count: N}} (or count: N instances)",
+        )
+    elif q.vcpu is not None and facts.accelerators:
+        yield SpecIssue(
+            f"{path}.vcpu", f"vcpu and memoryGib are for types without accelerators; {q.instance_type} has "
+            f"{facts.accelerators}", q.vcpu,
+            "give count, accelerators or partitions (they bring their share of vCPU and memory)",
+        )
+    elif q.partitions is not None:
+        wanted = q.partitions.profile
+        if facts.mig_profile(wanted) is None:
+            offered = ", ".join(p.name for p in facts.mig_profiles)
+            yield SpecIssue(
+                f"{path}.partitions.profile",
+                f"is not a MIG profile of {q.instance_type}'s accelerators ({facts.accelerator_model or 'none'})",
+                wanted, f"use one of: {offered}" if offered else "give count or accelerators: this type has no MIG",
+            )
+        elif profile is None:
+            yield SpecIssue(
+                f"{path}.partitions.profile", f"no instance group of {q.instance_type} partitions its GPUs",
+                wanted, f"add mig: {{profile: {wanted}}} to {_group_paths(spec, q.instance_type)}",
+            )
+        elif profile != wanted:
+            yield SpecIssue(
+                f"{path}.partitions.profile", f"the GPUs of {q.instance_type} are partitioned into {profile}",
+                wanted, f"use profile: {profile}, or change the groups' mig profile",
+            )
+        elif spec.scheduler.mode == "task-governance" and wanted not in catalog.COMPUTE_QUOTA_MIG_PROFILES:
+            yield SpecIssue(
+                f"{path}.partitions.profile", "is not a profile CloudFormation's AWS::SageMaker::ComputeQuota "
+                "accepts yet (AcceleratorPartition.Type)", wanted,
+                "use scheduler.mode: kueue for this type, or give count or accelerators",
+            )
+
+
 def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cat = spec_catalog(spec)
     instances = spec.cluster.capacity
+    migs = group_mig_profiles(spec)
     asked: dict[str, list[tuple[str, int, bool]]] = defaultdict(list)  # type -> (team, amount, in accelerators)
+    parts: dict[str, list[tuple[str, int]]] = defaultdict(list)  # MIG type -> (team, partitions)
+    amounts: dict[str, list[tuple[str, Units]]] = defaultdict(list)  # type -> (team, what the entry brings)
+    by_vcpu: set[str] = set()
     for ti, team in enumerate(spec.teams):
         for qi, q in enumerate(team.quota):
             path = f"teams[{ti}].quota[{qi}]"
-            facts = catalog.lookup(q.instance_type)
-            if q.instance_type not in instances:
-                have = ", ".join(sorted(instances)) or "none"
-                yield SpecIssue(
-                    f"{path}.instanceType", "no instance group has this type", q.instance_type,
-                    f"add an instance group of that type or use one the cluster has ({have})",
-                )
+            found = list(_entry_issues(spec, cat, path, q, migs, instances))
+            yield from found
+            if found or q.instance_type not in cat or q.instance_type not in instances:
                 continue
-            if q.accelerators is not None and facts.accelerators == 0:
-                yield SpecIssue(
-                    f"{path}.accelerators", f"{q.instance_type} has no accelerators", q.accelerators,
-                    "give the quota as count: N instances",
-                )
-                continue
-            if q.accelerators is not None:
+            profile = migs.get(q.instance_type)
+            got = allocation_units(
+                cat.lookup(q.instance_type), count=q.count, accelerators=q.accelerators, vcpu=q.vcpu,
+                memory_gib=q.memory_gib, partition=(q.partitions.profile, q.partitions.count) if q.partitions else None,
+                mig_profile=profile)
+            amounts[q.instance_type].append((team.name, got))
+            if profile is not None:
+                parts[q.instance_type].append((team.name, sum(n for _, n in got[3])))
+            elif q.vcpu is not None:
+                by_vcpu.add(q.instance_type)
+            elif q.accelerators is not None:
                 asked[q.instance_type].append((team.name, q.accelerators, True))
             else:
                 asked[q.instance_type].append((team.name, q.count or 0, False))
     for itype in sorted(asked):
-        facts = catalog.lookup(itype)
+        facts = cat.lookup(itype)
         in_acc = any(acc for _, _, acc in asked[itype])
         per = facts.accelerators if in_acc else 1
         unit = "accelerators" if in_acc else "instances"
         total = sum(n if acc else n * per for _, n, acc in asked[itype])
         capacity = instances[itype] * per
         if total > capacity:
-            parts = ", ".join(f"{team} {n if acc else n * per}" for team, n, acc in asked[itype])
+            listed = ", ".join(f"{team} {n if acc else n * per}" for team, n, acc in asked[itype])
             yield SpecIssue(
                 f"teams[*].quota[{itype}]",
-                f"quotas on {itype} add up to {total} {unit} ({parts}) but the instance groups hold "
+                f"quotas on {itype} add up to {total} {unit} ({listed}) but the instance groups hold "
                 f"{capacity} ({instances[itype]} x {itype})",
                 total,
                 f"lower the quotas by {total - capacity} {unit} or add instances of {itype}",
             )
+            by_vcpu.discard(itype)
+    for itype in sorted(parts):
+        facts = cat.lookup(itype)
+        profile = migs[itype] or ""
+        per_gpu = facts.mig_profile(profile).per_gpu  # type: ignore[union-attr]
+        total = sum(n for _, n in parts[itype])
+        capacity = instances[itype] * facts.accelerators * per_gpu
+        if total > capacity:
+            listed = ", ".join(f"{team} {n}" for team, n in parts[itype])
+            yield SpecIssue(
+                f"teams[*].quota[{itype}]",
+                f"quotas on {itype} add up to {total} partitions of {profile} ({listed}) but the instance groups "
+                f"provide {capacity} ({instances[itype]} x {itype} x {facts.accelerators} GPUs x {per_gpu})",
+                total,
+                f"lower the quotas by {total - capacity} partitions or add instances of {itype}",
+            )
+    for itype in sorted(by_vcpu):
+        facts = cat.lookup(itype)
+        for unit, at, per in (("vCPU", 1, facts.vcpu), ("GiB of memory", 2, facts.memory_gib)):
+            total = sum(a[at] for _, a in amounts[itype])
+            capacity = instances[itype] * per
+            if total > capacity:
+                listed = ", ".join(f"{team} {a[at]}" for team, a in amounts[itype])
+                yield SpecIssue(
+                    f"teams[*].quota[{itype}]",
+                    f"quotas on {itype} add up to {total} {unit} ({listed}) but the instance groups hold "
+                    f"{capacity} ({instances[itype]} x {itype} x {per})",
+                    total,
+                    f"lower the quotas by {total - capacity} {unit} or add instances of {itype}",
+                )
 
 
 def sharing_is_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cat = spec_catalog(spec)
+    instances = spec.cluster.capacity
+    migs = group_mig_profiles(spec)
+    idle_sharing = spec.scheduler.idle_resource_sharing
     for ti, team in enumerate(spec.teams):
         s = team.sharing
         path = f"teams[{ti}].sharing.borrowLimitPercent"
-        if s.borrow_limit_percent is None:
+        if s.borrow_limit_percent is not None:
+            if s.strategy != "LendAndBorrow":
+                yield SpecIssue(
+                    path, f"a {s.strategy} team cannot borrow", s.borrow_limit_percent,
+                    "remove borrowLimitPercent, or set strategy: LendAndBorrow",
+                )
+            elif not 1 <= s.borrow_limit_percent <= 500:
+                yield SpecIssue(path, "is outside 1..500", s.borrow_limit_percent, "use a percentage from 1 to 500")
+        limits = s.absolute_borrow_limits
+        base = f"teams[{ti}].sharing.absoluteBorrowLimits"
+        if limits and s.strategy != "LendAndBorrow":
+            yield SpecIssue(base, f"a {s.strategy} team cannot borrow", list(limits),
+                            "remove absoluteBorrowLimits, or set strategy: LendAndBorrow")
             continue
-        if s.strategy != "LendAndBorrow":
+        yield from _repeats([b.instance_type for b in limits], lambda bi: f"{base}[{bi}].instanceType",
+                            "appears twice in the team's absolute borrow limits", "keep one limit per instance type")
+        for bi, b in enumerate(limits):
+            yield from _entry_issues(spec, cat, f"{base}[{bi}]", b, migs, instances)
+        if not idle_sharing and s.strategy == "LendAndBorrow" and (limits or s.borrow_limit_percent is not None):
             yield SpecIssue(
-                path, f"a {s.strategy} team cannot borrow", s.borrow_limit_percent,
-                "remove borrowLimitPercent, or set strategy: LendAndBorrow",
+                base if limits else path, "has no effect: scheduler.idleResourceSharing is false, so no team "
+                "borrows", list(limits) if limits else s.borrow_limit_percent,
+                "remove the borrow limits, or set scheduler.idleResourceSharing: true", severity="warning",
             )
-        elif not 1 <= s.borrow_limit_percent <= 500:
-            yield SpecIssue(path, "is outside 1..500", s.borrow_limit_percent, "use a percentage from 1 to 500")
 
 
 def identities_target_declared_accounts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -290,7 +490,9 @@ def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
 
 
 RULES: tuple[Rule, ...] = (
+    instance_types_are_known,
     unique_names,
+    mig_groups_are_consistent,
     quotas_fit_capacity,
     sharing_is_consistent,
     identities_target_declared_accounts,

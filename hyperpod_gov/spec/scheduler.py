@@ -33,6 +33,13 @@ class Scheduler(SpecModel):
         default="fair-share",
         description="How idle capacity is handed out (default: fair-share, by fairShareWeight).",
     )
+    idle_resource_sharing: bool = Field(
+        default=True,
+        description="Whether teams may borrow capacity others leave idle at all (SchedulerConfig.IdleResourceSharing; "
+        "default: true). idleCompute says how idle capacity is handed out when it is shared (fair-share or "
+        "first-come-first-serve); false switches sharing off for every team whatever its sharing strategy: each "
+        "team runs on what it owns alone (kueue mode: every borrowingLimit is 0).",
+    )
     priority_classes: tuple[PriorityClass, ...] = Field(
         default=(),
         max_length=10,

@@ -68,7 +68,7 @@ CASES = [
     (
         "quota_with_count_and_accelerators",
         _set("teams.1.quota", [{"instanceType": "ml.g5.8xlarge", "count": 1, "accelerators": 1}]),
-        ["teams[1].quota[0]: needs exactly one of count and accelerators"],
+        ["teams[1].quota[0]: needs exactly one of count, accelerators, vcpu with memoryGib, or partitions (gives count and accelerators)"],
     ),
     (
         "bad_team_name",
