@@ -121,6 +121,7 @@ class _WL:
         "d", "name", "priority", "created", "requests", "cq", "state", "flavor", "usage", "admitted_at",
         "borrowing", "preempted_count", "preempting_count", "submitted_at", "first_admitted_at", "run_seconds",
         "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where", "hash",
+        "cand_key",
     )
 
     def __init__(self, d: WorkloadDef, cq: "_CQ", submitted_at: float):
@@ -149,6 +150,7 @@ class _WL:
         self.where = ""  # active | inadmissible | '' (admitted or finished)
         # workload.computeSchedulingHash: priority, requests and pod spec shape (here: the allowed flavors).
         self.hash = (d.priority, d.requests, d.allowed_flavors)
+        self.cand_key: tuple = ()  # CandidatesOrdering after the queue test, set on admission
 
 
 class _CQ:
@@ -597,6 +599,7 @@ class Engine:
         wl.state = "admitted"
         wl.where = ""
         wl.admitted_at = self.now
+        wl.cand_key = (wl.priority, -self.now, cq.name, wl.name)
         if wl.first_admitted_at is None:
             wl.first_admitted_at = self.now
         wl.borrowing = a.borrow > 0
@@ -767,7 +770,7 @@ class Engine:
 
     def _candidate_key(self, preemptor_cq: _CQ) -> Callable[[_WL], tuple]:
         """common.CandidatesOrdering: other queues first, lower priority, most recently admitted; then by name."""
-        return lambda w: (w.cq is preemptor_cq, w.priority, -(w.admitted_at or 0.0), w.cq.name, w.name)
+        return lambda w: (w.cq is preemptor_cq, w.cand_key)
 
     def _get_targets(self, wl: _WL, frs: set[FR], usage: dict[FR, int]) -> list[tuple[_WL, str]]:
         """Preemptor.GetTargets."""
@@ -926,33 +929,45 @@ class Engine:
 
     def _fs_targets(self, preemptor_cq: _CQ, candidates: list[_WL]):
         """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first."""
-        by_cq: dict[str, list[_WL]] = defaultdict(list)
+        by_cq: dict[str, list[_WL]] = {}
         for c in candidates:
-            by_cq[c.cq.name].append(c)
+            lst = by_cq.get(c.cq.name)
+            if lst is None:
+                by_cq[c.cq.name] = [c]
+            else:
+                lst.append(c)
         pruned: set[str] = set()
         key = self._candidate_key(preemptor_cq)
+        queues = {c.cq.name: c.cq for c in candidates}
 
         # nextTarget scans every queue of the cohort for the highest share. Between two calls only the
         # queue that just lost a workload changes, and a pruned queue never comes back (usage only falls),
         # so a heap with lazily refreshed entries picks the same queue.
         heap: list = []
 
-        def push(member: _CQ) -> None:
+        def entry(member: _CQ) -> Optional[tuple]:
             cands = by_cq.get(member.name)
-            if member.name in pruned:
-                return
-            d = _drs(member)
-            if (not d.borrowing and member is not preemptor_cq) or not cands:
+            cached = member.drs_cache
+            d = cached[1] if cached is not None and cached[0] == member.ver else _drs(member)
+            if (not d.borrowed and member is not preemptor_cq) or not cands:
                 pruned.add(member.name)
-                return
-            heapq.heappush(heap, ((-d.key[0], -d.key[1]), key(cands[0]), member.name, member.ver, len(cands), member))
+                return None
+            k = d.key
+            return ((-k[0], -k[1]), key(cands[0]), member.name, member.ver, len(cands), member)
+
+        def push(member: _CQ) -> None:
+            if member.name not in pruned:
+                e = entry(member)
+                if e is not None:
+                    heapq.heappush(heap, e)
 
         if preemptor_cq.cohort is not None:
-            for m in preemptor_cq.cohort.cqs:
-                if m is preemptor_cq or by_cq.get(m.name):
-                    push(m)
-                else:
-                    pruned.add(m.name)
+            # Queues without candidates are pruned by nextTarget on sight and never chosen.
+            for name in sorted(queues):
+                e = entry(queues[name])
+                if e is not None:
+                    heap.append(e)
+            heapq.heapify(heap)
 
         def next_target() -> Optional[_CQ]:
             while heap:
@@ -1014,6 +1029,13 @@ class Engine:
                     continue
                 retry += queue
                 queue.clear()
+                if not by_cq.get(cq.name):
+                    # The preemptor's share only falls when its own workloads go, and it has none left to
+                    # offer; every queue still to come has a share no higher than this one: all fail too.
+                    for name in sorted(by_cq):
+                        retry += by_cq[name]
+                        by_cq[name] = []
+                    return False, targets, retry
                 continue
             share_after = _ShareAfterRemoval(target)
             while queue:
@@ -1032,6 +1054,9 @@ class Engine:
         by_cq, pruned, it = self._fs_targets(cq, retry)
         for target in it:
             passed = _compare_drs(_drs(cq), _drs(target)) < 0  # LessThanInitialShare, as Kueue hard-codes it
+            if not passed:
+                # Queues come highest share first and the preemptor's share is fixed here: none will pass.
+                return False, targets
             cand = by_cq[target.name].pop(0)
             if passed:
                 _remove_wl(cand)
