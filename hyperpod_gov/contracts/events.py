@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from ..plan import Plan, TeamPlan
-from ..plan.contracts import contracts_of
 
 # The events of the governance model, in the order they are reported.
 PROJECT_OWNERSHIP = "project ownership"
@@ -96,7 +95,7 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
                                                 _principals(new_plan, n.name))]
     out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(old_plan, o.name),
                                                 _identities(new_plan, n.name))]
-    oc, nc = contracts_of(old_plan).connection(o.name), contracts_of(new_plan).connection(n.name)
+    oc, nc = old_plan.contracts.connection(o.name), new_plan.contracts.connection(n.name)
     out += [(ACCOUNT_OR_REGION, d) for d in _change("Unified Studio account and region",
                                                     (oc.account, oc.region) if oc else None,
                                                     (nc.account, nc.region) if nc else None)]
@@ -123,7 +122,7 @@ def events(old_plan: Plan, new_plan: Plan) -> list[str]:
     lines: list[str] = []
     old_teams = {t.name: t for t in old_plan.tenants}
     new_teams = {t.name: t for t in new_plan.tenants}
-    retiring = contracts_of(new_plan).retiring
+    retiring = new_plan.contracts.retiring
     cluster = _cluster_reasons(old_plan, new_plan)
     for name in sorted(new_teams):
         if name in retiring:
@@ -141,12 +140,12 @@ def retirement_notes(old_plan: Plan, new_plan: Plan) -> list[str]:
     lines: list[str] = []
     old_teams = {t.name for t in old_plan.tenants}
     new_teams = {t.name for t in new_plan.tenants}
-    was, now = set(contracts_of(old_plan).retiring), set(contracts_of(new_plan).retiring)
+    was, now = set(old_plan.contracts.retiring), set(new_plan.contracts.retiring)
     for name in sorted(new_teams & old_teams):
         if name in now and name not in was:
             lost = sorted(set(_principals(old_plan, name)) - set(_principals(new_plan, name)))
             identities = [i.service_account for i in old_plan.identities if i.team == name]
-            connection = contracts_of(old_plan).connection(name)
+            connection = old_plan.contracts.connection(name)
             lines.append(
                 f"team {name} retiring: {len(lost)} principal(s) lose cluster access"
                 + (f" ({', '.join(lost)})" if lost else "")

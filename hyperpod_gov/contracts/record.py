@@ -8,7 +8,6 @@ from typing import Iterable, Optional
 
 from ..explain import borrows, lends, owns
 from ..plan import Plan, TeamPlan
-from ..plan.contracts import contracts_of
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"  # charts/network_policy.py
 NOT_SET = "_not set_"
@@ -40,7 +39,7 @@ def _orchestrator(plan: Plan) -> str:
 
 def render_record(plan: Plan, team: TeamPlan) -> str:
     """The contract page of one team, every field from the spec (through the plan) and the plan's decisions."""
-    contracts = contracts_of(plan)
+    contracts = plan.contracts
     c = team.contract
     us = c.unified_studio if c else None
     connection = contracts.connection(team.name)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Literal, Optional, Sequence
 
 from ..plan import Plan
-from ..plan.contracts import contracts_of
 
 DEFAULT_WITHIN = 30
 Status = Literal["overdue", "due", "current", "no contract", "retiring"]
@@ -33,7 +32,7 @@ class Review:
 
 def reviews(plan: Plan, *, today: dt.date, within: int = DEFAULT_WITHIN) -> tuple[Review, ...]:
     """Every team's review state, sorted by urgency (overdue first, then by date, then by name)."""
-    retiring = contracts_of(plan).retiring
+    retiring = plan.contracts.retiring
     out = []
     for team in plan.tenants:
         c = team.contract

@@ -10,13 +10,10 @@ A retiring team keeps its namespace and quota but has no connection, no principa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ..spec.models import GovernanceSpec
 from . import names
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 CONNECTION_NAME_MAX = 64  # AWS::DataZone::Connection Name
 
@@ -123,7 +120,3 @@ def project_role_groups(team: str) -> tuple[str, ...]:
     ``submitter`` and ``viewer`` (charts/rbac.py); the viewers group would add nothing."""
     return (names.submitters_group(team),)
 
-
-def contracts_of(plan: "Plan") -> ContractsPlan:
-    """The plan's contracts part (an empty one for a plan built before contracts were planned)."""
-    return getattr(plan, "contracts", None) or ContractsPlan()
