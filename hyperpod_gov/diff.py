@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .explain import borrows, lends, owns
+from .explain import PAUSE_EFFECT, borrows, lends, owns
 from .plan import IdentityPlan, Plan, TeamPlan
 
 
@@ -56,11 +56,15 @@ def governance_diff(old_plan: Plan, new_plan: Plan) -> list[str]:
                      f"(it {_team_summary(old_teams[name])})")
     for name in sorted(set(new_teams) - set(old_teams)):
         t = new_teams[name]
-        lines.append(f"team {name} added: {_team_summary(t)}; "
+        lines.append(f"team {name} added{'' if t.active else ' paused'}: {_team_summary(t)}; "
                      f"{len(t.viewers)} viewer(s), {len(t.submitters)} submitter(s)")
     for name in sorted(set(old_teams) & set(new_teams)):
         o, n = old_teams[name], new_teams[name]
         prefix = f"team {name}"
+        if o.active and not n.active:
+            lines.append(f"{prefix} paused: {PAUSE_EFFECT}")
+        elif n.active and not o.active:
+            lines.append(f"{prefix} resumed: its queued work is admitted again, within its quota")
         lines += _changed(f"{prefix} owns", owns(o), owns(n))
         lines += _changed(f"{prefix} sharing", o.strategy, n.strategy)
         lines += _changed(f"{prefix} may borrow", borrows(o), borrows(n))

@@ -109,9 +109,13 @@ def _policy(expected: Expected, governance: LiveGovernance) -> list[DriftItem]:
                 changed(f"PriorityClasses[{pc}].Weight", e["Weight"], a["Weight"])
         elif e != a:
             changed(f"PriorityClasses[{pc}]", e, a)
-    for key in sorted(set(e_cfg) - {"PriorityClasses"}):
+    for key in sorted(set(e_cfg) - {"PriorityClasses", "IdleResourceSharing"}):
         if e_cfg[key] != a_cfg.get(key):
             changed(key, e_cfg[key], a_cfg.get(key))
+    # The plan writes IdleResourceSharing only when off; a missing value is the service's default, Enabled.
+    e_idle, a_idle = e_cfg.get("IdleResourceSharing", "Enabled"), a_cfg.get("IdleResourceSharing", "Enabled")
+    if e_idle != a_idle:
+        changed("IdleResourceSharing", e_idle, a_idle)
     return items
 
 
@@ -150,8 +154,14 @@ def _quota(e: ExpectedQuota, live: dict[str, Any]) -> list[DriftItem]:
         actual = a_share.get("BorrowLimit", DEFAULT_BORROW_LIMIT_PERCENT)
         if e_share.get("BorrowLimit") != actual:
             changed(f"{sharing}.BorrowLimit", e_share.get("BorrowLimit"), actual)
+        if "AbsoluteBorrowLimits" in e_share:
+            e_abs = {r["InstanceType"]: _amounts(r) for r in e_share["AbsoluteBorrowLimits"]}
+            a_abs = {r["InstanceType"]: _amounts(r) for r in a_share.get("AbsoluteBorrowLimits") or []}
+            for itype in sorted(set(e_abs) | set(a_abs)):
+                if e_abs.get(itype) != a_abs.get(itype):
+                    changed(f"{sharing}.AbsoluteBorrowLimits[{itype}]", e_abs.get(itype), a_abs.get(itype))
     for key in sorted(set(a_share) - {"Strategy", "BorrowLimit"} - set(e_share)):
-        if a_share[key]:  # e.g. AbsoluteBorrowLimits set by hand: the plan never sets them
+        if a_share[key]:  # e.g. AbsoluteBorrowLimits set by hand where the spec sets none
             changed(f"{sharing}.{key}", None, a_share[key])
 
     for key in sorted(set(e.config) - {"ComputeQuotaResources", "ResourceSharingConfig"}):

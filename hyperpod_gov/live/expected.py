@@ -12,9 +12,9 @@ from typing import Any, Mapping, Optional
 
 from ..plan import IdentityPlan, Plan, PrincipalAccess
 from ..plan import names
-from ..plan.task_governance import compute_quota_config, compute_quota_target, scheduler_config
+from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target, scheduler_config
 
-# constructs/task_governance.py deploys every quota enabled.
+# A quota is Enabled unless its team is paused (teams[].active: false): ``task_governance.activation_state``.
 ACTIVATION_STATE = "Enabled"
 ACCESS_ENTRY_TYPE = "STANDARD"
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -137,11 +137,12 @@ def expected_state(plan: Plan) -> Expected:
     if task_governance:
         policy = ExpectedPolicy(
             f.policy_name,
-            scheduler_config([(p.name, p.weight) for p in plan.priority_classes], plan.fair_sharing),
+            scheduler_config([(p.name, p.weight) for p in plan.priority_classes], plan.fair_sharing,
+                             plan.idle_resource_sharing),
         )
         quotas = tuple(
             ExpectedQuota(t.name, quota_name(plan, t.name), compute_quota_config(t), compute_quota_target(t),
-                          ACTIVATION_STATE)
+                          activation_state(t))
             for t in plan.teams
         )
     entries: dict[str, ExpectedAccessEntry] = {

@@ -63,7 +63,41 @@ def _volume(group: dict[str, Any]) -> Optional[int]:
     return None
 
 
-def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]]) -> list[str]:
+def _allocation(r: dict[str, Any]) -> tuple[Optional[str], list[str]]:
+    """A ComputeQuotaResourceConfig as a spec entry's flow mapping (None if it holds no amount the spec writes),
+    and the members the entry leaves out (the spec gives one amount per entry)."""
+    itype = _s(r.get("InstanceType", ""))
+    partition = r.get("AcceleratorPartition") or {}
+    vcpu, memory = r.get("VCpu"), r.get("MemoryInGiB")
+    if partition.get("Type") and partition.get("Count"):
+        used, body = {"AcceleratorPartition"}, (f"partitions: {{profile: {_s(partition['Type'])}, "
+                                                f"count: {int(partition['Count'])}}}")
+    elif r.get("Accelerators"):
+        used, body = {"Accelerators"}, f"accelerators: {r['Accelerators']}"
+    elif r.get("Count"):
+        used, body = {"Count"}, f"count: {r['Count']}"
+    elif vcpu and memory and float(vcpu).is_integer() and float(memory).is_integer():
+        used, body = {"VCpu", "MemoryInGiB"}, f"vcpu: {int(vcpu)}, memoryGib: {int(memory)}"
+    else:
+        return None, [k for k, v in r.items() if k != "InstanceType" and v]
+    return f"{{instanceType: {itype}, {body}}}", [k for k, v in r.items() if k not in used | {"InstanceType"} and v]
+
+
+def _partitioned_types(governance: LiveGovernance) -> dict[str, str]:
+    """Instance type -> the MIG profile the compute quotas allocate on it (the API does not say how nodes are
+    partitioned; a quota in partitions implies it)."""
+    out: dict[str, str] = {}
+    for q in governance.quotas:
+        config = q.get("ComputeQuotaConfig") or {}
+        for r in config.get("ComputeQuotaResources", []):
+            profile = (r.get("AcceleratorPartition") or {}).get("Type")
+            if profile:
+                out.setdefault(r.get("InstanceType", ""), profile)
+    return out
+
+
+def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
+                   partitioned: Optional[dict[str, str]] = None) -> list[str]:
     out = ["cluster:", f"  name: {_s(cluster.name)}"]
     if cluster.eks_cluster_name != f"{cluster.name}-eks":
         out.append(f"  # the EKS cluster is {cluster.eks_cluster_name}; hyperpod-gov names it {cluster.name}-eks "
@@ -103,6 +137,10 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]]) 
         volume = _volume(g)
         if volume:
             out.append(f"      volumeSizeGb: {volume}")
+        profile = (partitioned or {}).get(g.get("InstanceType", ""))
+        if profile:
+            out.append(f"      mig: {{profile: {_s(profile)}}}  # guessed: the compute quotas allocate {profile} "
+                       "partitions of this type")
     return out
 
 
@@ -121,6 +159,8 @@ def _scheduler_lines(policies: tuple[dict[str, Any], ...]) -> list[str]:
         out.append("  idleCompute: fair-share  # guessed: the cluster policy does not set FairShare")
     else:
         out.append(f"  idleCompute: {'fair-share' if fair == 'Enabled' else 'first-come-first-serve'}")
+    if config.get("IdleResourceSharing") == "Disabled":
+        out.append("  idleResourceSharing: false")
     classes = config.get("PriorityClasses") or []
     if classes:
         out.append("  priorityClasses:")
@@ -134,7 +174,7 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
     team = target["TeamName"]
     out = [f"  - name: {_s(team)}  # compute quota {quota['Name']}"]
     if quota.get("ActivationState") == "Disabled":
-        out.append("    # the quota is Disabled on the cluster; hyperpod-gov deploys quotas Enabled")
+        out.append("    active: false  # the quota is Disabled on the cluster: the team is paused")
     weight = target.get("FairShareWeight")
     if weight is None:
         out.append("    fairShareWeight: 100  # guessed: the quota does not set FairShareWeight")
@@ -143,19 +183,19 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
     entries, notes = [], []
     for r in config.get("ComputeQuotaResources", []):
         itype = r.get("InstanceType", "")
-        if r.get("Accelerators"):
-            entries.append(f"      - {{instanceType: {_s(itype)}, accelerators: {r['Accelerators']}}}")
-        elif r.get("Count"):
-            entries.append(f"      - {{instanceType: {_s(itype)}, count: {r['Count']}}}")
-        extra = {k: v for k, v in r.items() if k not in ("InstanceType", "Count", "Accelerators") and v}
-        if extra or not (r.get("Accelerators") or r.get("Count")):
-            notes.append(f"      # {itype}: {json.dumps(extra or r, sort_keys=True)} cannot be written in the spec "
-                         "(count or accelerators only); drift will report it")
+        entry, left_out = _allocation(r)
+        if entry is not None:
+            entries.append(f"      - {entry}")
+        if left_out:
+            extra = {k: r[k] for k in left_out}
+            notes.append(f"      # {itype}: {json.dumps(extra, sort_keys=True)} not written: the spec gives one of "
+                         "count, accelerators, vcpu with memoryGib, or partitions per entry; drift will report a "
+                         "difference")
     if entries:
         out.append("    quota:")
         out += entries + notes
     else:
-        out += ["    quota: []  # the quota owns no whole instances or accelerators"] + [n[2:] for n in notes]
+        out += ["    quota: []  # the quota owns nothing the spec can write"] + [n[2:] for n in notes]
     sharing = config.get("ResourceSharingConfig") or {}
     strategy = sharing.get("Strategy", "LendAndBorrow")
     guess = "" if "Strategy" in sharing else "  # guessed: the quota does not set a sharing strategy"
@@ -172,8 +212,15 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
                        f"cluster's {limit}% is outside the spec's 1..500")
     else:
         out.append(f"    sharing: {{strategy: {strategy}}}{guess}")
-    if sharing.get("AbsoluteBorrowLimits"):
-        out.append("    # the quota also sets AbsoluteBorrowLimits, which the spec cannot express; drift will report it")
+    limits = [_allocation(r)[0] for r in sharing.get("AbsoluteBorrowLimits") or []]
+    if limits and strategy == "LendAndBorrow":
+        out[-1] = out[-1].replace("sharing: {strategy: LendAndBorrow", "sharing: {strategy: LendAndBorrow, "
+                                  f"absoluteBorrowLimits: [{', '.join(x for x in limits if x)}]", 1)
+        if None in limits:
+            out.append("    # some AbsoluteBorrowLimits hold no amount the spec writes; drift will report them")
+    elif limits:
+        out.append(f"    # the quota sets AbsoluteBorrowLimits under {strategy}, where they mean nothing; drift will "
+                   "report them")
     preempt = config.get("PreemptTeamTasks")
     if preempt is None:
         out.append("    preemptTeamTasks: LowerPriority  # guessed: the quota does not set PreemptTeamTasks")
@@ -217,7 +264,7 @@ def spec_from_live(cluster: LiveCluster, governance: LiveGovernance,
         "  # consumers: accounts whose roles workloads assume cross-account (not held by the cluster)",
         f'  # consumers:\n  #   - {{name: data, id: "222222222222", region: {_s(cluster.region)}}}',
     ]
-    lines += _cluster_lines(cluster, eks_cluster)
+    lines += _cluster_lines(cluster, eks_cluster, _partitioned_types(governance))
     lines += _scheduler_lines(governance.policies)
     seen: set[str] = set()
     team_lines: list[str] = []

@@ -94,9 +94,9 @@ def quota_response(fake_arn: str, account: str, region: str, name: str, team: st
 
 
 def policy_response(fake: FakeCluster, name: str, priority_classes: list[tuple[str, int]], fair_share: str,
-                    status: str = "Created") -> dict[str, Any]:
+                    status: str = "Created", idle_resource_sharing: Optional[str] = None) -> dict[str, Any]:
     pid = ident(name)
-    return {
+    response = {
         "ClusterSchedulerConfigArn": f"arn:aws:sagemaker:{fake.region}:{fake.account}:cluster-scheduler-config/{pid}",
         "ClusterSchedulerConfigId": pid,
         "Name": name,
@@ -107,6 +107,23 @@ def policy_response(fake: FakeCluster, name: str, priority_classes: list[tuple[s
                             "FairShare": fair_share},
         "CreationTime": WHEN,
     }
+    if idle_resource_sharing is not None:
+        response["SchedulerConfig"]["IdleResourceSharing"] = idle_resource_sharing
+    return response
+
+
+def _resource(given: Any) -> dict[str, Any]:
+    """A ComputeQuotaResourceConfig as the API returns it, from a plan allocation (quota or borrow limit)."""
+    out: dict[str, Any] = {"InstanceType": given.instance_type}
+    if given.partition is not None:
+        out["AcceleratorPartition"] = {"Type": given.partition[0], "Count": given.partition[1]}
+    elif given.accelerators is not None:
+        out["Accelerators"] = given.accelerators
+    elif given.vcpu is not None:
+        out["VCpu"], out["MemoryInGiB"] = float(given.vcpu), float(given.memory_gib)
+    else:
+        out["Count"] = given.count
+    return out
 
 
 def cluster_from_plan(plan: Any) -> FakeCluster:
@@ -123,20 +140,19 @@ def cluster_from_plan(plan: Any) -> FakeCluster:
     if plan.mode == "task-governance":
         fake.policies.append(policy_response(
             fake, f"{plan.name}-policy", [(p.name, p.weight) for p in plan.priority_classes],
-            "Enabled" if plan.fair_sharing else "Disabled"))
+            "Enabled" if plan.fair_sharing else "Disabled",
+            idle_resource_sharing=None if plan.idle_resource_sharing else "Disabled"))
         for t in plan.teams:
             sharing: dict[str, Any] = {"Strategy": t.strategy}
             if t.strategy == "LendAndBorrow":
                 sharing["BorrowLimit"] = t.borrow_limit_percent
-            resources = [
-                {"InstanceType": f.instance_type, **({"Accelerators": f.accelerators} if f.accelerators is not None
-                                                     else {"Count": f.count})}
-                for f in t.flavors if f.count or f.accelerators
-            ]
+                if t.absolute_borrow_limits:
+                    sharing["AbsoluteBorrowLimits"] = [_resource(b) for b in t.absolute_borrow_limits]
+            resources = [_resource(f.given) for f in t.flavors if f.given is not None]
             config = {"ComputeQuotaResources": resources, "ResourceSharingConfig": sharing,
                       "PreemptTeamTasks": t.preempt_team_tasks}
             fake.quotas.append(quota_response(fake.arn, fake.account, fake.region, f"{t.name}-quota", t.name, config,
-                                              t.fair_share_weight))
+                                              t.fair_share_weight, "Enabled" if t.active else "Disabled"))
     entries: dict[str, dict[str, Any]] = {}
     for a in plan.cluster.admins:
         entries[a.principal_arn] = {"clusterName": fake.eks_name, "principalArn": a.principal_arn,

@@ -136,13 +136,13 @@ def test_what_the_spec_cannot_express_is_left_as_a_comment(tmp_path, capsys):
     code, out, err = imported(fake, tmp_path, capsys)
     assert code == 0, err
     text = out.read_text()
-    assert '# ml.p5.48xlarge: {"VCpu": 48.0} cannot be written in the spec' in text
-    assert "borrowLimitPercent: 500}  # guessed: the cluster's 1000% is outside the spec's 1..500" in text
-    assert "# the quota also sets AbsoluteBorrowLimits, which the spec cannot express" in text
+    # vCPU without memory is no spec entry; the absolute borrow limit is (sharing.absoluteBorrowLimits).
+    assert '# ml.p5.48xlarge: {"VCpu": 48.0} not written: the spec gives one of count, accelerators' in text
+    assert ("sharing: {strategy: LendAndBorrow, absoluteBorrowLimits: [{instanceType: ml.g5.8xlarge, count: 1}], "
+            "borrowLimitPercent: 500}  # guessed: the cluster's 1000% is outside the spec's 1..500") in text
     items = drift_of(out, fake, capsys)
     assert [(i["name"], i["field"]) for i in items if i["kind"] == "ComputeQuota"] == [
         ("prod", "ComputeQuotaConfig.ComputeQuotaResources[ml.p5.48xlarge]"),
-        ("prod", "ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits"),
         ("prod", "ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit"),
     ]
 
