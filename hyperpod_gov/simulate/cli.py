@@ -18,6 +18,7 @@ from .spec_level import compare_lines, effect_lines, figures_json, figures_table
 from .trace import load_trace
 
 EXIT_OK, EXIT_INVALID = 0, 1
+MAX_WAITING_SHOWN = 10
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +99,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                   file=out)
             for line in figures_table(figures) + notes:
                 print(f"  {line}", file=out)
+            waiting = [w for w in result.workloads if w.state == "pending"]
+            if waiting:
+                print(f"Still waiting at the end ({len(waiting)}):", file=out)
+                for w in waiting[:MAX_WAITING_SHOWN]:
+                    print(f"  {w.name} ({dict(w.labels).get('team')}): {w.pending_reason}", file=out)
+                if len(waiting) > MAX_WAITING_SHOWN:
+                    print(f"  ... and {len(waiting) - MAX_WAITING_SHOWN} more (--format json lists every team's count)",
+                          file=out)
         return EXIT_OK
     other_figures, _other_result, other_notes = run_plan(other, rows)
     if args.format == "json":

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
 from .model import Event, QueueDef, Scenario, WorkloadDef
+from .quantities import show_quantity
 
 FR = tuple[str, str]  # (flavor, resource)
 
@@ -736,13 +737,15 @@ class Engine:
         cq = wl.cq
         if val > _potential(cq, fr):
             return NO_FIT, 0, (
-                f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {val} > maximum capacity {_potential(cq, fr)}"
+                f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
+                f"maximum capacity {show_quantity(fr[1], _potential(cq, fr))}"
             )
         borrow, may_reclaim = _lowest_subtree(cq, fr, val)
         available = _available(cq, fr)
         if val <= available:
             return FIT, borrow, ""
-        reason = f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, {val - available} more needed"
+        reason = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+                  f"{show_quantity(fr[1], val - available)} more needed")
         if cq.nominal.get(fr, 0) >= val or may_reclaim or self._can_preempt_while_borrowing(cq):
             return None, borrow, reason
         return NO_FIT, borrow, reason

@@ -236,6 +236,15 @@ _COLUMNS = (("submitted", "submitted"), ("admitted", "admitted"), ("waiting", "w
             ("preempted", "preempted"), ("preemptedOthers", "preempted others"))
 
 
+_SENTENCE = {
+    "submitted": ("submitted", ""), "admitted": ("admitted", ""), "waiting": ("still waiting at the end", ""),
+    "waitP50Minutes": ("p50 wait", " minutes"), "waitP95Minutes": ("p95 wait", " minutes"),
+    "acceleratorHours": ("accelerator-hours used", ""),
+    "borrowedAcceleratorHours": ("borrowed accelerator-hours", ""),
+    "preempted": ("times preempted", ""), "preemptedOthers": ("times it preempted others", ""),
+}
+
+
 def figures_table(figures: dict[str, TeamFigures]) -> list[str]:
     rows = [("team",) + tuple(h for _, h in _COLUMNS)]
     for team in sorted(figures):
@@ -260,7 +269,8 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
             lines.append(f"team {team} is not in the second spec")
             continue
         a, b = figures_json(old[team]), figures_json(new[team])
-        changes = [f"{label} goes from {_show(a[k])} to {_show(b[k])}" for k, label in _COLUMNS if a[k] != b[k]]
+        changes = [f"{_SENTENCE[k][0]} goes from {_show(a[k])} to {_show(b[k])}{_SENTENCE[k][1]}"
+                   for k, _label in _COLUMNS if a[k] != b[k]]
         lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
     return lines
 

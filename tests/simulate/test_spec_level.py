@@ -86,7 +86,7 @@ def test_compare_and_diff_effect_say_what_changes(tmp_path, plan):
     tighter.write_text(STARTUP.read_text().replace("strategy: LendAndBorrow, borrowLimitPercent: 50", "strategy: Lend"))
     code, out, err = _cli([str(STARTUP), "--trace", str(trace), "--compare", str(tighter)])
     assert code == 0, err
-    assert "ml-engineering:" in out and "preempted goes from 1 to 0" in out
+    assert "ml-engineering: p95 wait goes from 0 to 115 minutes" in out and "times preempted goes from 1 to 0" in out
     new_plan = build_plan(load_spec(tighter, today=dt.date(2026, 11, 30)))
     lines = diff_effect(plan, new_plan, str(trace))
     ml = next(line for line in lines if line.startswith("team ml-engineering"))
@@ -126,3 +126,18 @@ def test_scenario_cli_json_follows_the_contract(tmp_path):
     assert doc["queues"]["beta"] == {"usage": {"on-demand": {"cpu": 90}}, "weightedShare": 400}
     code, text, _ = _cli(["--scenario", str(s), "--cycles", "1"])
     assert code == 0 and "a1 preempts b1 (InCohortReclamation)" in text
+
+
+def test_task_governance_spec_runs_the_same_kueue_semantics(tmp_path):
+    """examples/enterprise.yaml (task-governance mode): a DontLend team's job above its quota waits forever,
+    and the output says why."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "name,team,priorityClass,instanceType,accelerators,instances,submitMinute,durationMinutes\n"
+        "fm1,foundation-models,training,ml.p5.48xlarge,24,,0,240\n"
+        "inf1,inference-platform,inference,ml.p5.48xlarge,20,,30,600\n"
+    )
+    code, out, err = _cli([str(ROOT / "examples" / "enterprise.yaml"), "--trace", str(trace)])
+    assert code == 0, err
+    assert "Still waiting at the end (1):" in out
+    assert "fm1 (foundation-models): " in out and "request 576 > maximum capacity 480" in out
