@@ -12,7 +12,7 @@ class StudioConnection(Construct):
     """The HyperPod connection of one team's Unified Studio project, created in the domain's account and region.
 
     ``HyperPodProperties`` takes only the cluster's name (cfn-lint's schema for the type); ``AwsLocation`` says
-    which account and region the cluster runs in. The project role's cluster access is not granted here: it is an
+    which account and region the cluster runs in, and the access role, if the contract names one. The project role's cluster access is not granted here: it is an
     EKS access entry in the capacity account's access stacks, onto the team's submitters group.
     """
 
@@ -27,6 +27,7 @@ class StudioConnection(Construct):
             description=connection.description,
             aws_location=datazone.CfnConnection.AwsLocationProperty(
                 aws_account_id=connection.cluster_account, aws_region=connection.cluster_region,
+                access_role=connection.access_role_arn,
             ),
             props=datazone.CfnConnection.ConnectionPropertiesInputProperty(
                 hyper_pod_properties=datazone.CfnConnection.HyperPodPropertiesInputProperty(

@@ -91,6 +91,8 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
                                                         getattr(os_, field, None), getattr(ns, field, None))]
     out += [(ACCESS_ROLES, d) for d in _change("project role", getattr(os_, "project_role_arn", None),
                                                getattr(ns, "project_role_arn", None))]
+    out += [(ACCESS_ROLES, d) for d in _change("Unified Studio access role", getattr(os_, "access_role_arn", None),
+                                               getattr(ns, "access_role_arn", None))]
     out += [(ACCESS_ROLES, d) for d in _members("principal", _principals(old_plan, o.name),
                                                 _principals(new_plan, n.name))]
     out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(old_plan, o.name),

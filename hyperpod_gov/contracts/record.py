@@ -82,7 +82,8 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
             ["Domain", us.domain_id],
             ["Domain unit", _or_missing(us.domain_unit_id)],
             ["Project", us.project_id],
-            ["Project role (access role)", us.project_role_arn],
+            ["Project role", us.project_role_arn],
+            ["Access role (AwsLocation.AccessRole)", _or_missing(us.access_role_arn)],
         ]
         if connection is not None:
             stack = next(s.name for s in contracts.studio if connection in s.connections)

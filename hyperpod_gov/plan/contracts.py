@@ -42,7 +42,8 @@ class ConnectionPlan:
     domain_id: str
     domain_unit_id: Optional[str]
     project_id: str
-    project_role_arn: str  # mapped onto the team's submitters and viewers groups, nothing else
+    project_role_arn: str  # mapped onto the team's submitters group, nothing else
+    access_role_arn: Optional[str]  # AwsLocation.AccessRole: Unified Studio reaches the cluster's account with it
     account: str  # the domain's account: where the connection is created
     region: str  # the domain's region
     cluster_name: str  # HyperPod cluster (HyperPodProperties.ClusterName)
@@ -101,6 +102,7 @@ def contracts_plan(spec: GovernanceSpec) -> ContractsPlan:
             domain_unit_id=us.domain_unit_id,
             project_id=us.project_id,
             project_role_arn=us.project_role_arn,
+            access_role_arn=us.access_role_arn,
             account=account,
             region=region,
             cluster_name=spec.cluster.name,

@@ -42,6 +42,11 @@ class UnifiedStudio(SpecModel):
         description="The project's IAM role (arn:aws:iam::ACCOUNT:role/datazone_usr_role_...): it gets exactly the "
         "team's submitter access (an EKS access entry onto the team's submitters and viewers groups), nothing more.",
     )
+    access_role_arn: Optional[str] = Field(
+        default=None, description="Role in the capacity account that Unified Studio assumes to reach the cluster "
+        "from the domain's account (the connection's AwsLocation.AccessRole). Default: none, Unified Studio uses "
+        "the project's own environment.",
+    )
     account: Optional[AccountId] = Field(
         default=None, description="Account of the domain, where the connection is created (default: the project "
         "role's account).",
@@ -73,12 +78,12 @@ class UnifiedStudio(SpecModel):
                              "5b3jcjsy4ar7zr (at most 36 letters, digits, '_' and '-')")
         return v
 
-    @field_validator("project_role_arn")
+    @field_validator("project_role_arn", "access_role_arn")
     @classmethod
-    def _role(cls, v: str) -> str:
-        if not IAM_ROLE_ARN.match(v):
-            raise spec_error("is not an IAM role ARN", "copy the project role ARN from the project details, "
-                             "arn:aws:iam::ACCOUNT:role/datazone_usr_role_...")
+    def _role(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not IAM_ROLE_ARN.match(v):
+            raise spec_error("is not an IAM role ARN", "write arn:aws:iam::ACCOUNT:role/NAME (the project role: "
+                             "copy it from the project details, arn:aws:iam::ACCOUNT:role/datazone_usr_role_...)")
         return v
 
     @property
@@ -175,6 +180,13 @@ def contracts_are_complete(spec: "GovernanceSpec", today: dt.date) -> Iterator[S
                 f"{capacity.id}: that account's administrators decide who may assume the project role and so who "
                 "reaches the cluster", us.project_role_arn,
                 f"list {account} under accounts.trusted if you trust whoever administers the domain's account",
+            )
+        access = IAM_ROLE_ARN.match(us.access_role_arn or "")
+        if access is not None and access.group(1) != capacity.id:
+            yield SpecIssue(
+                f"{path}.unifiedStudio.accessRoleArn", f"is in account {access.group(1)}, not the capacity account "
+                f"{capacity.id}, where the cluster it reaches runs", us.access_role_arn,
+                f"use a role of account {capacity.id} that the domain's account may assume",
             )
         where = (us.account or account, us.region or capacity.region, f"{path}.unifiedStudio")
         first = domains.setdefault(us.domain_id, where)

@@ -28,6 +28,10 @@ def test_no_change_no_review():
         projectRoleArn="arn:aws:iam::111111111111:role/datazone_usr_role_new"),
      "team team-a: review (access roles): project role arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr"
      "_c1ncty2ag0mhmf -> arn:aws:iam::111111111111:role/datazone_usr_role_new"),
+    (lambda d: d["teams"][0]["contract"]["unifiedStudio"].update(
+        accessRoleArn="arn:aws:iam::111111111111:role/studio-access"),
+     "team team-a: review (access roles): Unified Studio access role none -> "
+     "arn:aws:iam::111111111111:role/studio-access"),
     (lambda d: d["teams"][0]["access"].update(submitters=["arn:aws:iam::111111111111:role/B"]),
      "team team-a: review (access roles): principal + arn:aws:iam::111111111111:role/B"),
     (lambda d: d["teams"][0]["workloadIdentities"][0].update(targetRoleArn="arn:aws:iam::222222222222:role/w"),

@@ -19,7 +19,7 @@ def test_connected_team_page_holds_the_whole_access_path():
         "| Owner of exceptions to the scheduling policy | lead@example.com |",
         "| Data classification | internal |", "| Approved workloads | training |", "| Review by | 2027-06-30 |",
         "| Domain | dzd_4p9n6sw4qt9xgn |", "| Domain unit | 3bc7r1dkxeo8hj |", "| Project | 5b3jcjsy4ar7zr |",
-        f"| Project role (access role) | {PROJECT_ROLE} |",
+        f"| Project role | {PROJECT_ROLE} |", "| Access role (AwsLocation.AccessRole) | _not set_ |",
         "`acme-team-a` (AWS::DataZone::Connection, HyperPodProperties)",
         "account 444444444444, region us-east-1, stack `acme-studio-444444444444-us-east-1`",
         "| HyperPod cluster | ml |", "| Account and region | 111111111111, us-east-1 |",

@@ -120,3 +120,12 @@ def test_strict_mode_rejects_an_incomplete_contract():
     with pytest.raises(SpecError) as exc:
         parse_spec(data, today=TODAY, strict=True)
     assert "teams[1].contract.support" in [i.path for i in exc.value.issues]
+
+
+def test_access_role_must_be_in_the_capacity_account():
+    data = connected()
+    data["teams"][0]["contract"]["unifiedStudio"]["accessRoleArn"] = "arn:aws:iam::444444444444:role/studio-access"
+    (issue,) = _findings(data)
+    assert issue.path == "teams[0].contract.unifiedStudio.accessRoleArn" and "444444444444" in issue.problem
+    data["teams"][0]["contract"]["unifiedStudio"]["accessRoleArn"] = "arn:aws:iam::111111111111:role/studio-access"
+    assert _findings(data) == []

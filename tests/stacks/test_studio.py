@@ -76,3 +76,18 @@ def test_pipeline_deploys_the_connections_in_a_wave_after_the_capacity_stage(pip
             if artifact["type"] == "aws:cloudformation:stack":
                 envs[artifact["displayName"]] = artifact["environment"]
     assert envs[f"acme-ml-pipeline/Studio-444444444444-us-east-1/{STUDIO}"] == "aws://444444444444/us-east-1"
+
+
+def test_access_role_goes_to_the_connections_aws_location_and_region_defaults_to_the_capacity_region():
+    from tests.contracts.helpers import connected, plan_of
+
+    data = connected()
+    data["teams"][0]["contract"]["unifiedStudio"]["accessRoleArn"] = "arn:aws:iam::111111111111:role/studio-access"
+    plan = plan_of(data)
+    (studio,) = plan.contracts.studio
+    template = Template.from_stack(StudioConnectionsStack(App(), studio.name, plan=plan, studio=studio))
+    template.has_resource_properties("AWS::DataZone::Connection", {
+        "AwsLocation": {"AwsAccountId": "111111111111", "AwsRegion": "us-east-1",
+                        "AccessRole": "arn:aws:iam::111111111111:role/studio-access"},
+        "Name": "acme-team-a",
+    })
