@@ -110,6 +110,15 @@ def instance_types_are_known(spec: GovernanceSpec, today: dt.date) -> Iterator[S
             )
 
 
+def _valid_mig_profiles(spec: GovernanceSpec, cat: catalog.Catalog) -> dict[str, str | None]:
+    """Per type, its groups' MIG profile where the type's GPUs offer it (mig_groups_are_consistent reports the rest)."""
+    out: dict[str, str | None] = {}
+    for itype, profile in group_mig_profiles(spec).items():
+        facts = cat.get(itype)
+        out[itype] = profile if profile and facts is not None and facts.mig_profile(profile) else None
+    return out
+
+
 def _group_paths(spec: GovernanceSpec, itype: str) -> str:
     return ", ".join(f"cluster.instanceGroups[{gi}]" for gi, g in enumerate(spec.cluster.instance_groups)
                      if g.instance_type == itype)
@@ -219,7 +228,7 @@ def _entry_issues(spec: GovernanceSpec, cat: catalog.Catalog, path: str, q: Allo
 def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cat = spec_catalog(spec)
     instances = spec.cluster.capacity
-    migs = group_mig_profiles(spec)
+    migs = _valid_mig_profiles(spec, cat)
     asked: dict[str, list[tuple[str, int, bool]]] = defaultdict(list)  # type -> (team, amount, in accelerators)
     parts: dict[str, list[tuple[str, int]]] = defaultdict(list)  # MIG type -> (team, partitions)
     amounts: dict[str, list[tuple[str, Units]]] = defaultdict(list)  # type -> (team, what the entry brings)
@@ -296,7 +305,7 @@ def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIs
 def sharing_is_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cat = spec_catalog(spec)
     instances = spec.cluster.capacity
-    migs = group_mig_profiles(spec)
+    migs = _valid_mig_profiles(spec, cat)
     idle_sharing = spec.scheduler.idle_resource_sharing
     for ti, team in enumerate(spec.teams):
         s = team.sharing
