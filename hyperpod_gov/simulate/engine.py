@@ -587,7 +587,7 @@ class Engine:
                         cq.borrowed_s[fr] += over * dt
         cq.last_t = self.now
 
-    def _admit(self, wl: _WL, a: _Assignment) -> None:
+    def _admit(self, wl: _WL, a: _Assignment, initial: bool = False) -> None:
         """Scheduler.admit / assumeWorkload: the workload holds its quota from now on."""
         cq = wl.cq
         self._integrate(cq)
@@ -614,10 +614,9 @@ class Engine:
             self.seq += 1
             wl.finish_token = self.seq
             heapq.heappush(self.finishes, (self.now + wl.d.duration, wl.name, self.seq))
-        self.timeline.append(
-            f"t={_t(self.now)} cycle {self.cycle}: admitted {wl.name} in {cq.name} on {a.flavor}"
-            + (" (borrowing)" if wl.borrowing else "")
-        )
+        when = f"t={_t(self.now)}: {wl.name} already admitted" if initial else \
+            f"t={_t(self.now)} cycle {self.cycle}: admitted {wl.name}"
+        self.timeline.append(f"{when} in {cq.name} on {a.flavor}" + (" (borrowing)" if wl.borrowing else ""))
 
     def _release(self, wl: _WL) -> None:
         cq = wl.cq
@@ -1281,7 +1280,7 @@ class Engine:
                 a.usage = {(d.admitted_flavor, r): v for r, v in d.requests}
                 a.borrow = 1 if any(_borrowing_with(cq, fr, v) for fr, v in a.usage.items()) and cq.cohort else 0
                 self.now = d.admitted_at
-                self._admit(wl, a)
+                self._admit(wl, a, initial=True)
             else:
                 self._push(wl)
         self.now = 0.0
