@@ -12,8 +12,9 @@ class StudioConnection(Construct):
     """The HyperPod connection of one team's Unified Studio project, created in the domain's account and region.
 
     ``HyperPodProperties`` takes only the cluster's name (cfn-lint's schema for the type); ``AwsLocation`` says
-    which account and region the cluster runs in, and the access role, if the contract names one. The project role's cluster access is not granted here: it is an
-    EKS access entry in the capacity account's access stacks, onto the team's submitters group.
+    which account and region the cluster runs in, and the access role, if the contract names one. The project
+    role's cluster access is not granted here: it is an EKS access entry in the capacity account's access stacks,
+    onto the team's submitters group.
     """
 
     def __init__(self, scope: Construct, id: str, *, connection: ConnectionPlan) -> None:
