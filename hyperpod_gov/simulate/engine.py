@@ -986,7 +986,7 @@ class Engine:
 
         def iterate():
             if preemptor_cq.cohort is None:
-                while preemptor_cq.name not in pruned and by_cq[preemptor_cq.name]:
+                while preemptor_cq.name not in pruned and by_cq.get(preemptor_cq.name):
                     yield preemptor_cq
                 return
             while True:
@@ -1035,8 +1035,11 @@ class Engine:
                     # The preemptor's share only falls when its own workloads go, and it has none left to
                     # offer; every queue still to come has a share no higher than this one: all fail too.
                     for name in sorted(by_cq):
-                        retry += by_cq[name]
-                        by_cq[name] = []
+                        rest = by_cq[name]
+                        # Queues already pruned, or not borrowing (nextTarget would prune them), are never visited.
+                        if rest and name not in _pruned and _drs(rest[0].cq).borrowed:
+                            retry += rest
+                            by_cq[name] = []
                     return False, targets, retry
                 continue
             share_after = _ShareAfterRemoval(target)

@@ -326,3 +326,15 @@ def test_fallback_to_next_flavor_when_first_needs_preemption():
     queues[0]["flavorFungibility"] = {"whenCanPreempt": "MayStopSearch"}
     out = run(queues, wls, cycles=1)
     assert preempted(out) == {("low", "InClusterQueue")}
+
+
+def test_fair_sharing_in_cq_preemption_for_cq_without_cohort():
+    """scheduler_fs_test "fair sharing: in-CQ preemption for CQ without cohort; repro for nil pointer panic"."""
+    queues = [cq("solo", 4, within="LowerPriority")]
+    admitted = [wl("low", "solo", 2, priority=-1, admitted="default"), wl("mid", "solo", 2, admitted="default")]
+    out = run(queues, admitted + [wl("high", "solo", 2, priority=1)], cycles=1, fair=True)
+    assert preempted(out) == {("low", "InClusterQueue")}
+    # Preempting every lower-priority workload would still not make room: nothing is preempted.
+    admitted[1]["priority"] = 1
+    out = run(queues, admitted + [wl("huge", "solo", 4, priority=1)], cycles=1, fair=True)
+    assert preempted(out) == set() and state(out, "huge") == "pending"
