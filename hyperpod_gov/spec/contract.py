@@ -141,6 +141,16 @@ class Contract(SpecModel):
         return v
 
 
+_HINTS = {
+    "exceptionOwner": "who decides exceptions to the scheduling policy (an email)",
+    "monitoring": "who watches the team's alarms and how fast they answer (a sentence)",
+    "support": "who the team calls, and when (a sentence)",
+    "retirement": "what happens to the team's jobs, data and checkpoints at the end (a sentence)",
+    "approvedWorkloads": "the approved kinds of work, e.g. [training, fine-tuning]",
+    "unifiedStudio.domainUnitId": "the domain unit that owns the project (from the domain's page)",
+}
+
+
 def _camel(field: str) -> str:
     head, *rest = field.split("_")
     return head + "".join(p.title() for p in rest)
@@ -157,22 +167,21 @@ def contracts_are_complete(spec: "GovernanceSpec", today: dt.date) -> Iterator[S
         if c is None:
             continue
         path = f"teams[{ti}].contract"
-        for field in EXPECTATIONS:
-            if getattr(c, field) is None:
-                yield SpecIssue(
-                    f"{path}.{_camel(field)}", "is missing: a reviewer cannot approve what the contract leaves out",
-                    NO_VALUE, f"add {_camel(field)} to the contract ({Contract.model_fields[field].description})",
-                    severity="warning",
-                )
+        missing = [_camel(f) for f in EXPECTATIONS if getattr(c, f) is None]
+        if not c.approved_workloads:
+            missing.append("approvedWorkloads")
+        if c.unified_studio is not None and c.unified_studio.domain_unit_id is None:
+            missing.append("unifiedStudio.domainUnitId")
+        if missing:
+            yield SpecIssue(
+                path, "leaves out " + ", ".join(missing) + ": a reviewer cannot approve what the contract does not "
+                "say (required with --strict)", NO_VALUE,
+                "add " + "; ".join(f"{key}: {_HINTS[key]}" for key in missing),
+                severity="warning",
+            )
         us = c.unified_studio
         if us is None:
             continue
-        if us.domain_unit_id is None:
-            yield SpecIssue(
-                f"{path}.unifiedStudio.domainUnitId", "is missing: the contract does not say which domain unit owns "
-                "the project", NO_VALUE, "copy the domain unit id from the domain's organisation page",
-                severity="warning",
-            )
         account = us.role_account
         if account != capacity.id and account not in trusted:
             yield SpecIssue(
