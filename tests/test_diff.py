@@ -77,3 +77,30 @@ def test_resource_diff_follows_the_governance_diff(tmp_path, capsys):
         "~ acme-ml-teams-06 (AWS::SageMaker::ComputeQuota)",
     ], changes
     assert changes[2].startswith("~ acme-ml-teams-06/appliedresearchQuota")
+
+
+def test_pausing_and_resuming_a_team_say_what_happens_to_its_work():
+    old = build_plan(parse_spec(read_yaml(ENTERPRISE), today=TODAY))
+    data = read_yaml(ENTERPRISE)
+    data["teams"][4]["active"] = False
+    paused = build_plan(parse_spec(data, today=TODAY))
+    lines = governance_diff(old, paused)
+    assert lines == ["team speech paused: nothing new of the team is admitted (ComputeQuota ActivationState: "
+                     "Disabled; kueue mode: ClusterQueue stopPolicy: Hold); work already admitted keeps running "
+                     "until it ends; its queued work waits; its namespace, access and objects stay"]
+    assert governance_diff(paused, old) == ["team speech resumed: its queued work is admitted again, within its quota"]
+
+
+def test_partitions_and_vcpu_quotas_are_compared():
+    from tests.plan.test_allocations import allocation_spec
+
+    old_data = allocation_spec()
+    new_data = allocation_spec()
+    new_data["teams"][0]["quota"][0]["partitions"]["count"] = 28
+    new_data["teams"][1]["quota"][2].update(vcpu=4, memoryGib=16)
+    lines = governance_diff(build_plan(parse_spec(old_data, today=TODAY)),
+                            build_plan(parse_spec(new_data, today=TODAY)))
+    assert "team team-a owns: 56 x mig-1g.10gb (ml.p5.48xlarge) -> 28 x mig-1g.10gb (ml.p5.48xlarge)" in lines
+    assert ("team team-b owns: 2 GPUs (ml.g5.8xlarge), 8 vCPU + 32 GiB (ml.m5.2xlarge), 28 x mig-1g.10gb "
+            "(ml.p5.48xlarge) -> 2 GPUs (ml.g5.8xlarge), 4 vCPU + 16 GiB (ml.m5.2xlarge), 28 x mig-1g.10gb "
+            "(ml.p5.48xlarge)") in lines
