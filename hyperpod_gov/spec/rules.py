@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
 from .allocation import Allocation
+from .contract import contracts_are_complete
 from .errors import NO_VALUE, SpecIssue
 from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
 from .models import GovernanceSpec
@@ -509,6 +510,7 @@ RULES: tuple[Rule, ...] = (
     endpoint_access_matches_cidrs,
     kueue_flavor_limit,
     contracts_are_current,
+    contracts_are_complete,
     team_principals_are_not_admins,
     principals_are_trusted,
     egress_stays_off_the_internet,
