@@ -60,6 +60,15 @@ class InstanceGroupPlan:
     count: int
     volume_size_gb: Optional[int]
     accelerated: bool  # deep health checks stress accelerators and their interconnect
+    mig_profile: Optional[str] = None  # every GPU partitioned into this MIG profile (instanceGroups[].mig)
+
+    @property
+    def kubernetes_labels(self) -> dict[str, str]:
+        """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``): ``nvidia.com/mig.config:
+        all-<profile>`` has HyperPod's GPU operator partition every GPU of a partitioned group."""
+        if self.mig_profile is None:
+            return {}
+        return {"nvidia.com/mig.config": "all-" + self.mig_profile.removeprefix("mig-")}
 
 
 @dataclass(frozen=True)
@@ -286,7 +295,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             directory = (base_dir or Path.cwd()) / directory
     groups = tuple(
         InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          cat.lookup(g.instance_type).accelerators > 0)
+                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None)
         for g in sorted(c.instance_groups, key=lambda g: g.name)
     )
     return ClusterPlan(

@@ -288,3 +288,10 @@ def test_explain_without_idle_sharing_says_nobody_borrows():
     text = explain(plan_of(allocation_spec(idleResourceSharing=False)))
     assert "idle compute fair-share, idle resource sharing is off: no team borrows" in text
     assert "nothing (idle resource sharing is off)" in text
+
+
+def test_a_partitioned_group_carries_the_label_hyperpods_gpu_operator_reads():
+    plan = plan_of(allocation_spec())
+    groups = {g.name: g for g in plan.instance_groups}
+    assert groups["gpu"].kubernetes_labels == {"nvidia.com/mig.config": "all-1g.10gb"}
+    assert groups["small"].kubernetes_labels == {} and groups["small"].mig_profile is None
