@@ -158,7 +158,7 @@ class _CQ:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk", "on_flavor",
+        "quota_list", "bulk", "on_flavor", "on_cache",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[_Cohort]):
@@ -194,6 +194,7 @@ class _CQ:
         self.quota_list = [(fr, fr[1], n) for fr, n in self.nominal.items()]
         self.bulk: set = set()  # hashToBulkMoveReason: equivalence classes parked as inadmissible
         self.on_flavor: dict[str, dict[str, "_WL"]] = defaultdict(dict)  # admitted workloads by flavor
+        self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change
 
 
 # ---------------------------------------------------------------- quota math (resource_node.go)
@@ -597,6 +598,7 @@ class Engine:
         _add_wl(wl)
         cq.admitted[wl.name] = wl
         cq.on_flavor[wl.flavor][wl.name] = wl
+        cq.on_cache.clear()
         wl.state = "admitted"
         wl.where = ""
         wl.admitted_at = self.now
@@ -625,6 +627,7 @@ class Engine:
         _remove_wl(wl)
         del cq.admitted[wl.name]
         del cq.on_flavor[wl.flavor][wl.name]
+        cq.on_cache.clear()
         wl.run_seconds += self.now - (wl.admitted_at or 0.0)
         wl.finish_token = 0
         if cq.cohort is not None:
@@ -782,11 +785,14 @@ class Engine:
 
     @staticmethod
     def _on(cq: _CQ, frs: set[FR]) -> list[_WL]:
-        """The queue's admitted workloads that use any of ``frs`` (WorkloadUsesResources)."""
-        flavors = {f for f, _ in frs}
-        out = []
-        for f in flavors:
-            out += [w for w in cq.on_flavor.get(f, {}).values() if _uses(w, frs)]
+        """The queue's admitted workloads that use any of ``frs`` (WorkloadUsesResources), by name."""
+        key = frozenset(frs)
+        out = cq.on_cache.get(key)
+        if out is None:
+            out = []
+            for f in sorted({f for f, _ in frs}):
+                out += [w for w in cq.on_flavor.get(f, {}).values() if _uses(w, frs)]
+            cq.on_cache[key] = out
         return out
 
     @staticmethod
@@ -904,7 +910,11 @@ class Engine:
             candidates += [c for c in self._on(cq, frs) if _satisfies_policy(wl, c, p.within_cluster_queue)]
         if cq.cohort is not None and p.reclaim_within_cohort != "Never":
             for other in self._borrowers(cq, frs):
-                candidates += [c for c in self._on(other, frs) if _satisfies_policy(wl, c, p.reclaim_within_cohort)]
+                on = self._on(other, frs)
+                if p.reclaim_within_cohort == "Any":
+                    candidates += on
+                else:
+                    candidates += [c for c in on if _satisfies_policy(wl, c, p.reclaim_within_cohort)]
         if not candidates:
             return []
         candidates.sort(key=self._candidate_key(cq))
