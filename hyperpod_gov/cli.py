@@ -72,6 +72,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
+    from .contracts import events, retirement_notes
+
+    reviews = events(old, new) + retirement_notes(old, new)
+    print("Contract reviews (event-driven) and retirement:")
+    print("\n".join(f"  {line}" for line in reviews) if reviews else "  none")
     if args.trace:
         from .simulate.cli import diff_effect
 
@@ -85,7 +90,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         resources = resource_diff(synth_snapshot(args.old), synth_snapshot(args.new))
         print("Resource changes (+ added, - removed, ~ changed):")
         print("\n".join(f"  {line}" for line in resources) if resources else "  none")
-    return EXIT_INVALID if args.fail and (lines or resources) else EXIT_OK
+    return EXIT_INVALID if args.fail and (lines or resources or reviews) else EXIT_OK
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -134,7 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "and preemptions per team, old -> new")
     diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
+    from .contracts.review import configure_parser as configure_review
     from .simulate.cli import configure_parser as configure_simulate
+
+    configure_review(sub.add_parser(
+        "review", help="contracts whose review is due or overdue; exit 1 when one is overdue"))
 
     simulate_parser = sub.add_parser(
         "simulate", help="what-if: who is admitted, borrows, is preempted (--scenario FILE, or SPEC --trace T.csv)")

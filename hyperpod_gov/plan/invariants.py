@@ -73,6 +73,7 @@ def stack_names_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
     owners += [(s.name, "an access stack") for s in plan.stacks.access]
     owners += [(s.name, "a team stack") for s in plan.stacks.teams]
     owners += [(c.name, f"the stack of consumer account {c.account_name}") for c in plan.stacks.consumers]
+    owners += [(name, "a Unified Studio connection stack") for name in plan.contracts.stack_names]
     for name, first, second in _first_clash(owners):
         yield SpecIssue("accounts.consumers", f"stack name {name!r} is used by {first} and by {second}", name,
                         "rename the consumer account (stack names are <name>-consumer-<account name>)")

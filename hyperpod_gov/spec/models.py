@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from ._base import SpecModel, check_label
 from .accounts import Account, Accounts, ConsumerAccount
 from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSource, InstanceGroup, Vpc
+from .contract import UnifiedStudio
 from .deployment import DEFAULT_TEAM_STACKS, Deployment, Pipeline
 from .monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .scheduler import PriorityClass, Scheduler
@@ -49,7 +50,7 @@ __all__ = [
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
-    "S3Access", "Scheduler", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
+    "S3Access", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
 ]
 
 

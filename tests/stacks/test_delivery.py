@@ -26,7 +26,10 @@ def test_consumer_stacks_live_in_their_accounts_and_regions(enterprise):
             if a["type"] == "aws:cloudformation:stack"}
     assert envs["acme-ml-consumer-research-data"] == "aws://222222222222/us-east-1"
     assert envs["acme-ml-consumer-product-data"] == "aws://333333333333/us-east-1"
-    assert {v for k, v in envs.items() if "consumer" not in k} == {f"aws://{CAPACITY}/us-east-1"}
+    # The Unified Studio connection lives in the domain's account (examples/enterprise.yaml: 444444444444).
+    assert envs["acme-ml-studio-444444444444-us-east-1"] == "aws://444444444444/us-east-1"
+    assert {v for k, v in envs.items() if "consumer" not in k and "-studio-" not in k} == \
+        {f"aws://{CAPACITY}/us-east-1"}
 
 
 def test_created_target_role_trusts_exactly_one_source_role_namespace_and_service_account(enterprise):
@@ -165,8 +168,9 @@ def _stages(out: Path) -> list[dict]:
 def test_pipeline_stages_run_tests_then_consumers_then_approval_then_capacity(pipeline):
     stages = _stages(pipeline)
     assert [s["Name"] for s in stages][:3] == ["Source", "Build", "UpdatePipeline"]
-    assert [s["Name"] for s in stages][-2:] == ["ConsumerAccounts", "Capacity"]
-    capacity = stages[-1]["Actions"]
+    # The connection names the cluster, so its stage comes after the capacity account's.
+    assert [s["Name"] for s in stages][-3:] == ["ConsumerAccounts", "Capacity", "Studio-444444444444-us-east-1"]
+    capacity = stages[-2]["Actions"]
     approval = [a for a in capacity if a["ActionTypeId"]["Category"] == "Approval"]
     deploys = [a for a in capacity if a["ActionTypeId"]["Category"] == "Deploy"]
     assert len(approval) == 1 and deploys
@@ -199,7 +203,9 @@ def test_stage_accounts_match_the_spec_and_deploy_with_cross_account_roles(pipel
     capacity = {v for k, v in envs.items() if "/Capacity/" in k}
     assert capacity == {f"aws://{CAPACITY}/us-east-1"}
     assert any("/Capacity/acme-ml-teams-" in k for k in envs)
-    roles = json.dumps(_stages(pipeline)[-2:])
+    studio = {v for k, v in envs.items() if "/Studio-" in k}
+    assert studio == {"aws://444444444444/us-east-1"}
+    roles = json.dumps(_stages(pipeline)[-3:])
     assert "cdk-hnb659fds-deploy-role-222222222222-us-east-1" in roles
     assert "cdk-hnb659fds-deploy-role-333333333333-us-east-1" in roles
     assert f"cdk-hnb659fds-deploy-role-{CAPACITY}-us-east-1" in roles

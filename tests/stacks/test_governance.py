@@ -98,7 +98,10 @@ def test_access_entries_map_principals_to_groups_without_access_policies(enterpr
     assert speech_submitter["Type"] == "STANDARD"
     assert entries["arn:aws:iam::111111111111:role/SpeechViewer"]["KubernetesGroups"] == ["hyperpod-ns-speech-viewers"]
     team_principals = {a for t in enterprise.spec.teams for a in (*t.access.viewers, *t.access.submitters)}
-    assert set(entries) == team_principals
+    # A Unified Studio project role gets exactly a submitter's access to its team.
+    project_role = "arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr_c1ncty2ag0mhmf"
+    assert entries[project_role]["KubernetesGroups"] == ["hyperpod-ns-applied-research-submitters"]
+    assert set(entries) == team_principals | {project_role}
     for entry in entries.values():
         assert "AccessPolicies" not in entry
 
