@@ -295,3 +295,58 @@ def test_a_partitioned_group_carries_the_label_hyperpods_gpu_operator_reads():
     groups = {g.name: g for g in plan.instance_groups}
     assert groups["gpu"].kubernetes_labels == {"nvidia.com/mig.config": "all-1g.10gb"}
     assert groups["small"].kubernetes_labels == {} and groups["small"].mig_profile is None
+
+
+# The README section "Allocations: every kind HyperPod expresses" shows this block as ```python; tests/test_readme.py
+# runs it there once the section is in, and this test runs the same text until then.
+README_EXAMPLE = '''\
+import datetime
+
+import yaml
+
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.plan.task_governance import compute_quota_config
+from hyperpod_gov.spec import parse_spec
+
+spec = parse_spec(yaml.safe_load("""
+name: acme
+accounts: {capacity: {id: "111111111111", region: us-east-1}}
+cluster:
+  name: ml
+  instanceGroups:
+    - {name: h100, instanceType: ml.p5.48xlarge, count: 2, mig: {profile: mig-1g.10gb}}
+    - {name: cpu, instanceType: ml.m5.2xlarge, count: 2}
+scheduler: {mode: kueue}
+teams:
+  - name: research
+    quota: [{instanceType: ml.p5.48xlarge, partitions: {profile: mig-1g.10gb, count: 84}}]
+    sharing:
+      strategy: LendAndBorrow
+      absoluteBorrowLimits: [{instanceType: ml.m5.2xlarge, vcpu: 4, memoryGib: 16}]
+  - name: etl
+    active: false
+    quota:
+      - {instanceType: ml.m5.2xlarge, vcpu: 12, memoryGib: 48}
+      - {instanceType: ml.p5.48xlarge, partitions: {profile: mig-1g.10gb, count: 28}}
+"""), today=datetime.date(2026, 11, 30))
+plan = build_plan(spec)
+
+# 2 x ml.p5.48xlarge = 16 H100 x 7 = 112 partitions of mig-1g.10gb: 84 + 28, exactly full.
+research = plan.cluster_queue_spec(plan.team("research"))
+p5 = next(f for f in research["resourceGroups"][0]["flavors"] if f["name"] == "ml.p5.48xlarge")
+assert {r["name"]: r["nominalQuota"] for r in p5["resources"]} == {
+    "cpu": 288, "memory": "3072Gi", "nvidia.com/mig-1g.10gb": 84}  # 84/56 of an instance's vCPU and memory
+m5 = next(f for f in research["resourceGroups"][0]["flavors"] if f["name"] == "ml.m5.2xlarge")
+assert {r["name"]: r["borrowingLimit"] for r in m5["resources"]}["cpu"] == 4  # the absolute cap
+# A paused team's queue is held: admitted work runs to its end, nothing new is admitted.
+assert plan.cluster_queue_spec(plan.team("etl"))["stopPolicy"] == "Hold"
+# The same allocations in task-governance mode, as the SageMaker API and CloudFormation take them:
+assert compute_quota_config(plan.team("etl"))["ComputeQuotaResources"] == [
+    {"InstanceType": "ml.m5.2xlarge", "VCpu": 12, "MemoryInGiB": 48},
+    {"InstanceType": "ml.p5.48xlarge", "AcceleratorPartition": {"Type": "mig-1g.10gb", "Count": 28}},
+]
+'''
+
+
+def test_readme_allocations_example_runs():
+    exec(compile(README_EXAMPLE, "README.md (Allocations)", "exec"), {})  # noqa: S102 - our own documentation
