@@ -305,3 +305,18 @@ def test_task_governance_regions_match_cloudformation():
     needed = ("AWS::SageMaker::ClusterSchedulerConfig", "AWS::SageMaker::ComputeQuota", "AWS::SageMaker::Cluster")
     offered = {p.stem for p in base.glob("*.json") if all(t in json.loads(p.read_text()) for t in needed)}
     assert catalog.TASK_GOVERNANCE_REGIONS == offered
+
+
+def test_catalog_value_adds_declared_types_without_touching_the_module_catalog():
+    declared = catalog.InstanceType("ml.example.48xlarge", GPU, None, 8, 192, 2048, None,
+                                    (catalog.MigProfile("mig-1g.10gb", 7),))
+    shadow = catalog.InstanceType("ml.p5.48xlarge", GPU, None, 1, 1, 1, None)
+    cat = catalog.Catalog.with_declared({declared.name: declared, shadow.name: shadow})
+    assert cat.declared == frozenset({"ml.example.48xlarge"})  # a catalogued name keeps the catalogued facts
+    assert cat.lookup("ml.p5.48xlarge") is catalog.lookup("ml.p5.48xlarge")
+    assert cat.mig_partitions("ml.example.48xlarge", "nvidia.com/mig-1g.10gb") == 56
+    assert "ml.example.48xlarge" in cat.known_types() and "ml.example.48xlarge" in cat
+    assert "ml.example.48xlarge" not in catalog.CATALOG and catalog.BASE.get("ml.example.48xlarge") is None
+    assert catalog.Catalog.with_declared({}) is catalog.BASE
+    with pytest.raises(KeyError):
+        cat.lookup("ml.p9.48xlarge")
