@@ -251,3 +251,28 @@ def test_submitters_also_see_their_work_through_the_viewer_binding(startup_manif
         assert binding["roleRef"]["name"] == "viewer"
         groups = {s["name"] for s in binding["subjects"]}
         assert groups == {f"hyperpod-ns-{team}-viewers", f"hyperpod-ns-{team}-submitters"}, team
+
+
+def test_every_allocation_kind_renders_valid_objects():
+    """Partitions, vCPU + memory, an absolute borrow cap and a paused team (tests/plan/test_allocations.py)."""
+    from tests.plan.test_allocations import allocation_spec
+
+    spec = parse_spec(allocation_spec("kueue"), today=TODAY)
+    objs = render(build_plan(spec)).all()
+    for obj in objs:
+        if obj["apiVersion"].startswith("kueue.x-k8s.io/"):
+            assert not kueue_errors(obj), (obj["metadata"]["name"], kueue_errors(obj))
+        else:
+            kubernetes_validate.validate(obj, f"{spec.cluster.kubernetes_version}.0", strict=True)
+    held = [o["metadata"]["name"] for o in by_kind(objs, "ClusterQueue") if o["spec"].get("stopPolicy") == "Hold"]
+    assert held == ["hyperpod-ns-team-b-clusterqueue"]
+    p5 = limits(cluster_queue(_Manifests(objs), "team-a"), "ml.p5.48xlarge")
+    assert p5["nvidia.com/mig-1g.10gb"] == {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": 56, "borrowingLimit": 28}
+
+
+class _Manifests:
+    def __init__(self, objs):
+        self._objs = objs
+
+    def all(self):
+        return self._objs
