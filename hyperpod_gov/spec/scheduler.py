@@ -31,7 +31,8 @@ class Scheduler(SpecModel):
     )
     idle_compute: Literal["fair-share", "first-come-first-serve"] = Field(
         default="fair-share",
-        description="How idle capacity is handed out (default: fair-share, by fairShareWeight).",
+        description="How idle capacity is handed out while idleResourceSharing is on (default: fair-share, by "
+        "fairShareWeight; SchedulerConfig.FairShare).",
     )
     idle_resource_sharing: bool = Field(
         default=True,
