@@ -53,7 +53,10 @@ def test_access_entries_admins_are_checked_for_presence_only(enterprise_expected
     assert entries["arn:aws:iam::111111111111:role/PlatformAdmin"] == ExpectedAccessEntry(
         "arn:aws:iam::111111111111:role/PlatformAdmin", None, ())
     assert entries["arn:aws:iam::111111111111:role/SpeechScientist"].groups == ("hyperpod-ns-speech-submitters",)
-    assert len(entries) == 11  # 5 teams x (viewer + submitter) + 1 admin
+    # 5 teams x (viewer + submitter) + 1 admin + applied-research's Unified Studio project role (a submitter)
+    assert entries["arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr_c1ncty2ag0mhmf"].groups == (
+        "hyperpod-ns-applied-research-submitters",)
+    assert len(entries) == 12
 
 
 def test_pod_identities_and_addons(enterprise_expected):
