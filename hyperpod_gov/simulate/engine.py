@@ -1152,12 +1152,19 @@ class Engine:
     def run_cycle(self) -> tuple[bool, int]:
         """Scheduler.schedule. Returns (something changed, number of heads)."""
         heads = []
+        stopped_moved = False
         for cq in self.cq_order:
             wl = self._pop_head(cq)
-            if wl is not None:
-                heads.append(wl)
+            if wl is None:
+                continue
+            if cq.d.stopped:  # nominate: an inactive ClusterQueue's heads are inadmissible
+                wl.pending_reason = f"ClusterQueue {cq.name} is inactive (stopPolicy Hold)"
+                self._park(wl)
+                stopped_moved = True
+                continue
+            heads.append(wl)
         if not heads:
-            return False, 0
+            return stopped_moved, 0
         self.cycle += 1
         scan_before = {wl.name: wl.last_tried for wl in heads}
         entries = [(wl, self._nominate(wl)) for wl in heads]

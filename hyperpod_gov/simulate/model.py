@@ -71,6 +71,8 @@ class QueueDef:
     preemption: Preemption = field(default_factory=Preemption)
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     flavors: tuple[FlavorQuotas, ...] = ()
+    # spec.stopPolicy Hold (or HoldAndDrain): the queue admits nothing; its quota stays in the cohort.
+    stopped: bool = False
 
     @property
     def covered_resources(self) -> tuple[str, ...]:

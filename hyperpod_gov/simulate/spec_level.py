@@ -48,6 +48,7 @@ def queue_from_cluster_queue(name: str, spec: dict[str, Any]) -> QueueDef:
     weight = fs.get("weight", 1)
     return QueueDef(
         name=name,
+        stopped=spec.get("stopPolicy", "None") != "None",
         cohort=spec.get("cohortName") or None,
         fair_sharing_weight=float(weight),
         queueing_strategy=spec.get("queueingStrategy", "BestEffortFIFO"),
@@ -89,17 +90,56 @@ def trace_checks(plan: Any) -> dict[str, Iterable[str]]:
     }
 
 
-def _requests(covered: Sequence[str], row: TraceRow) -> tuple[tuple[str, int], ...]:
-    a = amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators)
+def _mig_resource(plan: Any, instance_type: str) -> Optional[str]:
+    """The MIG resource a partitioned type's flavor offers instead of whole GPUs (None: whole GPUs)."""
+    for f in plan.flavors:
+        if f.instance_type == instance_type:
+            return getattr(f, "mig_resource", None)
+    return None
+
+
+def _amounts(plan: Any, row: TraceRow):
+    """The row's Kueue amounts. On a partitioned type whole instances bring their GPUs as partitions, and
+    ``accelerators: N`` asks for N GPUs' worth of partitions (the flavor offers no whole GPUs)."""
+    mig = _mig_resource(plan, row.instance_type)
+    if mig is None:
+        return amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators)
+    profile = mig.removeprefix("nvidia.com/")
+    if row.instances is not None:
+        return amounts_for(row.instance_type, count=row.instances, mig_profile=profile)
+    found = catalog.lookup(row.instance_type).mig_profile(profile)
+    per_gpu = found.per_gpu if found else 1
+    return amounts_for(row.instance_type, partition=(profile, (row.accelerators or 0) * per_gpu))
+
+
+def _requests(plan: Any, row: TraceRow) -> tuple[tuple[str, int], ...]:
+    a = _amounts(plan, row)
     kind = catalog.lookup(row.instance_type).accelerator_kind
     out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
-    if kind:
+    if kind and a.accelerators:
         out.append((kind, a.accelerators))
-    return tuple((r, v) for r, v in out if v > 0 and r in covered)
+    out += list(getattr(a, "partitions", ()))
+    return tuple((r, v) for r, v in out if v > 0 and r in plan.covered_resources)
 
 
 def _accelerators(row: TraceRow) -> int:
-    return amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators).accelerators
+    """GPUs (or other accelerators) the row asks for, whole or partitioned alike."""
+    if row.accelerators is not None:
+        return row.accelerators
+    return (row.instances or 0) * catalog.lookup(row.instance_type).accelerators
+
+
+def _gpu_per_unit(plan: Any) -> dict[str, float]:
+    """Accelerator resources of the plan, with how many whole accelerators one unit is (a MIG slice: 1/per-GPU)."""
+    out: dict[str, float] = {}
+    for f in plan.flavors:
+        if f.accelerator_kind:
+            out[f.accelerator_kind] = 1.0
+        mig = getattr(f, "mig_resource", None)
+        if mig:
+            found = catalog.lookup(f.instance_type).mig_profile(mig)
+            out[mig] = 1.0 / (found.per_gpu if found else 1)
+    return out
 
 
 def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, list[str]]:
@@ -126,7 +166,7 @@ def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, l
         wl = WorkloadDef(
             name=row.name,
             queue=q.name,
-            requests=_requests(plan.covered_resources, row),
+            requests=_requests(plan, row),
             priority=priorities[row.priority_class],
             created=row.submit_minute * 60.0,
             duration=row.duration_minutes * 60.0,
@@ -170,14 +210,14 @@ def team_figures(plan: Any, result: Result) -> dict[str, TeamFigures]:
     """Per team: submitted, admitted, still waiting, wait p50/p95 (a workload still waiting counts the time
     it waited up to the end), accelerator-hours used and borrowed, preemptions suffered and caused."""
     queue_team = {t.cluster_queue: t.name for t in plan.teams}
-    covered = set(plan.covered_resources) - {"cpu", "memory"}
+    per_unit = _gpu_per_unit(plan)
     by_team: dict[str, list] = {t.name: [] for t in plan.teams}
     for w in result.workloads:
         by_team[queue_team[w.queue]].append(w)
     borrowed: dict[str, float] = {}
     for q in result.queues:
         team = queue_team[q.name]
-        borrowed[team] = sum(s for (_f, r), s in q.borrowed_seconds if r in covered) / 3600.0
+        borrowed[team] = sum(s * per_unit[r] for (_f, r), s in q.borrowed_seconds if r in per_unit) / 3600.0
     out = {}
     for team, wls in by_team.items():
         waits = []

@@ -141,3 +141,22 @@ def test_task_governance_spec_runs_the_same_kueue_semantics(tmp_path):
     assert code == 0, err
     assert "Still waiting at the end (1):" in out
     assert "fm1 (foundation-models): " in out and "request 576 > maximum capacity 480" in out
+
+
+def test_partitions_and_a_paused_team(tmp_path):
+    """A partitioned type takes GPU requests as partitions; a paused team's queue (stopPolicy Hold) admits nothing
+    while its quota stays lendable."""
+    from hyperpod_gov.spec import parse_spec
+    from tests.conftest import TODAY
+    from tests.plan.test_allocations import allocation_spec
+
+    plan = build_plan(parse_spec(allocation_spec(), today=TODAY))
+    rows = parse_trace(
+        "name,team,priorityClass,instanceType,accelerators,instances,submitMinute,durationMinutes\n"
+        "a1,team-a,,ml.p5.48xlarge,2,,0,60\n"
+        "b1,team-b,,ml.g5.8xlarge,,1,0,60\n", "t.csv")
+    figures, result, notes = run_plan(plan, rows)
+    by = {w.name: w for w in result.workloads}
+    assert dict(by["a1"].requests)["nvidia.com/mig-1g.10gb"] == 14  # 2 GPUs x 7 slices
+    assert by["a1"].first_admitted_at == 0 and figures["team-a"].accelerator_hours == 2.0
+    assert by["b1"].state == "pending" and "inactive" in by["b1"].pending_reason
