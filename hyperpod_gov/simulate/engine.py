@@ -338,9 +338,6 @@ class _DRS:
         return int(math.ceil(self.share()))
 
 
-_NEGATIVE_DRS = _DRS(-1.0, 1.0, ())
-
-
 def _compare_drs(a: _DRS, b: _DRS) -> int:
     """CompareDRS: a queue with weight 0 that borrows sorts after every other."""
     ka, kb = a.key, b.key
