@@ -34,7 +34,7 @@ def _main_amount(f: FlavorQuota, which: str) -> int:
     amounts = getattr(f, which)
     if amounts is None:
         amounts = f.nominal
-    return amounts.accelerators if f.accelerator_kind else amounts.vcpu
+    return f.governed(amounts)
 
 
 def owns(team: TeamPlan) -> str:

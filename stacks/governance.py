@@ -71,7 +71,8 @@ class GovernanceStack(Stack):
             governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn)
             self.policy = governance.policy(self, "ClusterPolicy", tg.cluster_policy_properties(
                 plan.policy_name, plan.cluster_name, [(p.name, p.weight) for p in plan.priority_classes],
-                plan.fair_sharing, capacity.hyperpod.cluster_arn))
+                plan.fair_sharing, capacity.hyperpod.cluster_arn,
+                idle_resource_sharing=plan.idle_resource_sharing))
             if plan.shared_pool is not None:
                 quota = governance.quota(self, "SharedPoolQuota", plan.shared_pool)
                 quota.node.add_dependency(self.policy)

@@ -104,6 +104,9 @@ class HyperPodCluster(Construct):
                 source_s3_uri=lifecycle.source_s3_uri, on_create=ON_CREATE
             ),
             instance_storage_configs=storage,
+            # A partitioned group: HyperPod's GPU operator applies the MIG layout its label names.
+            kubernetes_config=(sagemaker.CfnCluster.ClusterKubernetesConfigProperty(labels=group.kubernetes_labels)
+                               if group.kubernetes_labels else None),
             # Deep health checks stress accelerators and their interconnect; CPU types have neither.
             on_start_deep_health_checks=list(DEEP_HEALTH_CHECKS) if group.accelerated else None,
         )

@@ -35,6 +35,7 @@ class ClusterPolicy(Construct):
                     for p in config["PriorityClasses"]
                 ],
                 fair_share=config["FairShare"],
+                idle_resource_sharing=config.get("IdleResourceSharing"),
             ),
         )
 

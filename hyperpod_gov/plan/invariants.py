@@ -153,11 +153,9 @@ def borrow_limits_can_be_met(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecI
                 if other.name == team.name or not other.can_lend:
                     continue
                 of = next(x for x in other.flavors if x.instance_type == f.instance_type)
-                lendable += (of.lending_limit or of.nominal).accelerators if f.accelerator_kind else \
-                    (of.lending_limit or of.nominal).vcpu
-            limit = (f.borrowing_limit.accelerators if f.accelerator_kind else f.borrowing_limit.vcpu) \
-                if f.borrowing_limit else 0
-            unit = "accelerators" if f.accelerator_kind else "vCPU"
+                lendable += f.governed(of.lending_limit or of.nominal)
+            limit = f.governed(f.borrowing_limit) if f.borrowing_limit else 0
+            unit = "partitions" if f.mig_resource else "accelerators" if f.accelerator_kind else "vCPU"
             if limit > lendable:
                 yield SpecIssue(
                     f"teams[{index[team.name]}].sharing.borrowLimitPercent",

@@ -273,10 +273,8 @@ def _kueue(name: str, stat: str, cluster: str, **dims: str) -> Metric:
 
 
 def _flavor_watch(cluster: str, queue: str, f: FlavorQuota, flavor_name: str) -> FlavorWatch:
-    resource = f.accelerator_kind or "cpu"
-
-    def main(amounts: Any) -> int:
-        return amounts.accelerators if f.accelerator_kind else amounts.vcpu
+    resource = f.governed_resource  # a partitioned type is watched in its MIG partitions
+    main = f.governed
 
     return FlavorWatch(
         instance_type=f.instance_type,

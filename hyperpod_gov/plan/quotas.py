@@ -105,6 +105,17 @@ class FlavorQuota:
     mig_resource: Optional[str] = None  # the type's GPUs are partitioned: nvidia.com/<profile>, else None
 
     @property
+    def governed_resource(self) -> str:
+        """The Kueue resource this flavor's quota is counted in: a MIG partition, the accelerator, or cpu."""
+        return self.mig_resource or self.accelerator_kind or "cpu"
+
+    def governed(self, amounts: "Amounts") -> int:
+        """``amounts`` in the unit of ``governed_resource`` (partitions, accelerators or vCPU)."""
+        if self.mig_resource:
+            return amounts.partition(self.mig_resource)
+        return amounts.accelerators if self.accelerator_kind else amounts.vcpu
+
+    @property
     def given(self) -> Optional[Allocated]:
         """The quota as the spec gave it, None where the team owns nothing of this type."""
         if all(v is None for v in (self.count, self.accelerators, self.vcpu, self.partition)):

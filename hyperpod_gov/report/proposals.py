@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .. import catalog
+from ..spec.instance_types import spec_catalog
 from ..spec import SpecError, parse_spec
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, GovernanceSpec
 from .analysis import TeamUsage, Window, cohort_free, contended_hours
@@ -122,24 +123,24 @@ def _index(spec: GovernanceSpec, team: str) -> int:
     return next(i for i, t in enumerate(spec.teams) if t.name == team)
 
 
-def _per(itype: str) -> int:
-    return max(catalog.lookup(itype).accelerators, 1)
+def _per(spec: GovernanceSpec, itype: str) -> int:
+    return max(spec_catalog(spec).lookup(itype).accelerators, 1)
 
 
 def _in_acc(spec: GovernanceSpec, itype: str, count: Optional[int], accelerators: Optional[int]) -> int:
-    return accelerators if accelerators is not None else (count or 0) * _per(itype)
+    return accelerators if accelerators is not None else (count or 0) * _per(spec, itype)
 
 
 def unallocated(spec: GovernanceSpec, itype: str) -> int:
     """Accelerators (instances x per-instance accelerators; vCPU-only types count 1 per instance) no team owns."""
-    total = spec.cluster.capacity.get(itype, 0) * _per(itype)
+    total = spec.cluster.capacity.get(itype, 0) * _per(spec, itype)
     used = sum(_in_acc(spec, itype, q.count, q.accelerators) for t in spec.teams for q in t.quota
                if q.instance_type == itype)
     return max(total - used, 0)
 
 
-def _unit(itype: str) -> str:
-    kind = catalog.lookup(itype).accelerator_kind
+def _unit(spec: GovernanceSpec, itype: str) -> str:
+    kind = spec_catalog(spec).lookup(itype).accelerator_kind
     return {catalog.NVIDIA_GPU: "GPUs", catalog.NEURON_DEVICE: "Neuron devices"}.get(kind or "", "instances")
 
 
@@ -181,13 +182,13 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
     i = _index(spec, u.team)
     team = spec.teams[i]
     qi, entry = next((qi, q) for qi, q in enumerate(team.quota) if q.instance_type == f.instance_type)
-    itype, unit = f.instance_type, _unit(f.instance_type)
+    itype, unit = f.instance_type, _unit(spec, f.instance_type)
     why = (f"{u.team} had work waiting while using all of its {f.nominal} {f.unit} on {itype} on "
            f"{u.days_pending_at_quota} of {u.days_with_data} days ({u.pending_hours_at_quota} hours).")
     by_count = entry.count is not None
     have = entry.count if by_count else entry.accelerators
     step = max(1, math.ceil((have or 0) * QUOTA_STEP))
-    step_acc = step * _per(itype) if by_count else step
+    step_acc = step * _per(spec, itype) if by_count else step
     key = "count" if by_count else "accelerators"
     free = unallocated(spec, itype)
     if free >= step_acc or (free and not by_count):
@@ -242,11 +243,11 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
     for _, donor, of, oi, (qj, q), borrows in sorted(donors, key=lambda d: (d[0], d[1])):
         # Move whole instances unless both quotas are in accelerators.
         in_acc = not by_count and q.accelerators is not None
-        move_acc = step_acc if in_acc else math.ceil(step_acc / _per(itype)) * _per(itype)
+        move_acc = step_acc if in_acc else math.ceil(step_acc / _per(spec, itype)) * _per(spec, itype)
         if of.peak + move_acc > of.nominal:
             continue
-        d_new = (q.accelerators - move_acc) if q.accelerators is not None else (q.count or 0) - move_acc // _per(itype)
-        r_new = (have or 0) + (move_acc // _per(itype) if by_count else move_acc)
+        d_new = (q.accelerators - move_acc) if q.accelerators is not None else (q.count or 0) - move_acc // _per(spec, itype)
+        r_new = (have or 0) + (move_acc // _per(spec, itype) if by_count else move_acc)
         d_key = "accelerators" if q.accelerators is not None else "count"
         if d_new <= 0:
             continue

@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from .. import catalog
 from ..plan import amounts_for, names
 from ..plan.kueue import cluster_queue_spec
 from ..spec.errors import SpecError, SpecIssue
@@ -103,18 +102,19 @@ def _amounts(plan: Any, row: TraceRow):
     ``accelerators: N`` asks for N GPUs' worth of partitions (the flavor offers no whole GPUs)."""
     mig = _mig_resource(plan, row.instance_type)
     if mig is None:
-        return amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators)
+        return amounts_for(row.instance_type, count=row.instances, accelerators=row.accelerators,
+                           catalog=plan.catalog)
     profile = mig.removeprefix("nvidia.com/")
     if row.instances is not None:
-        return amounts_for(row.instance_type, count=row.instances, mig_profile=profile)
-    found = catalog.lookup(row.instance_type).mig_profile(profile)
+        return amounts_for(row.instance_type, count=row.instances, mig_profile=profile, catalog=plan.catalog)
+    found = plan.catalog.lookup(row.instance_type).mig_profile(profile)
     per_gpu = found.per_gpu if found else 1
-    return amounts_for(row.instance_type, partition=(profile, (row.accelerators or 0) * per_gpu))
+    return amounts_for(row.instance_type, partition=(profile, (row.accelerators or 0) * per_gpu), catalog=plan.catalog)
 
 
 def _requests(plan: Any, row: TraceRow) -> tuple[tuple[str, int], ...]:
     a = _amounts(plan, row)
-    kind = catalog.lookup(row.instance_type).accelerator_kind
+    kind = plan.catalog.lookup(row.instance_type).accelerator_kind
     out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
     if kind and a.accelerators:
         out.append((kind, a.accelerators))
@@ -122,11 +122,11 @@ def _requests(plan: Any, row: TraceRow) -> tuple[tuple[str, int], ...]:
     return tuple((r, v) for r, v in out if v > 0 and r in plan.covered_resources)
 
 
-def _accelerators(row: TraceRow) -> int:
+def _accelerators(plan: Any, row: TraceRow) -> int:
     """GPUs (or other accelerators) the row asks for, whole or partitioned alike."""
     if row.accelerators is not None:
         return row.accelerators
-    return (row.instances or 0) * catalog.lookup(row.instance_type).accelerators
+    return (row.instances or 0) * plan.catalog.lookup(row.instance_type).accelerators
 
 
 def _gpu_per_unit(plan: Any) -> dict[str, float]:
@@ -137,7 +137,7 @@ def _gpu_per_unit(plan: Any) -> dict[str, float]:
             out[f.accelerator_kind] = 1.0
         mig = getattr(f, "mig_resource", None)
         if mig:
-            found = catalog.lookup(f.instance_type).mig_profile(mig)
+            found = plan.catalog.lookup(f.instance_type).mig_profile(mig)
             out[mig] = 1.0 / (found.per_gpu if found else 1)
     return out
 
@@ -171,7 +171,7 @@ def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, l
             created=row.submit_minute * 60.0,
             duration=row.duration_minutes * 60.0,
             allowed_flavors=(names.flavor(row.instance_type),),
-            labels=(("team", row.team), ("accelerators", str(_accelerators(row)))),
+            labels=(("team", row.team), ("accelerators", str(_accelerators(plan, row)))),
         )
         events.append(Event(at=row.submit_minute * 60.0, submit=wl))
     for reason, n in sorted(skipped.items()):

@@ -49,9 +49,6 @@ def test_activation_state_disabled_for_the_paused_team_only(synthesized):
         "team-a": "Enabled", "team-b": "Disabled"}
 
 
-@pytest.mark.xfail(strict=True, reason="constructs/task_governance.py ClusterPolicy passes only priority_classes and "
-                   "fair_share to SchedulerConfigProperty, and stacks/governance.py does not pass "
-                   "plan.idle_resource_sharing to cluster_policy_properties (lead integration)")
 def test_scheduler_config_idle_resource_sharing(synthesized):
     ((_, policy),) = [r for t in synthesized.templates.values()
                       for r in resources(t, "AWS::SageMaker::ClusterSchedulerConfig")]
@@ -69,3 +66,15 @@ def test_the_templates_with_every_allocation_kind_pass_cfn_lint(synthesized):
         matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
+
+
+def test_a_partitioned_group_carries_the_mig_label_hyperpod_partitions_by(synthesized):
+    ((_, cluster),) = [r for t in synthesized.templates.values() for r in resources(t, "AWS::SageMaker::Cluster")]
+    labels = {g["InstanceGroupName"]: (g.get("KubernetesConfig") or {}).get("Labels") for g in cluster["InstanceGroups"]}
+    partitioned = {g.name: g.mig.profile for g in synthesized.spec.cluster.instance_groups if g.mig}
+    assert partitioned == {name: "mig-1g.10gb" for name in partitioned} and partitioned
+    for name, labels_of_group in labels.items():
+        if name in partitioned:
+            assert labels_of_group == {"nvidia.com/mig.config": "all-1g.10gb"}, name
+        else:
+            assert labels_of_group is None, name
