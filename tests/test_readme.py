@@ -53,3 +53,26 @@ def test_readme_iam_policy_for_drift_and_import_grants_exactly_the_calls_they_ma
         mapping = boto3.client(service, region_name="us-east-1").meta.method_to_api_mapping
         called |= {f"{service}:{mapping[m]}" for m in methods if m in mapping}
     assert called == granted, (sorted(called - granted), sorted(granted - called))
+
+
+def test_readme_console_examples_print_what_the_readme_shows(tmp_path, capsys):
+    """Every ```console block runs as written (from the repository root) and prints the lines it shows."""
+    import shlex
+
+    from hyperpod_gov.cli import main
+
+    # The compare example's other spec: the startup example with no team borrowing.
+    lend_only = (ROOT / "examples" / "startup.yaml").read_text().replace(
+        "strategy: LendAndBorrow, borrowLimitPercent: 50", "strategy: Lend")
+    (tmp_path / "startup-lend-only.yaml").write_text(lend_only)
+    blocks = re.findall(r"```console\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        command, *expected = block.rstrip("\n").splitlines()
+        argv = shlex.split(command.removeprefix("$ "))
+        assert argv[0] == "hyperpod-gov", command
+        argv = [str(tmp_path / a) if a == "startup-lend-only.yaml" else a for a in argv[1:]]
+        assert main(argv) == 0, command
+        out = capsys.readouterr().out.replace(str(tmp_path / "startup-lend-only.yaml"), "startup-lend-only.yaml")
+        for line in expected:
+            assert line in out.splitlines(), (command, line, out)
