@@ -14,7 +14,7 @@ from typing import Literal, Optional
 
 from .. import catalog as catalog_module
 from ..catalog import Catalog
-from ..spec.allocation import Allocation
+from ..spec.allocation import Allocation, describe_amount
 from ..spec.instance_types import allocation_units, group_mig_profiles, spec_catalog
 from ..spec.models import Contract, EgressRule, GovernanceSpec, QuotaEntry, Team
 from . import names
@@ -76,14 +76,7 @@ class Allocated:
                    (a.partitions.profile, a.partitions.count) if a.partitions else None)
 
     def describe(self) -> str:
-        if self.count is not None:
-            return f"{self.count} instance{'s' if self.count != 1 else ''}"
-        if self.accelerators is not None:
-            return f"{self.accelerators} accelerator{'s' if self.accelerators != 1 else ''}"
-        if self.vcpu is not None:
-            return f"{self.vcpu} vCPU + {self.memory_gib} GiB"
-        assert self.partition is not None
-        return f"{self.partition[1]} x {self.partition[0]}"
+        return describe_amount(self.count, self.accelerators, self.vcpu, self.memory_gib, self.partition)
 
 
 @dataclass(frozen=True)

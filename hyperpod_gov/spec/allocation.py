@@ -75,14 +75,22 @@ class Allocation(SpecModel):
 
     def describe(self) -> str:
         """The amount in words, e.g. ``14 x mig-1g.10gb`` or ``32 vCPU + 128 GiB``."""
-        if self.count is not None:
-            return f"{self.count} instance{'s' if self.count != 1 else ''}"
-        if self.accelerators is not None:
-            return f"{self.accelerators} accelerator{'s' if self.accelerators != 1 else ''}"
-        if self.vcpu is not None:
-            return f"{self.vcpu} vCPU + {self.memory_gib} GiB"
-        assert self.partitions is not None
-        return f"{self.partitions.count} x {self.partitions.profile}"
+        partition = (self.partitions.profile, self.partitions.count) if self.partitions else None
+        return describe_amount(self.count, self.accelerators, self.vcpu, self.memory_gib, partition)
+
+
+def describe_amount(count: Optional[int], accelerators: Optional[int], vcpu: Optional[int],
+                    memory_gib: Optional[int], partition: Optional[tuple[str, int]]) -> str:
+    """One amount (exactly one kind given) in words: instances, accelerators, vCPU + GiB, or partitions."""
+    if count is not None:
+        return f"{count} instance{'s' if count != 1 else ''}"
+    if accelerators is not None:
+        return f"{accelerators} accelerator{'s' if accelerators != 1 else ''}"
+    if vcpu is not None:
+        return f"{vcpu} vCPU + {memory_gib} GiB"
+    if partition is None:
+        raise ValueError("an amount needs one of count, accelerators, vcpu or partitions")
+    return f"{partition[1]} x {partition[0]}"
 
 
 class QuotaEntry(Allocation):
