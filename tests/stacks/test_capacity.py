@@ -254,3 +254,17 @@ def test_execution_role_network_interfaces_are_limited_to_the_clusters_vpc(enter
     statements = [s for _, p in resources(t, "AWS::IAM::Policy") for s in p["PolicyDocument"]["Statement"]
                   if s.get("Sid") == "ManageNodeNetworkInterfaces"]
     assert statements and all("ec2:Vpc" in s.get("Condition", {}).get("ArnEquals", {}) for s in statements)
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.34"])
+def test_the_kubectl_layer_follows_the_clusters_kubernetes_version(version):
+    """kubectl supports one minor version of skew: the handler's layer must be built for the cluster's version."""
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from hyperpod_gov.constructs.eks import kubectl_layer
+
+    stack = cdk.Stack(cdk.App())
+    kubectl_layer(stack, "Layer", version)
+    (layer,) = Template.from_stack(stack).find_resources("AWS::Lambda::LayerVersion").values()
+    assert f"kubectl {version}" in layer["Properties"]["Description"]

@@ -244,3 +244,29 @@ def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
     assert source["FullRepositoryId"] == "startup/gov"
     assert [s["Name"] for s in _stages(tmp_path)][-1] == "Capacity"
     assert "ConsumerAccounts" not in [s["Name"] for s in _stages(tmp_path)]
+
+
+def test_pipeline_stages_deploy_the_stacks_under_the_names_cdk_deploy_uses(pipeline, enterprise):
+    """So a user can move between `cdk deploy` and the pipeline without renaming (replacing) a stack."""
+    from hyperpod_gov.plan import build_plan
+
+    plan = build_plan(enterprise.spec)
+    names = set()
+    for assembly in sorted(pipeline.glob("assembly-*")):
+        manifest = json.loads((assembly / "manifest.json").read_text())
+        names |= {a["properties"]["stackName"] for a in manifest["artifacts"].values()
+                  if a["type"] == "aws:cloudformation:stack"}
+    expected = set(plan.stacks.all_names) | set(plan.contracts.stack_names)
+    assert names == expected
+    assert names == set(enterprise.templates)  # what `cdk deploy --all` deploys
+
+
+def test_pipeline_installs_the_pinned_cdk_cli_and_cdk_assets_never_latest(pipeline):
+    from stacks.app import toolchain_versions
+
+    pins = toolchain_versions()
+    specs = json.dumps([p["Source"]["BuildSpec"] for _, p in resources(_pipeline_template(pipeline),
+                                                                         "AWS::CodeBuild::Project")])
+    assert f"aws-cdk@{pins['cli']}" in specs  # self-mutation
+    assert f"cdk-assets@{pins['cdk_assets']}" in specs  # asset publishing (the lifecycle scripts, handlers)
+    assert "@latest" not in specs
