@@ -87,7 +87,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if not args.governance_only:
         from .testing import synth_snapshot
 
-        resources = resource_diff(synth_snapshot(args.old), synth_snapshot(args.new))
+        resources = resource_diff(synth_snapshot(old), synth_snapshot(new))
         print("Resource changes (+ added, - removed, ~ changed):")
         print("\n".join(f"  {line}" for line in resources) if resources else "  none")
     return EXIT_INVALID if args.fail and (lines or resources or reviews) else EXIT_OK

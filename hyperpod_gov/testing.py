@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Union
 
+from .plan import Plan, build_plan
 from .spec import GovernanceSpec, load_spec
 
 ASSET_HASH = re.compile(r"\b[0-9a-f]{64}\b")
@@ -32,18 +33,23 @@ def normalise(value: Any) -> Any:
     return json.loads(ASSET_HASH.sub(MASK, json.dumps(value, sort_keys=True)))
 
 
-def synth_snapshot(spec: Union[str, Path, GovernanceSpec], *, today: dt.date | None = None) -> dict[str, Any]:
-    """``{"templates": {stack: template}, "manifests": {"cluster": [...], "teams": {team: [...]}}}``."""
+def synth_snapshot(spec: Union[str, Path, GovernanceSpec, "Plan"], *, today: dt.date | None = None) -> dict[str, Any]:
+    """``{"templates": {stack: template}, "manifests": {"cluster": [...], "teams": {team: [...]}}}``.
+
+    ``spec``: a spec file, a ``GovernanceSpec``, or a plan already built from one.
+    """
     from stacks.app import synth  # the composition root
 
     from .charts import render
-    from .plan import build_plan
 
-    base_dir = None
-    if not isinstance(spec, GovernanceSpec):
-        base_dir = Path(spec).resolve().parent
-        spec = load_spec(spec, today=today)
-    plan = build_plan(spec, base_dir=base_dir)
+    if isinstance(spec, Plan):
+        plan = spec
+    else:
+        base_dir = None
+        if not isinstance(spec, GovernanceSpec):
+            base_dir = Path(spec).resolve().parent
+            spec = load_spec(spec, today=today)
+        plan = build_plan(spec, base_dir=base_dir)
     manifests = render(plan)
     with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
         assembly = synth(plan, Path(tmp), manifests=manifests)
