@@ -10,7 +10,7 @@ from typing import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .spec import GovernanceSpec, SpecError, load_spec, spec_warnings
+from .spec import GovernanceSpec, SpecError, SpecIssue, load_spec, spec_warnings
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -50,6 +50,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         assembly = synth(plan, out)
+    except OSError as exc:  # --out names a file, an unwritable folder, a full disk...
+        raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
+                                   "give a folder you can write to (it is created if missing)")]) from None
     except PolicyValidationError as exc:
         print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
               file=sys.stderr)
@@ -67,8 +70,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import governance_diff, resource_diff
 
-    old = plan_of(args.old, strict=args.strict, warn=False)
-    new = plan_of(args.new, strict=args.strict)
+    plans = []
+    for path, warn in ((args.old, False), (args.new, True)):
+        try:
+            plans.append(plan_of(path, strict=args.strict, warn=warn))
+        except SpecError as exc:  # say which of the two specs is wrong
+            raise SpecError(exc.issues, exc.source or path) from None
+    old, new = plans
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")

@@ -57,3 +57,18 @@ def test_schema_is_json_schema_with_descriptions(capsys):
     assert team["additionalProperties"] is False
     assert all("description" in p for p in team["properties"].values())
     assert "fairShareWeight" in team["properties"]
+
+
+def test_synth_into_a_path_it_cannot_write_says_so_without_a_traceback(tmp_path):
+    blocker = tmp_path / "build"
+    blocker.write_text("a file where the output folder should go")
+    run = subprocess.run([sys.executable, "-m", "hyperpod_gov.cli", "synth", str(EXAMPLES / "startup.yaml"),
+                          "--out", str(blocker)], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert f"--out: cannot be written (File exists) ('{blocker}'); give a folder you can write to" in run.stderr
+
+
+def test_diff_names_the_spec_that_is_wrong(capsys, tmp_path):
+    assert main(["diff", str(EXAMPLES / "startup.yaml"), str(tmp_path / "nope.yaml"), "--governance-only"]) == 1
+    assert capsys.readouterr().err.startswith(f"{tmp_path / 'nope.yaml'}: 1 problem in the spec:")

@@ -149,6 +149,14 @@ def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str |
             "(through a symbolic link), and the whole folder would be uploaded into the cloud assembly",
             chart.directory, "copy the chart into a folder next to the spec instead of linking to it",
         )], source)
+    if not (target / "Chart.yaml").is_file():
+        problem = "is not a folder" if target.exists() and not target.is_dir() else \
+            "has no Chart.yaml" if target.is_dir() else "does not exist"
+        raise SpecError([SpecIssue(
+            "cluster.dependenciesChart.directory", f"{problem} ({target}): synth uploads this Helm chart folder",
+            chart.directory, "give the folder of the HyperPod dependencies chart (with its Chart.yaml), relative "
+            "to the spec file",
+        )], source)
 
 
 def parse_spec(

@@ -138,7 +138,21 @@ def test_a_chart_directory_inside_the_spec_folder_is_accepted(tmp_path):
     data = copy.deepcopy(BASE)
     data["cluster"]["dependenciesChart"] = {"directory": "charts/hyperpod"}
     (tmp_path / "charts" / "hyperpod").mkdir(parents=True)
+    (tmp_path / "charts" / "hyperpod" / "Chart.yaml").write_text("apiVersion: v2\nname: hyperpod\nversion: 0.1.0\n")
     assert load_spec(_write(tmp_path, data), today=TODAY).cluster.dependencies_chart.directory == "charts/hyperpod"
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda d: None, "does not exist"),
+    (lambda d: d.mkdir(parents=True), "has no Chart.yaml"),
+    (lambda d: (d.parent.mkdir(parents=True), d.write_text("x")), "is not a folder"),
+])
+def test_a_chart_directory_that_is_not_a_chart_is_rejected_before_synth(tmp_path, make, problem):
+    data = copy.deepcopy(BASE)
+    data["cluster"]["dependenciesChart"] = {"directory": "charts/hyperpod"}
+    make(tmp_path / "charts" / "hyperpod")
+    with pytest.raises(SpecError, match=rf"cluster.dependenciesChart.directory: {problem} \("):
+        load_spec(_write(tmp_path, data), today=TODAY)
 
 
 def test_twenty_thousand_levels_of_nesting_give_a_clear_error(tmp_path):
