@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from constructs import Construct
 
 from ..plan import TeamPlan
+from ..plan.network import EgressPlan
 from ._objects import api_object
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"
-# Link-local space: the instance metadata service (the node role's credentials) and the node's agents. A team's
-# egress never reaches it, even inside a wider allow such as 0.0.0.0/0 (the Pod Identity agent has its own rule).
-LINK_LOCAL = "169.254.0.0/16"
 NETWORKING_API = "networking.k8s.io/v1"
 
 
@@ -22,10 +19,8 @@ def _policy(scope: Construct, name: str, namespace: str, spec: dict[str, Any]) -
                namespace=namespace, body={"spec": spec})
 
 
-def _block(cidr: str) -> dict[str, Any]:
-    if ipaddress.IPv4Network(LINK_LOCAL).subnet_of(ipaddress.IPv4Network(cidr)):
-        return {"cidr": cidr, "except": [LINK_LOCAL]}
-    return {"cidr": cidr}
+def _block(egress: EgressPlan) -> dict[str, Any]:
+    return {"cidr": egress.cidr, "except": list(egress.excepts)} if egress.excepts else {"cidr": egress.cidr}
 
 
 def network_policies(scope: Construct, *, team: TeamPlan, vpc_cidr: str) -> None:
@@ -60,7 +55,7 @@ def network_policies(scope: Construct, *, team: TeamPlan, vpc_cidr: str) -> None
     })
     if team.egress:
         rules = [
-            {"to": [{"ipBlock": _block(e.cidr)}],
+            {"to": [{"ipBlock": _block(e)}],
              "ports": [{"protocol": e.protocol, "port": p} for p in sorted(e.ports)]}
             for e in team.egress
         ]

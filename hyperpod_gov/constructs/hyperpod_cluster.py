@@ -50,8 +50,7 @@ class HyperPodCluster(Construct):
                                              cluster_arn=cluster.cluster_arn, vpc_arn=network.vpc.vpc_arn)
         self.dependencies: Optional[DependenciesChart] = None
         if c.dependencies_chart is not None:
-            self.dependencies = DependenciesChart(self, "Dependencies", chart=c.dependencies_chart,
-                                                  directory=c.dependencies_directory, cluster=cluster)
+            self.dependencies = DependenciesChart(self, "Dependencies", chart=c.dependencies_chart, cluster=cluster)
         else:
             Annotations.of(self).add_warning_v2(
                 WARN_NO_DEPENDENCIES_CHART,

@@ -81,6 +81,29 @@ class NetworkPlan:
 
 
 @dataclass(frozen=True)
+class ChartPlan:
+    """Where the HyperPod dependencies Helm chart comes from: exactly one of a repository, an OCI reference or a
+    directory (resolved against the spec's folder)."""
+
+    source: str  # repository | oci | directory
+    chart: Optional[str]  # chart name (repository and oci)
+    repository: Optional[str]  # Helm repository URL or OCI reference
+    version: Optional[str]
+    directory: Optional[Path]
+
+
+def chart_plan(chart: HelmChart, base_dir: Optional[Path]) -> ChartPlan:
+    if chart.source == "directory":
+        directory = Path(chart.directory or "")
+        if not directory.is_absolute():
+            directory = (base_dir or Path.cwd()) / directory
+        return ChartPlan("directory", None, None, None, directory)
+    if chart.source == "oci":  # an OCI reference ends with the chart's name
+        return ChartPlan("oci", (chart.oci or "").rstrip("/").rsplit("/", 1)[-1], chart.oci, chart.version, None)
+    return ChartPlan("repository", chart.chart, chart.repository, chart.version, None)
+
+
+@dataclass(frozen=True)
 class AdminPlan:
     principal_arn: str
     key: str  # construct id: readable name plus a hash of the whole ARN
@@ -98,8 +121,7 @@ class ClusterPlan:
     admins: tuple[AdminPlan, ...]
     instance_groups: tuple[InstanceGroupPlan, ...]  # sorted by name
     addon_versions: AddonVersions
-    dependencies_chart: Optional[HelmChart]
-    dependencies_directory: Optional[Path]  # a directory chart, resolved against the spec's folder
+    dependencies_chart: Optional[ChartPlan]  # None: not installed (synth warns)
     lifecycle_bucket: str
 
 
@@ -287,12 +309,6 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
-    chart = c.dependencies_chart
-    directory = None
-    if chart is not None and chart.directory:
-        directory = Path(chart.directory)
-        if not directory.is_absolute():
-            directory = (base_dir or Path.cwd()) / directory
     groups = tuple(
         InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
                           cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None)
@@ -310,8 +326,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         admins=tuple(AdminPlan(arn, names.principal_key(arn)) for arn in sorted(c.admins)),
         instance_groups=groups,
         addon_versions=c.addon_versions,
-        dependencies_chart=chart,
-        dependencies_directory=directory,
+        dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
     )
 

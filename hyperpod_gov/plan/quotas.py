@@ -16,8 +16,9 @@ from .. import catalog as catalog_module
 from ..catalog import Catalog
 from ..spec.allocation import Allocation, describe_amount
 from ..spec.instance_types import allocation_units, group_mig_profiles, spec_catalog
-from ..spec.models import Contract, EgressRule, GovernanceSpec, QuotaEntry, Team
+from ..spec.models import Contract, GovernanceSpec, QuotaEntry, Team
 from . import names
+from .network import EgressPlan, egress_plan
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 PodSecurityLevel = Literal["baseline", "restricted"]
@@ -136,7 +137,7 @@ class TeamPlan:
     quota_name: str = ""  # ComputeQuota name (task-governance mode)
     queue_reader: str = ""  # ClusterRole that lets the team read its own ClusterQueue
     contract: Optional[Contract] = None
-    egress: tuple[EgressRule, ...] = ()  # sorted
+    egress: tuple[EgressPlan, ...] = ()  # sorted, link-local carved out
     service_accounts: tuple[str, ...] = ()  # sorted
     viewers: tuple[str, ...] = ()  # IAM principal ARNs, as the spec lists them
     submitters: tuple[str, ...] = ()
@@ -258,7 +259,7 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None) -
         quota_name=names.compute_quota(team.name),
         queue_reader=names.queue_reader(team.name),
         contract=team.contract,
-        egress=tuple(sorted(team.egress, key=lambda e: (e.cidr, e.protocol, e.ports))),
+        egress=egress_plan(team.egress),
         service_accounts=tuple(sorted(w.service_account for w in team.workload_identities)),
         viewers=tuple(team.access.viewers),
         submitters=tuple(team.access.submitters),

@@ -87,3 +87,29 @@ def test_the_public_endpoint_acknowledgement_says_only_what_the_rules_guarantee(
     assert "cluster.adminCidrs (203.0.113.0/24), which the spec rules accept only when together they cover at " \
         "most a /8 of public addresses" in metadata
     assert "never 0.0.0.0/0" not in metadata  # not true: 0.0.0.0/1 and 128.0.0.0/1 were accepted
+
+
+# Service principals trusted without conditions, each with the reason; any other unconditioned trust fails.
+UNCONDITIONED = {
+    "lambda.amazonaws.com": "CDK's own handlers (kubectl provider, BucketDeployment, task-governance provider): a "
+                            "Lambda execution role is bound to its function through iam:PassRole in this account; "
+                            "AWS documents no confused-deputy keys for it",
+    "states.amazonaws.com": "the task-governance provider's polling state machine (custom-resource mode), passed the "
+                            "same way",
+    "eks.amazonaws.com": "the EKS cluster role as aws-cdk-lib creates it; EKS's documented trust has no conditions",
+}
+
+
+@pytest.mark.parametrize("example", ["enterprise", "startup"])
+def test_every_service_trust_is_conditioned_or_named_with_its_reason(example, request):
+    synthesized = request.getfixturevalue(example)
+    for name, template in synthesized.templates.items():
+        for logical_id, props in resources(template, "AWS::IAM::Role"):
+            for statement in props["AssumeRolePolicyDocument"]["Statement"]:
+                service = statement.get("Principal", {}).get("Service")
+                if service is None:
+                    continue
+                if service in SERVICE_CONDITIONS:
+                    assert statement.get("Condition"), (name, logical_id, service)
+                else:
+                    assert service in UNCONDITIONED, (name, logical_id, service, "is trusted without a condition")
