@@ -2,6 +2,7 @@
 
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
-from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
+from .governance import AccessStack, DashboardsStack, GovernanceStack, MonitoringStack, TeamsStack
 
-__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "GovernanceStack", "MonitoringStack", "TeamsStack"]
+__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "DashboardsStack", "GovernanceStack",
+           "MonitoringStack", "TeamsStack"]

@@ -8,7 +8,7 @@ from aws_cdk import Duration, Stack, Tags, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
-from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboards, TeamMonitoring
+from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy, SdkComputeQuota, TaskGovernanceProvider
 from hyperpod_gov.plan.invariants import shard_topics
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
@@ -94,7 +94,21 @@ class MonitoringStack(Stack):
         assert monitoring is not None, "build_plan always sets plan.monitoring"
         platform = [t for t in monitoring.topics if t.key == PLATFORM_TOPIC]
         self.topics = AlarmTopics(self, "AlarmTopics", topics=platform)
-        self.dashboards = ClusterDashboards(self, "Dashboards", monitoring=monitoring)
+        name, teams = monitoring.cluster_dashboards[0]  # later pages: DashboardsStack
+        self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
+                                               teams=teams)
+
+
+class DashboardsStack(Stack):
+    """One further page of the cluster dashboard (50 teams a page), in a stack of its own."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, page: int, **kwargs: Any) -> None:
+        super().__init__(scope, id, env=capacity_env(plan),
+                         description=f"hyperpod-gov {plan.name}: cluster dashboard page {page + 1}", **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
+        assert plan.monitoring is not None, "build_plan always sets plan.monitoring"
+        name, teams = plan.monitoring.cluster_dashboards[page]
+        self.dashboard = ClusterDashboardPage(self, name, monitoring=plan.monitoring, name=name, teams=teams)
 
 
 class TeamsStack(Stack):

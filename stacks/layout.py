@@ -10,12 +10,13 @@ from hyperpod_gov.plan import Plan
 
 from .capacity import CapacityStack
 from .consumer import ConsumerAccountStack
-from .governance import AccessStack, GovernanceStack, MonitoringStack, TeamsStack
+from .governance import AccessStack, DashboardsStack, GovernanceStack, MonitoringStack, TeamsStack
 from .studio import StudioConnectionsStack
 
 
 def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
-    """The capacity account's stacks, in deploy order: capacity, governance, monitoring, access, the team shards.
+    """The capacity account's stacks, in deploy order: capacity, governance, monitoring (and further cluster
+    dashboard pages), access, the team shards.
 
     Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
     """
@@ -25,6 +26,8 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> l
                                  stack_name=s.governance)
     monitoring = MonitoringStack(scope, s.monitoring, plan=plan, stack_name=s.monitoring)
     stacks: list[cdk.Stack] = [capacity, governance, monitoring]
+    for page, name in enumerate(s.dashboards, start=1):
+        stacks.append(DashboardsStack(scope, name, plan=plan, page=page, stack_name=name))
     for shard in s.access:
         stacks.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
                                   stack_name=shard.name))

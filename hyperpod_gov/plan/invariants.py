@@ -70,6 +70,7 @@ def role_names_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
 def stack_names_unique(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
     owners = [(plan.stacks.capacity, "the capacity stack"), (plan.stacks.governance, "the governance stack"),
               (plan.stacks.monitoring, "the monitoring stack")]
+    owners += [(name, "a cluster dashboard stack") for name in plan.stacks.dashboards]
     owners += [(s.name, "an access stack") for s in plan.stacks.access]
     owners += [(s.name, "a team stack") for s in plan.stacks.teams]
     owners += [(c.name, f"the stack of consumer account {c.account_name}") for c in plan.stacks.consumers]

@@ -77,6 +77,10 @@ def team_shard(index: int) -> str:
     return f"teams-{index:02d}"
 
 
+def dashboards_shard(page: int) -> str:
+    return f"dashboards-{page:02d}"
+
+
 def access_shard(index: int) -> str:
     return "access" if index == 0 else f"access-{index:02d}"
 

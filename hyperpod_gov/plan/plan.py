@@ -154,13 +154,14 @@ class StackLayout:
     teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
     consumers: tuple[ConsumerStack, ...]
     pipeline: str
+    dashboards: tuple[str, ...] = ()  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
 
     def team_stack(self, team: str) -> Shard:
         return next(s for s in self.teams if team in s.members)
 
     @property
     def all_names(self) -> tuple[str, ...]:
-        return (self.capacity, self.governance, self.monitoring, *(s.name for s in self.access),
+        return (self.capacity, self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
                 *(c.name for c in self.consumers))
 

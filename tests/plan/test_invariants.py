@@ -145,3 +145,17 @@ def test_spec_package_never_imports_the_plan():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
                 assert "plan" not in (node.module or ""), path.name
+
+
+def test_cluster_dashboard_pages_after_the_first_get_a_stack_each():
+    """A page holds 50 teams (about 130 kB of template); the monitoring stack holds only the first page, so no
+    stack nears CloudFormation's 1 MB however many teams there are, and a page never changes stack."""
+    from tests.scale import many_teams_spec
+
+    data = many_teams_spec(120)
+    plan = build_plan(parse_spec(data, today=TODAY))
+    assert len(plan.monitoring.cluster_dashboards) == 3
+    assert plan.stacks.dashboards == ("scale-dashboards-01", "scale-dashboards-02")
+    assert set(plan.stacks.dashboards) <= set(plan.stacks.all_names)
+    small = build_plan(parse_spec(many_teams_spec(50), today=TODAY))
+    assert small.stacks.dashboards == ()  # one page: nothing but the monitoring stack
