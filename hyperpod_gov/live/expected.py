@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ..plan import IdentityPlan, Plan, PrincipalAccess
+from ..plan import Plan
 from ..plan import names
 from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target, scheduler_config
 
@@ -90,81 +90,42 @@ class Expected:
         return None
 
 
-@dataclass(frozen=True)
-class _PlanFacts:
-    mode: str
-    name: str
-    cluster_name: str
-    eks_cluster_name: str
-    account: str
-    region: str
-    policy_name: str
-    instance_groups: tuple[ExpectedInstanceGroup, ...]
-    principals: tuple[PrincipalAccess, ...]
-    identities: tuple[IdentityPlan, ...]
-    admins: tuple[str, ...]
-    addon_versions: Mapping[str, Optional[str]]
-
-
-def _plan_facts(plan: Plan) -> _PlanFacts:
-    """The plan's facts that drift compares."""
-    return _PlanFacts(
-        mode=plan.mode,
-        name=plan.name,
-        cluster_name=plan.cluster_name,
-        eks_cluster_name=plan.eks_cluster_name,
-        account=plan.account,
-        region=plan.region,
-        policy_name=plan.policy_name,
-        instance_groups=tuple(ExpectedInstanceGroup(g.name, g.instance_type, g.count) for g in plan.instance_groups),
-        principals=plan.principals,
-        identities=plan.identities,
-        admins=tuple(a.principal_arn for a in plan.cluster.admins),
-        addon_versions=plan.addon_versions,
-    )
-
-
-def quota_name(plan: Plan, team: str) -> str:
-    return plan.team(team).quota_name
-
-
 def expected_state(plan: Plan) -> Expected:
     """Everything drift compares, derived from the plan alone."""
-    f = _plan_facts(plan)
-    task_governance = f.mode == "task-governance"
     policy = None
     quotas: tuple[ExpectedQuota, ...] = ()
-    if task_governance:
+    if plan.task_governance:
         policy = ExpectedPolicy(
-            f.policy_name,
+            plan.policy_name,
             scheduler_config([(p.name, p.weight) for p in plan.priority_classes], plan.fair_sharing,
                              plan.idle_resource_sharing),
         )
         quotas = tuple(
-            ExpectedQuota(t.name, quota_name(plan, t.name), compute_quota_config(t), compute_quota_target(t),
+            ExpectedQuota(t.name, t.quota_name, compute_quota_config(t), compute_quota_target(t),
                           activation_state(t))
             for t in plan.teams
         )
     entries: dict[str, ExpectedAccessEntry] = {
-        arn: ExpectedAccessEntry(arn, None, ()) for arn in sorted(f.admins)
+        a.principal_arn: ExpectedAccessEntry(a.principal_arn, None, ()) for a in plan.cluster.admins
     }
-    for p in f.principals:  # a principal that is also an admin gets its team groups (one entry per principal)
+    for p in plan.principals:  # a principal that is also an admin gets its team groups (one entry per principal)
         entries[p.principal_arn] = ExpectedAccessEntry(p.principal_arn, tuple(sorted(p.groups)), tuple(p.teams))
     return Expected(
-        spec_name=f.name,
-        mode=f.mode,
-        cluster_name=f.cluster_name,
-        eks_cluster_name=f.eks_cluster_name,
-        account=f.account,
-        region=f.region,
-        instance_groups=tuple(sorted(f.instance_groups, key=lambda g: g.name)),
+        spec_name=plan.name,
+        mode=plan.mode,
+        cluster_name=plan.cluster_name,
+        eks_cluster_name=plan.eks_cluster_name,
+        account=plan.account,
+        region=plan.region,
+        instance_groups=tuple(sorted((ExpectedInstanceGroup(g.name, g.instance_type, g.count)
+                                      for g in plan.instance_groups), key=lambda g: g.name)),
         policy=policy,
         quotas=tuple(sorted(quotas, key=lambda q: q.team)),
         access_entries=tuple(entries[k] for k in sorted(entries)),
         pod_identities=tuple(sorted(
             (ExpectedPodIdentity(i.team, i.namespace, i.service_account, i.source_role_arn, i.target_role_arn)
-             for i in f.identities),
+             for i in plan.identities),
             key=lambda i: (i.namespace, i.service_account),
         )),
-        addons=tuple(ExpectedAddon(n, f.addon_versions[n]) for n in sorted(f.addon_versions)),
+        addons=tuple(ExpectedAddon(n, v) for n, v in sorted(plan.addon_versions.items())),
     )
