@@ -10,7 +10,6 @@ from constructs import Construct
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy, SdkComputeQuota, TaskGovernanceProvider
-from hyperpod_gov.plan.invariants import shard_topics
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.constructs import (
     AppliedManifests,
@@ -125,8 +124,7 @@ class TeamsStack(Stack):
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
         assert watch is not None, "build_plan always sets plan.monitoring"
-        wanted = set(shard_topics(plan, shard.members))
-        topics = AlarmTopics(self, "AlarmTopics", topics=[t for t in watch.topics if t.key in wanted],
+        topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members),
                              key=monitoring.topics.key)
         by_key = {**monitoring.topics.topics, **topics.topics}
         cluster = capacity.eks.cluster

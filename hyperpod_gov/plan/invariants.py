@@ -13,7 +13,6 @@ from typing import Callable, Iterable, Iterator
 
 from ..spec.errors import SpecIssue
 from ..spec.models import GovernanceSpec
-from .monitoring import PLATFORM_TOPIC
 from .plan import Plan
 
 Invariant = Callable[[GovernanceSpec, Plan], Iterable[SpecIssue]]
@@ -104,19 +103,11 @@ def _team_resources(plan: Plan, team: str) -> int:
     return 1 + governance + per_identity + monitoring  # + the team's manifest
 
 
-def shard_topics(plan: Plan, teams: Iterable[str]) -> tuple[str, ...]:
-    """Owner topics the alarms of these teams publish to (the platform's lives in the monitoring stack)."""
-    if plan.monitoring is None:
-        return ()
-    keys = {a.topic for t in teams for a in plan.monitoring.team(t).alarms}
-    return tuple(sorted(keys - {PLATFORM_TOPIC}))
-
-
 def stacks_fit_cloudformation(spec: GovernanceSpec, plan: Plan) -> Iterator[SpecIssue]:
     overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     for stack in plan.stacks.teams:
         total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
-            TOPIC_RESOURCES * len(shard_topics(plan, stack.members))
+            TOPIC_RESOURCES * (len(plan.monitoring.owner_topics(stack.members)) if plan.monitoring else 0)
         if total > RESOURCE_BUDGET:
             yield SpecIssue(
                 "deployment.teamStacks",

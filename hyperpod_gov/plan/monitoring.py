@@ -18,7 +18,7 @@ amazon-contributing/opentelemetry-collector-contrib, receiver/awscontainerinsigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from .. import catalog
 from ..spec.monitoring import AlarmOverrides, AlarmThresholds, Monitoring
@@ -193,6 +193,12 @@ class MonitoringPlan:
     topics: tuple[TopicPlan, ...]  # sorted by key
     cluster_dashboards: tuple[tuple[str, tuple[str, ...]], ...]  # (dashboard name, team names on it)
     kueue_metric_streams: int = field(default=0)
+
+    def owner_topics(self, teams: Iterable[str]) -> tuple[TopicPlan, ...]:
+        """The owners' topics these teams' alarms publish to, sorted (the platform's topic is not among them: it
+        lives in the monitoring stack)."""
+        keys = {a.topic for t in teams for a in self.team(t).alarms} - {PLATFORM_TOPIC}
+        return tuple(t for t in self.topics if t.key in keys)
 
     def team(self, name: str) -> TeamWatch:
         for t in self.teams:
