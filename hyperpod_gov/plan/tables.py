@@ -1,0 +1,289 @@
+"""The tables of every governed object (see ``fields.py``): one row per API member, declared once.
+
+``task_governance.py`` emits quotas and the cluster policy from ``COMPUTE_QUOTA`` and ``CLUSTER_POLICY``; the
+constructs emit instance groups, access entries and Pod Identity associations from ``INSTANCE_GROUP``,
+``ACCESS_ENTRY`` and ``POD_IDENTITY``; ``live/`` compares every table with the live state and imports from it.
+Member names are the AWS APIs' (SageMaker: PascalCase, shared with CloudFormation; EKS: camelCase, which
+CloudFormation spells with a capital first letter: :func:`cfn_properties`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from ..spec.types import DEFAULT_BORROW_LIMIT_PERCENT
+from .fields import Field, Table, emit
+from .quotas import Allocated, TeamPlan
+
+# Deep health checks HyperPod runs when an accelerated node starts: they stress accelerators and their
+# interconnect, which CPU types do not have.
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+ACCESS_ENTRY_TYPE = "STANDARD"
+
+
+def resource_config(given: Allocated) -> dict[str, Any]:
+    """One ``ComputeQuotaResourceConfig`` (a quota resource or an absolute borrow limit), as the spec gave it."""
+    entry: dict[str, Any] = {"InstanceType": given.instance_type}
+    if given.accelerators is not None:
+        entry["Accelerators"] = given.accelerators
+    elif given.vcpu is not None:
+        entry["VCpu"] = given.vcpu
+        entry["MemoryInGiB"] = given.memory_gib
+    elif given.partition is not None:
+        entry["AcceleratorPartition"] = {"Type": given.partition[0], "Count": given.partition[1]}
+    else:
+        entry["Count"] = given.count
+    return entry
+
+
+def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
+    """Tags from the team's contract, sorted by key (tag values allow letters, digits, space and _.:/=+-@)."""
+    contract = team.contract
+    if contract is None:
+        return None
+    tags = {
+        "hyperpod-gov:business-owner": contract.business_owner,
+        "hyperpod-gov:operations-owner": contract.operations_owner,
+        "hyperpod-gov:cost-owner": contract.cost_owner,
+        "hyperpod-gov:data-classification": contract.data_classification,
+        "hyperpod-gov:approved-workloads": " ".join(contract.approved_workloads),
+        "hyperpod-gov:review-by": contract.review_by.isoformat(),
+    }
+    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+
+
+def _lend_and_borrow(team: TeamPlan) -> bool:
+    return team.strategy == "LendAndBorrow"
+
+
+def _resources(team: TeamPlan) -> list[dict[str, Any]]:
+    return [resource_config(f.given) for f in team.owned if f.given is not None]
+
+
+def _absolute(team: TeamPlan) -> Optional[list[dict[str, Any]]]:
+    if not _lend_and_borrow(team) or not team.absolute_borrow_limits:
+        return None
+    return [resource_config(b) for b in team.absolute_borrow_limits]
+
+
+def _activation(team: TeamPlan) -> str:
+    return "Enabled" if team.active else "Disabled"
+
+
+_DEPLOY_TIME = "a deploy-time reference to this cluster; the live object is read from it"
+_GENERATED = "generated text that says which tool made it"
+
+COMPUTE_QUOTA = Table(
+    kind="ComputeQuota",
+    label="compute quota",
+    spec="teams[]",
+    fields=(
+        Field("Name", "quota name", "name", get=lambda t: t.quota_name, plan_fields=("quota_name",),
+              drift="quotas are matched by ComputeQuotaTarget.TeamName; the name only picks among duplicates",
+              imports="generated from the team name"),
+        Field("ClusterArn", "cluster", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        Field("ActivationState", "activation state", "active", get=_activation, plan_fields=("active",),
+              to_spec=lambda v: v != "Disabled"),
+        Field("Description", "description", "", get=lambda t: f"hyperpod-gov compute quota of team {t.name}",
+              drift=_GENERATED, imports=_GENERATED),
+        Field("ComputeQuotaConfig.ComputeQuotaResources", "quota", "quota", get=_resources,
+              plan_fields=("flavors",), keyed_by="InstanceType",
+              imports="written entry by entry by the importer (one amount per spec entry)"),
+        Field("ComputeQuotaConfig.ResourceSharingConfig.Strategy", "sharing strategy", "sharing.strategy",
+              get=lambda t: t.strategy, plan_fields=("strategy",), to_spec=str),
+        Field("ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit", "borrow limit (%)",
+              "sharing.borrowLimitPercent", get=lambda t: t.borrow_limit_percent if _lend_and_borrow(t) else None,
+              plan_fields=("borrow_limit_percent",), default=DEFAULT_BORROW_LIMIT_PERCENT, when=_lend_and_borrow,
+              after="ComputeQuotaConfig.ResourceSharingConfig.Strategy", to_spec=int),
+        Field("ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits", "absolute borrow limits",
+              "sharing.absoluteBorrowLimits", get=_absolute, plan_fields=("absolute_borrow_limits",),
+              keyed_by="InstanceType", after="ComputeQuotaConfig.ResourceSharingConfig.Strategy",
+              imports="written entry by entry by the importer (one amount per spec entry)"),
+        Field("ComputeQuotaConfig.PreemptTeamTasks", "preemption of the team's own tasks", "preemptTeamTasks",
+              get=lambda t: t.preempt_team_tasks, plan_fields=("preempt_team_tasks",), to_spec=str),
+        Field("ComputeQuotaTarget.TeamName", "team", "name", get=lambda t: t.name, plan_fields=("name",),
+              drift="the key quotas are matched by", to_spec=str),
+        Field("ComputeQuotaTarget.FairShareWeight", "fair-share weight", "fairShareWeight",
+              get=lambda t: t.fair_share_weight, plan_fields=("fair_share_weight",), to_spec=int),
+        Field("Tags", "contract tags", "contract", get=contract_tags, plan_fields=("contract",),
+              drift="DescribeComputeQuota does not return tags; `review` and the contract record check contracts",
+              imports="the contract is not held by the API: import leaves a commented placeholder"),
+    ),
+    exempt={
+        "namespace": "HyperPod names the namespace after ComputeQuotaTarget.TeamName",
+        "cluster_queue": "Kueue objects (kueue mode) and the simulator; HyperPod names its own",
+        "local_queue": "Kueue objects (kueue mode) and the simulator; HyperPod names its own",
+        "viewers_group": "the team's Kubernetes objects and access entries",
+        "submitters_group": "the team's Kubernetes objects and access entries",
+        "is_shared_pool": "the shared pool is a team to the API",
+        "queue_reader": "the team's Kubernetes objects",
+        "egress": "the team's Kubernetes objects (NetworkPolicies)",
+        "service_accounts": "the team's Kubernetes objects and Pod Identity associations",
+        "viewers": "access entries",
+        "submitters": "access entries",
+        "pod_security": "the team's Kubernetes objects (admission policies)",
+        "pod_exec": "the team's Kubernetes objects (RBAC)",
+        "write_secrets": "the team's Kubernetes objects (RBAC)",
+        "write_config_maps": "the team's Kubernetes objects (RBAC)",
+        "idle_resource_sharing": "the cluster policy (SchedulerConfig.IdleResourceSharing)",
+    },
+)
+
+
+@dataclass(frozen=True)
+class PolicyPart:
+    """What the cluster policy is made of (``policy_part(plan)``)."""
+
+    name: str
+    cluster_name: str
+    priority_classes: tuple[tuple[str, int], ...]  # (spec name, weight), sorted by name
+    fair_sharing: bool
+    idle_resource_sharing: bool
+
+
+def policy_part(plan: Any) -> PolicyPart:
+    return PolicyPart(plan.policy_name, plan.cluster.name, tuple((p.name, p.weight) for p in plan.priority_classes),
+                      plan.fair_sharing, plan.idle_resource_sharing)
+
+
+CLUSTER_POLICY = Table(
+    kind="ClusterSchedulerConfig",
+    label="cluster policy",
+    spec="scheduler",
+    fields=(
+        Field("Name", "policy name", "", get=lambda p: p.name, plan_fields=("name",),
+              drift="HyperPod holds one policy per cluster; the planned name only picks among several",
+              imports="the spec's name is read from it (<name>-policy)"),
+        Field("ClusterArn", "cluster", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        Field("Description", "description", "", get=lambda p: f"hyperpod-gov cluster policy of {p.cluster_name}",
+              plan_fields=("cluster_name",), drift=_GENERATED, imports=_GENERATED),
+        Field("SchedulerConfig.PriorityClasses", "priority classes", "priorityClasses",
+              get=lambda p: [{"Name": n, "Weight": w} for n, w in p.priority_classes],
+              plan_fields=("priority_classes",), keyed_by="Name", strip_key=False,
+              to_spec=lambda v: [{"name": p["Name"], "weight": p["Weight"]} for p in v] or None),
+        Field("SchedulerConfig.FairShare", "fair sharing of idle compute", "idleCompute",
+              get=lambda p: "Enabled" if p.fair_sharing else "Disabled", plan_fields=("fair_sharing",),
+              to_spec=lambda v: "fair-share" if v == "Enabled" else "first-come-first-serve"),
+        # Written only when off: the service's default is Enabled.
+        Field("SchedulerConfig.IdleResourceSharing", "idle resource sharing", "idleResourceSharing",
+              get=lambda p: None if p.idle_resource_sharing else "Disabled", plan_fields=("idle_resource_sharing",),
+              default="Enabled", to_spec=lambda v: v != "Disabled"),
+    ),
+)
+
+
+def _live_count(live: Mapping[str, Any]) -> tuple[str, Any]:
+    """DescribeCluster reports TargetCount (what the group is scaling to) and CurrentCount; CloudFormation's
+    InstanceCount is the target."""
+    member = "TargetCount" if "TargetCount" in live else "CurrentCount"
+    return member, live.get(member)
+
+
+def _storage(group: Any) -> Optional[list[dict[str, Any]]]:
+    if not group.volume_size_gb:
+        return None
+    return [{"EbsVolumeConfig": {"VolumeSizeInGB": group.volume_size_gb}}]
+
+
+def volume_of(live_storage: Any) -> Optional[int]:
+    """The data volume's size from ``InstanceStorageConfigs`` (the root volume left out)."""
+    for storage in live_storage or ():
+        ebs = storage.get("EbsVolumeConfig") or {}
+        if ebs.get("VolumeSizeInGB") and not ebs.get("RootVolume"):
+            return int(ebs["VolumeSizeInGB"])
+    return None
+
+
+INSTANCE_GROUP = Table(
+    kind="InstanceGroup",
+    label="instance group",
+    spec="cluster.instanceGroups[]",
+    fields=(
+        Field("InstanceGroupName", "name", "name", get=lambda g: g.name, plan_fields=("name",),
+              drift="the key instance groups are matched by", to_spec=str),
+        Field("InstanceType", "instance type", "instanceType", get=lambda g: g.instance_type,
+              plan_fields=("instance_type",), to_spec=str),
+        Field("InstanceCount", "instances", "count", get=lambda g: g.count, plan_fields=("count",),
+              live_member=_live_count),
+        Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        Field("LifeCycleConfig", "lifecycle scripts", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        Field("InstanceStorageConfigs", "data volume (GiB)", "volumeSizeGb", get=_storage,
+              plan_fields=("volume_size_gb",),
+              drift="HyperPod adds its root volume to what it reports; import reads the data volume",
+              to_spec=volume_of),
+        Field("KubernetesConfig.Labels", "node labels", "mig", get=lambda g: g.kubernetes_labels or None,
+              plan_fields=("mig_profile",),
+              drift="DescribeCluster does not return an instance group's Kubernetes labels",
+              imports="the MIG profile is guessed from the compute quotas' partitions"),
+        Field("OnStartDeepHealthChecks", "deep health checks", "instanceType",
+              get=lambda g: list(DEEP_HEALTH_CHECKS) if g.accelerated else None, plan_fields=("accelerated",),
+              drift="follows the instance type, which is compared",
+              imports="follows the instance type"),
+    ),
+)
+
+
+ACCESS_ENTRY = Table(
+    kind="AccessEntry",
+    label="access entry",
+    spec="teams[].access",
+    fields=(
+        Field("principalArn", "principal", "viewers/submitters", get=lambda a: a.principal_arn,
+              plan_fields=("principal_arn",), drift="the key access entries are matched by",
+              imports="not held by the quotas: import leaves a commented placeholder"),
+        Field("type", "entry type", "", get=lambda a: ACCESS_ENTRY_TYPE, default=ACCESS_ENTRY_TYPE,
+              imports="always STANDARD"),
+        Field("kubernetesGroups", "Kubernetes groups", "viewers/submitters", get=lambda a: list(a.groups),
+              plan_fields=("groups", "teams"),
+              imports="not held by the quotas: import leaves a commented placeholder"),
+    ),
+    exempt={"key": "the construct id"},
+)
+
+
+POD_IDENTITY = Table(
+    kind="PodIdentityAssociation",
+    label="Pod Identity association",
+    spec="teams[].workloadIdentities[]",
+    fields=(
+        Field("namespace", "namespace", "", get=lambda i: i.namespace, plan_fields=("namespace", "team"),
+              drift="part of the key associations are matched by", imports="the team's namespace"),
+        Field("serviceAccount", "service account", "serviceAccount", get=lambda i: i.service_account,
+              plan_fields=("service_account",), drift="part of the key associations are matched by",
+              imports="not read by import (workload identities are placeholders)"),
+        Field("roleArn", "role", "serviceAccount", get=lambda i: i.source_role_arn,
+              plan_fields=("source_role_arn", "source_role_name"),
+              imports="generated from the spec, team and service account names"),
+        Field("targetRoleArn", "cross-account target role", "targetRoleArn/targetRole",
+              get=lambda i: i.target_role_arn, plan_fields=("target_role_arn", "created_target", "consumer",
+                                                            "consumer_account"),
+              imports="not read by import (workload identities are placeholders)"),
+    ),
+)
+
+
+def cfn_properties(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """CloudFormation's spelling of an EKS object's properties: the API's members with a capital first letter."""
+    return {k[0].upper() + k[1:]: v for k, v in emit(table, part, context).items()}
+
+
+def addon_rows(name: str, version: Optional[str]) -> dict[str, Any]:
+    """An add-on as the API describes it (``ADDON``'s members)."""
+    return {"addonName": name, "addonVersion": version}
+
+
+ADDON = Table(
+    kind="Addon",
+    label="add-on",
+    spec="cluster.addonVersions",
+    fields=(
+        Field("addonName", "name", "", get=lambda a: a[0], drift="the key add-ons are matched by",
+              imports="add-ons are not written into the spec"),
+        # A version the spec leaves to EKS (None) is not compared: EKS picks its default for the version.
+        Field("addonVersion", "version", "<addon>", get=lambda a: a[1], when=lambda a: a[1] is not None,
+              imports="add-on versions are not written into the spec (the spec pins its own)"),
+    ),
+)
+
+TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, INSTANCE_GROUP, ACCESS_ENTRY, POD_IDENTITY, ADDON)
