@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dc_field
 from typing import Any, Iterable, Literal, Optional
 
 from ..plan import names
-from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
+from ..plan.fields import Table, compare as compare_fields
+from ..plan.tables import ACCESS_ENTRY, ADDON, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY
 from .expected import KNOWN_ADDONS, Expected, ExpectedQuota
 from .read import LiveCluster, LiveEks, LiveGovernance
 
@@ -29,6 +30,8 @@ class DriftItem:
     expected: Any = None
     actual: Any = None
     team: Optional[str] = None
+    label: Optional[str] = dc_field(default=None, compare=False)  # the table row's words, for the text output
+    unit: str = dc_field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "change": self.change}
@@ -64,6 +67,14 @@ def _cluster(expected: Expected, cluster: LiveCluster) -> list[DriftItem]:
                       cluster.eks_cluster_arn)]
 
 
+def _changes(kind: str, name: str, table: Table, part: Any, live: dict[str, Any], *, team: Optional[str] = None,
+             context: Optional[dict[str, Any]] = None) -> list[DriftItem]:
+    """The table's differences between the planned object and the live one, as drift items."""
+    return [DriftItem(kind, name, "changed", d.field, d.expected, d.actual, team=team, label=d.row.label,
+                      unit=d.row.unit)
+            for d in compare_fields(table, part, live, context)]
+
+
 def _instance_groups(expected: Expected, cluster: LiveCluster) -> list[DriftItem]:
     items = []
     live = {g["InstanceGroupName"]: g for g in cluster.instance_groups}
@@ -75,12 +86,7 @@ def _instance_groups(expected: Expected, cluster: LiveCluster) -> list[DriftItem
         elif e is None:
             items.append(DriftItem("InstanceGroup", name, "unexpected"))
         else:
-            if a.get("InstanceType") != e.instance_type:
-                items.append(DriftItem("InstanceGroup", name, "changed", "InstanceType", e.instance_type,
-                                       a.get("InstanceType")))
-            count_field = "TargetCount" if "TargetCount" in a else "CurrentCount"
-            if a.get(count_field) != e.count:
-                items.append(DriftItem("InstanceGroup", name, "changed", count_field, e.count, a.get(count_field)))
+            items += _changes("InstanceGroup", name, INSTANCE_GROUP, e.part, a)
     return items
 
 
@@ -94,86 +100,11 @@ def _policy(expected: Expected, governance: LiveGovernance) -> list[DriftItem]:
     # HyperPod holds one policy per cluster; prefer the planned name if several are listed.
     chosen = next((p for p in live if p["Name"] == policy.name), live[0])
     items = [DriftItem("ClusterSchedulerConfig", p["Name"], "unexpected") for p in live if p is not chosen]
-    name = chosen["Name"]
-
-    def changed(field: str, e: Any, a: Any) -> None:
-        items.append(DriftItem("ClusterSchedulerConfig", name, "changed", f"SchedulerConfig.{field}", e, a))
-
-    e_cfg, a_cfg = policy.scheduler_config, chosen.get("SchedulerConfig") or {}
-    e_pc = {p["Name"]: p for p in e_cfg.get("PriorityClasses", [])}
-    a_pc = {p["Name"]: p for p in a_cfg.get("PriorityClasses", [])}
-    for pc in sorted(set(e_pc) | set(a_pc)):
-        e, a = e_pc.get(pc), a_pc.get(pc)
-        if e is not None and a is not None:
-            if e["Weight"] != a["Weight"]:
-                changed(f"PriorityClasses[{pc}].Weight", e["Weight"], a["Weight"])
-        elif e != a:
-            changed(f"PriorityClasses[{pc}]", e, a)
-    for key in sorted(set(e_cfg) - {"PriorityClasses", "IdleResourceSharing"}):
-        if e_cfg[key] != a_cfg.get(key):
-            changed(key, e_cfg[key], a_cfg.get(key))
-    # The plan writes IdleResourceSharing only when off; a missing value is the service's default, Enabled.
-    e_idle, a_idle = e_cfg.get("IdleResourceSharing", "Enabled"), a_cfg.get("IdleResourceSharing", "Enabled")
-    if e_idle != a_idle:
-        changed("IdleResourceSharing", e_idle, a_idle)
-    return items
-
-
-def _amounts(resource: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in sorted(resource.items()) if k != "InstanceType" and v is not None}
+    return items + _changes("ClusterSchedulerConfig", chosen["Name"], CLUSTER_POLICY, policy.part, chosen)
 
 
 def _quota(e: ExpectedQuota, live: dict[str, Any]) -> list[DriftItem]:
-    items: list[DriftItem] = []
-
-    def changed(field: str, exp: Any, act: Any) -> None:
-        items.append(DriftItem("ComputeQuota", e.team, "changed", field, exp, act, team=e.team))
-
-    a_cfg = live.get("ComputeQuotaConfig") or {}
-    e_res = {r["InstanceType"]: _amounts(r) for r in e.config.get("ComputeQuotaResources", [])}
-    a_res = {r["InstanceType"]: _amounts(r) for r in a_cfg.get("ComputeQuotaResources", [])}
-    for itype in sorted(set(e_res) | set(a_res)):
-        er, ar = e_res.get(itype), a_res.get(itype)
-        if er == ar:
-            continue
-        base = f"ComputeQuotaConfig.ComputeQuotaResources[{itype}]"
-        differing = [k for k in (er or {}) if er and ar and er.get(k) != ar.get(k)]
-        if er and ar and set(er) == set(ar) and len(differing) == 1:
-            changed(f"{base}.{differing[0]}", er[differing[0]], ar[differing[0]])
-        else:
-            changed(base, er, ar)
-
-    e_share = e.config.get("ResourceSharingConfig", {})
-    a_share = dict(a_cfg.get("ResourceSharingConfig") or {})
-    sharing = "ComputeQuotaConfig.ResourceSharingConfig"
-    if e_share.get("Strategy") != a_share.get("Strategy"):
-        # One change: the borrow limit only means something under LendAndBorrow.
-        changed(f"{sharing}.Strategy", e_share.get("Strategy"), a_share.get("Strategy"))
-    elif e_share.get("Strategy") == "LendAndBorrow":
-        # HyperPod applies its default when BorrowLimit is not set.
-        actual = a_share.get("BorrowLimit", DEFAULT_BORROW_LIMIT_PERCENT)
-        if e_share.get("BorrowLimit") != actual:
-            changed(f"{sharing}.BorrowLimit", e_share.get("BorrowLimit"), actual)
-        if "AbsoluteBorrowLimits" in e_share:
-            e_abs = {r["InstanceType"]: _amounts(r) for r in e_share["AbsoluteBorrowLimits"]}
-            a_abs = {r["InstanceType"]: _amounts(r) for r in a_share.get("AbsoluteBorrowLimits") or []}
-            for itype in sorted(set(e_abs) | set(a_abs)):
-                if e_abs.get(itype) != a_abs.get(itype):
-                    changed(f"{sharing}.AbsoluteBorrowLimits[{itype}]", e_abs.get(itype), a_abs.get(itype))
-    for key in sorted(set(a_share) - {"Strategy", "BorrowLimit"} - set(e_share)):
-        if a_share[key]:  # e.g. AbsoluteBorrowLimits set by hand where the spec sets none
-            changed(f"{sharing}.{key}", None, a_share[key])
-
-    for key in sorted(set(e.config) - {"ComputeQuotaResources", "ResourceSharingConfig"}):
-        if e.config[key] != a_cfg.get(key):
-            changed(f"ComputeQuotaConfig.{key}", e.config[key], a_cfg.get(key))
-    a_target = live.get("ComputeQuotaTarget") or {}
-    for key in sorted(set(e.target) - {"TeamName"}):
-        if e.target[key] != a_target.get(key):
-            changed(f"ComputeQuotaTarget.{key}", e.target[key], a_target.get(key))
-    if live.get("ActivationState") != e.activation_state:
-        changed("ActivationState", e.activation_state, live.get("ActivationState"))
-    return items
+    return _changes("ComputeQuota", e.team, COMPUTE_QUOTA, e.part, live, team=e.team)
 
 
 def _quotas(expected: Expected, governance: LiveGovernance) -> list[DriftItem]:
@@ -228,20 +159,8 @@ def _access_entries(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
             continue
         if e.groups is None:  # a cluster admin: presence only
             continue
-        team = ", ".join(e.teams) or None
-        if groups != e.groups:
-            items.append(DriftItem("AccessEntry", arn, "changed", "kubernetesGroups", list(e.groups), list(groups),
-                                   team=team))
-        if a.get("type", "STANDARD") != "STANDARD":
-            items.append(DriftItem("AccessEntry", arn, "changed", "type", "STANDARD", a.get("type"), team=team))
+        items += _changes("AccessEntry", arn, ACCESS_ENTRY, e.part, a, team=", ".join(e.teams) or None)
     return items
-
-
-def _same_arn(planned: Optional[str], live: Optional[str], partition: str) -> bool:
-    """ARNs equal once the plan's partition (or its ``${partition}`` placeholder) is the live one."""
-    if planned is None or live is None:
-        return planned == live
-    return re.sub(r"^arn:[^:]+:", f"arn:{partition}:", planned.replace("${partition}", partition)) == live
 
 
 def _pod_identities(expected: Expected, live_eks: LiveEks, partition: str) -> list[DriftItem]:
@@ -257,10 +176,8 @@ def _pod_identities(expected: Expected, live_eks: LiveEks, partition: str) -> li
         elif e is None:
             items.append(DriftItem("PodIdentityAssociation", name, "unexpected", team=team))
         else:
-            for field, want in (("roleArn", e.role_arn), ("targetRoleArn", e.target_role_arn)):
-                if not _same_arn(want, a.get(field), partition):
-                    items.append(DriftItem("PodIdentityAssociation", name, "changed", field, want, a.get(field),
-                                           team=team))
+            items += _changes("PodIdentityAssociation", name, POD_IDENTITY, e.part, a, team=team,
+                              context={"partition": partition})
     return items
 
 
@@ -275,10 +192,8 @@ def _addons(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
             items.append(DriftItem("Addon", name, "missing"))
         elif e is None:
             items.append(DriftItem("Addon", name, "unexpected"))
-        elif e.version is not None:
-            actual = described.get(name, {}).get("addonVersion")
-            if actual != e.version:
-                items.append(DriftItem("Addon", name, "changed", "addonVersion", e.version, actual))
+        else:
+            items += _changes("Addon", name, ADDON, (e.name, e.version), described.get(name, {}))
     return items
 
 
@@ -341,27 +256,11 @@ def _sentence(item: DriftItem) -> str:
         if a is None:
             return f"priority class {pc} is not on the cluster, the spec defines it with weight {e['Weight']}"
         return f"priority class {pc} (weight {a['Weight']}) is on the cluster, the spec does not define it"
-    phrases = {
-        "ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit": ("borrow limit is {a}% on the cluster, "
-                                                                 "the spec says {e}%"),
-        "ComputeQuotaConfig.ResourceSharingConfig.Strategy": "sharing strategy is {a} on the cluster, the spec says {e}",
-        "ComputeQuotaConfig.PreemptTeamTasks": ("preemption of the team's own tasks is {a} on the cluster, "
-                                                "the spec says {e}"),
-        "ComputeQuotaTarget.FairShareWeight": "fair-share weight is {a} on the cluster, the spec says {e}",
-        "ActivationState": "the quota is {a} on the cluster, the spec says {e}",
-        "SchedulerConfig.FairShare": "fair sharing of idle compute is {a} on the cluster, the spec says {e}",
-        "TargetCount": "{a} instances on the cluster, the spec says {e}",
-        "CurrentCount": "{a} instances on the cluster, the spec says {e}",
-        "InstanceType": "instance type is {a} on the cluster, the spec says {e}",
-        "kubernetesGroups": "Kubernetes groups are {a} on the cluster, the spec says {e}",
-        "type": "entry type is {a} on the cluster, the spec needs {e}",
-        "roleArn": "role is {a} on the cluster, the spec says {e}",
-        "targetRoleArn": "cross-account target role is {a} on the cluster, the spec says {e}",
-        "addonVersion": "version is {a} on the cluster, the spec pins {e}",
-        "Orchestrator.Eks.ClusterArn": "is orchestrated by EKS cluster {a}, the spec derives {e}",
-    }
-    template = phrases.get(f, f"{f} is {{a}} on the cluster, the spec says {{e}}")
-    return template.format(a=_show(a), e=_show(e))
+    if f == "Orchestrator.Eks.ClusterArn":
+        return f"is orchestrated by EKS cluster {_show(a)}, the spec derives {_show(e)}"
+    label, unit = item.label or f, item.unit
+    verb = "are" if isinstance(e if e is not None else a, (list, tuple)) else "is"
+    return f"{label} {verb} {_show(a)}{unit} on the cluster, the spec says {_show(e)}{unit}"
 
 
 def _line(item: DriftItem) -> str:

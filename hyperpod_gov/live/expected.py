@@ -7,12 +7,16 @@ the CDK constructs emit, so drift and deploy cannot disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from ..plan import Plan
+from ..plan import InstanceGroupPlan, Plan, TeamPlan
 from ..plan import names
-from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target, scheduler_config
+from ..plan.access import PrincipalAccess
+from ..plan.identity import IdentityPlan
+from ..plan.fields import emit
+from ..plan.tables import CLUSTER_POLICY, PolicyPart, policy_part
+from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target
 
 # A quota is Enabled unless its team is paused (teams[].active: false): ``task_governance.activation_state``.
 ACTIVATION_STATE = "Enabled"
@@ -30,12 +34,14 @@ class ExpectedInstanceGroup:
     name: str
     instance_type: str
     count: int
+    part: Optional[InstanceGroupPlan] = field(default=None, compare=False, repr=False)  # what tables compare
 
 
 @dataclass(frozen=True)
 class ExpectedPolicy:
     name: str
     scheduler_config: Mapping[str, Any]  # SchedulerConfig, API member names
+    part: Optional[PolicyPart] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class ExpectedQuota:
     config: Mapping[str, Any]  # ComputeQuotaConfig
     target: Mapping[str, Any]  # ComputeQuotaTarget
     activation_state: str
+    part: Optional[TeamPlan] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class ExpectedAccessEntry:
     principal_arn: str
     groups: Optional[tuple[str, ...]]  # sorted; None: a cluster admin, only its presence is checked
     teams: tuple[str, ...]
+    part: Optional[PrincipalAccess] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,7 @@ class ExpectedPodIdentity:
     service_account: str
     role_arn: str
     target_role_arn: Optional[str]
+    part: Optional[IdentityPlan] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -95,21 +104,18 @@ def expected_state(plan: Plan) -> Expected:
     policy = None
     quotas: tuple[ExpectedQuota, ...] = ()
     if plan.task_governance:
-        policy = ExpectedPolicy(
-            plan.policy_name,
-            scheduler_config([(p.name, p.weight) for p in plan.priority_classes], plan.fair_sharing,
-                             plan.idle_resource_sharing),
-        )
+        part = policy_part(plan)
+        policy = ExpectedPolicy(plan.policy_name, emit(CLUSTER_POLICY, part)["SchedulerConfig"], part)
         quotas = tuple(
             ExpectedQuota(t.name, t.quota_name, compute_quota_config(t), compute_quota_target(t),
-                          activation_state(t))
+                          activation_state(t), t)
             for t in plan.teams
         )
     entries: dict[str, ExpectedAccessEntry] = {
         a.principal_arn: ExpectedAccessEntry(a.principal_arn, None, ()) for a in plan.cluster.admins
     }
     for p in plan.principals:  # a principal that is also an admin gets its team groups (one entry per principal)
-        entries[p.principal_arn] = ExpectedAccessEntry(p.principal_arn, tuple(sorted(p.groups)), tuple(p.teams))
+        entries[p.principal_arn] = ExpectedAccessEntry(p.principal_arn, tuple(sorted(p.groups)), tuple(p.teams), p)
     return Expected(
         spec_name=plan.name,
         mode=plan.mode,
@@ -117,13 +123,13 @@ def expected_state(plan: Plan) -> Expected:
         eks_cluster_name=plan.eks_cluster_name,
         account=plan.account,
         region=plan.region,
-        instance_groups=tuple(sorted((ExpectedInstanceGroup(g.name, g.instance_type, g.count)
+        instance_groups=tuple(sorted((ExpectedInstanceGroup(g.name, g.instance_type, g.count, g)
                                       for g in plan.instance_groups), key=lambda g: g.name)),
         policy=policy,
         quotas=tuple(sorted(quotas, key=lambda q: q.team)),
         access_entries=tuple(entries[k] for k in sorted(entries)),
         pod_identities=tuple(sorted(
-            (ExpectedPodIdentity(i.team, i.namespace, i.service_account, i.source_role_arn, i.target_role_arn)
+            (ExpectedPodIdentity(i.team, i.namespace, i.service_account, i.source_role_arn, i.target_role_arn, i)
              for i in plan.identities),
             key=lambda i: (i.namespace, i.service_account),
         )),

@@ -55,6 +55,8 @@ class Field:
     after: Optional[str] = None  # skipped when the named member of the same table already differs
     to_spec: Optional[Callable[[Any], Any]] = None  # import: live value -> spec value (None: see ``imports``)
     imports: Optional[str] = None  # why import does not map it (None with to_spec: it does)
+    same: Optional[Callable[[Any, Any, Mapping[str, Any]], bool]] = None  # equality given the context
+    unit: str = ""  # after a value in words ("%")
 
     def planned(self, part: Any, context: Mapping[str, Any]) -> Any:
         if self.get is None:
@@ -180,7 +182,8 @@ def compare(table: Table, part: Any, live: Mapping[str, Any],
         if f.keyed_by is not None:
             found = _compare_keyed(f, member, expected, actual)
         else:
-            found = [] if _same(expected, actual) else [Difference(member, expected, actual, f)]
+            equal = f.same(expected, actual, context or {}) if f.same is not None else _same(expected, actual)
+            found = [] if equal else [Difference(member, expected, actual, f)]
         if found:
             differing.add(f.member)
         out += found

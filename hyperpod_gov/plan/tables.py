@@ -9,6 +9,7 @@ CloudFormation spells with a capital first letter: :func:`cfn_properties`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -83,7 +84,7 @@ COMPUTE_QUOTA = Table(
               drift="quotas are matched by ComputeQuotaTarget.TeamName; the name only picks among duplicates",
               imports="generated from the team name"),
         Field("ClusterArn", "cluster", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
-        Field("ActivationState", "activation state", "active", get=_activation, plan_fields=("active",),
+        Field("ActivationState", "the quota", "active", get=_activation, plan_fields=("active",),
               to_spec=lambda v: v != "Disabled"),
         Field("Description", "description", "", get=lambda t: f"hyperpod-gov compute quota of team {t.name}",
               drift=_GENERATED, imports=_GENERATED),
@@ -92,10 +93,10 @@ COMPUTE_QUOTA = Table(
               imports="written entry by entry by the importer (one amount per spec entry)"),
         Field("ComputeQuotaConfig.ResourceSharingConfig.Strategy", "sharing strategy", "sharing.strategy",
               get=lambda t: t.strategy, plan_fields=("strategy",), to_spec=str),
-        Field("ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit", "borrow limit (%)",
+        Field("ComputeQuotaConfig.ResourceSharingConfig.BorrowLimit", "borrow limit",
               "sharing.borrowLimitPercent", get=lambda t: t.borrow_limit_percent if _lend_and_borrow(t) else None,
               plan_fields=("borrow_limit_percent",), default=DEFAULT_BORROW_LIMIT_PERCENT, when=_lend_and_borrow,
-              after="ComputeQuotaConfig.ResourceSharingConfig.Strategy", to_spec=int),
+              after="ComputeQuotaConfig.ResourceSharingConfig.Strategy", to_spec=int, unit="%"),
         Field("ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits", "absolute borrow limits",
               "sharing.absoluteBorrowLimits", get=_absolute, plan_fields=("absolute_borrow_limits",),
               keyed_by="InstanceType", after="ComputeQuotaConfig.ResourceSharingConfig.Strategy",
@@ -204,7 +205,7 @@ INSTANCE_GROUP = Table(
               drift="the key instance groups are matched by", to_spec=str),
         Field("InstanceType", "instance type", "instanceType", get=lambda g: g.instance_type,
               plan_fields=("instance_type",), to_spec=str),
-        Field("InstanceCount", "instances", "count", get=lambda g: g.count, plan_fields=("count",),
+        Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
               live_member=_live_count),
         Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         Field("LifeCycleConfig", "lifecycle scripts", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
@@ -236,10 +237,20 @@ ACCESS_ENTRY = Table(
               imports="always STANDARD"),
         Field("kubernetesGroups", "Kubernetes groups", "viewers/submitters", get=lambda a: list(a.groups),
               plan_fields=("groups", "teams"),
+              live_member=lambda live: ("kubernetesGroups", sorted(live.get("kubernetesGroups", []))),
               imports="not held by the quotas: import leaves a commented placeholder"),
     ),
     exempt={"key": "the construct id"},
 )
+
+
+def same_arn(planned: Optional[str], live: Optional[str], context: Mapping[str, Any]) -> bool:
+    """ARNs equal once the plan's partition (or its ``${partition}`` placeholder) is the live one
+    (``context["partition"]``)."""
+    if planned is None or live is None:
+        return planned == live
+    partition = context.get("partition", "aws")
+    return re.sub(r"^arn:[^:]+:", f"arn:{partition}:", planned.replace("${partition}", partition)) == live
 
 
 POD_IDENTITY = Table(
@@ -253,11 +264,11 @@ POD_IDENTITY = Table(
               plan_fields=("service_account",), drift="part of the key associations are matched by",
               imports="not read by import (workload identities are placeholders)"),
         Field("roleArn", "role", "serviceAccount", get=lambda i: i.source_role_arn,
-              plan_fields=("source_role_arn", "source_role_name"),
+              plan_fields=("source_role_arn", "source_role_name"), same=same_arn,
               imports="generated from the spec, team and service account names"),
         Field("targetRoleArn", "cross-account target role", "targetRoleArn/targetRole",
-              get=lambda i: i.target_role_arn, plan_fields=("target_role_arn", "created_target", "consumer",
-                                                            "consumer_account"),
+              get=lambda i: i.target_role_arn, same=same_arn,
+              plan_fields=("target_role_arn", "created_target", "consumer", "consumer_account"),
               imports="not read by import (workload identities are placeholders)"),
     ),
 )
