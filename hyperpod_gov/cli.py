@@ -80,6 +80,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
+    widened = sum(1 for line in lines if "(privilege: " in line)
+    if widened:
+        print(f"  {widened} of these widen privilege (marked 'privilege'): review them first")
     from .contracts import events, retirement_notes
 
     reviews = events(old, new) + retirement_notes(old, new)

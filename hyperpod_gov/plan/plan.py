@@ -207,6 +207,7 @@ class Plan:
     catalog: catalog.Catalog = catalog.BASE
     idle_resource_sharing: bool = True  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
     contracts: ContractsPlan = ContractsPlan()  # Unified Studio connections and retiring teams
+    trusted_accounts: tuple[str, ...] = ()  # accounts.trusted, sorted: whose principals may be given access
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -436,4 +437,5 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         catalog=cat,
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
         contracts=contracts_plan(spec),
+        trusted_accounts=tuple(sorted(spec.accounts.trusted)),
     )

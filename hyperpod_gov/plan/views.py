@@ -1,0 +1,369 @@
+"""The governance view of a plan: every decision a reviewer cares about, declared once as rows.
+
+``diff`` (governance changes in words, privilege changes marked) and ``explain`` (the team table) are each one
+generic function over these views; ``tables.py`` holds the API objects the emitters, ``drift`` and ``import``
+use. A test checks that every spec path a table row reads has a row here, and that every attribute of the plan
+parts is read by a row of a view or a table (or is named in ``NOT_GOVERNED`` with the reason), so a new key
+cannot reach an emitter and skip ``diff``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+from .identity import IdentityPlan
+from .quotas import TeamPlan
+from .words import PAUSE_EFFECT, borrows, lends, owns
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "governance_changes", "NOT_GOVERNED"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One governed decision. ``get`` gives a value in words, or a tuple of member strings (``members``)."""
+
+    label: str
+    spec: str  # the spec path it comes from ("teams[].quota"; alternatives separated by "|")
+    get: Callable[[Any], Any]
+    plan_fields: tuple[str, ...] = ()  # the plan part's attributes it reads (the completeness test)
+    members: bool = False  # a set: diff lists what was added and removed
+    # Why a change widens privilege (None: it does not). Members rows: called with each added member.
+    privilege: Optional[Callable[[Any, Any], Optional[str]]] = None
+    column: Optional[str] = None  # explain's column header, for the team table
+    lines: Optional[Callable[[str, Any, Any], list[str]]] = None  # own wording of a change (title, old, new)
+
+
+@dataclass(frozen=True)
+class View:
+    """A kind of governed thing: how to find each one in a plan, how to name it, and its rows."""
+
+    name: str
+    spec: str  # where one comes from ("teams[]")
+    objects: Callable[["Plan"], Mapping[str, Any]]  # key -> part, in output order
+    title: Callable[[str], str]
+    rows: tuple[Row, ...]
+    added: Optional[Callable[[str, Any], str]] = None  # the line for a new one (None: "<title> added")
+    removed: Optional[Callable[[str, Any], str]] = None
+
+
+@dataclass(frozen=True)
+class TeamPart:
+    """A team with its workload identities (which the plan holds apart, per service account)."""
+
+    team: TeamPlan
+    identities: tuple[IdentityPlan, ...] = ()
+
+
+def _widens(why: str) -> Callable[[Any, Any], Optional[str]]:
+    return lambda old, new: why
+
+
+def _when(test: Callable[[Any, Any], bool], why: str) -> Callable[[Any, Any], Optional[str]]:
+    return lambda old, new: why if test(old, new) else None
+
+
+def _on_off(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def _allowed(value: bool) -> str:
+    return "allowed" if value else "not allowed"
+
+
+# --- the cluster -----------------------------------------------------------------------------------------------
+
+
+def _chart(plan: "Plan") -> str:
+    c = plan.cluster.dependencies_chart
+    if c is None:
+        return "not installed"
+    if c.source == "directory":
+        return f"directory {c.directory}"
+    return f"{c.source} {c.repository} chart {c.chart} version {c.version or 'latest'}"
+
+
+def _addons(plan: "Plan") -> tuple[str, ...]:
+    return tuple(f"{name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items())
+
+
+def _pool(plan: "Plan") -> str:
+    pool = plan.shared_pool
+    if pool is None:
+        return "none"
+    return f"{pool.name}: owns {owns(pool)}; {pool.strategy}; weight {pool.fair_share_weight}"
+
+
+def _vpc(plan: "Plan") -> str:
+    n = plan.network
+    return f"{n.cidr} over {', '.join(n.availability_zones)}"
+
+
+def _public(old: str, new: str) -> bool:
+    return old == "private" and new != "private"
+
+
+CLUSTER = View(
+    name="cluster",
+    spec="",
+    objects=lambda plan: {"": plan},
+    title=lambda key: "",
+    rows=(
+        Row("scheduler mode", "scheduler.mode", lambda p: p.mode, ("mode", "task_governance_backend")),
+        Row("idle compute", "scheduler.idleCompute", lambda p: p.idle_compute, ("idle_compute", "fair_sharing")),
+        Row("idle resource sharing", "scheduler.idleResourceSharing", lambda p: _on_off(p.idle_resource_sharing),
+            ("idle_resource_sharing",)),
+        Row("task-governance resources", "scheduler.taskGovernanceResources",
+            lambda p: p.task_governance_backend or "none (kueue mode)", ("task_governance_backend",)),
+        Row("Kubernetes version", "cluster.kubernetesVersion", lambda p: p.cluster.kubernetes_version,
+            ("kubernetes_version",)),
+        Row("authentication mode", "cluster.authenticationMode", lambda p: p.cluster.authentication_mode,
+            ("authentication_mode",),
+            privilege=_when(lambda o, n: n != o and "CONFIG_MAP" in n,
+                            "the aws-auth ConfigMap can now grant cluster access outside the spec")),
+        Row("API endpoint", "cluster.endpointAccess", lambda p: p.cluster.endpoint_access, ("endpoint_access",),
+            privilege=_when(_public, "the Kubernetes API is reachable from the internet (adminCidrs)")),
+        Row("admin CIDRs", "cluster.adminCidrs", lambda p: p.cluster.admin_cidrs, ("admin_cidrs",), members=True,
+            privilege=_widens("one more network reaches the Kubernetes API")),
+        Row("cluster admins", "cluster.admins", lambda p: tuple(a.principal_arn for a in p.cluster.admins),
+            ("admins",), members=True, privilege=_widens("cluster-admin in every namespace")),
+        Row("trusted accounts", "accounts.trusted", lambda p: p.trusted_accounts, ("trusted_accounts",),
+            members=True, privilege=_widens("principals of this account may now be given cluster access")),
+        Row("dependencies chart", "cluster.dependenciesChart", _chart, ("dependencies_chart",),
+            privilege=_when(lambda o, n: o != "not installed",
+                            "code that runs with cluster-wide rights now comes from another source")),
+        Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
+        Row("VPC", "cluster.vpc", _vpc, ("network",)),
+        Row("shared pool", "sharedPool", _pool, ()),
+        Row("consumer accounts", "accounts.consumers",
+            lambda p: tuple(sorted(f"{c.account_name} ({c.account})" for c in p.stacks.consumers)), ("stacks",),
+            members=True),
+    ),
+)
+
+CAPACITY = View(
+    name="capacity",
+    spec="cluster.instanceGroups[]",
+    objects=lambda plan: {f.instance_type: f for f in plan.flavors},
+    title=lambda key: f"capacity {key}",
+    rows=(Row("(instances)", "cluster.instanceGroups[].count", lambda f: f.instances, ("instances",)),),
+    added=lambda key, f: f"capacity {key} (instances): 0 -> {f.instances}",
+    removed=lambda key, f: f"capacity {key} (instances): {f.instances} -> 0",
+)
+
+INSTANCE_GROUPS = View(
+    name="instance group",
+    spec="cluster.instanceGroups[]",
+    objects=lambda plan: {g.name: g for g in plan.instance_groups},
+    title=lambda key: f"instance group {key}",
+    rows=(
+        Row("name", "cluster.instanceGroups[].name", lambda g: g.name, ("name",)),
+        Row("instance type", "cluster.instanceGroups[].instanceType", lambda g: g.instance_type,
+            ("instance_type", "accelerated")),
+        Row("instances", "cluster.instanceGroups[].count", lambda g: g.count, ("count",)),
+        Row("data volume (GiB)", "cluster.instanceGroups[].volumeSizeGb", lambda g: g.volume_size_gb or "default",
+            ("volume_size_gb",)),
+        Row("MIG profile", "cluster.instanceGroups[].mig", lambda g: g.mig_profile or "whole GPUs",
+            ("mig_profile",)),
+    ),
+    added=lambda key, g: f"instance group {key} added: {g.count} x {g.instance_type}",
+    removed=lambda key, g: f"instance group {key} removed: {g.count} x {g.instance_type}",
+)
+
+PRIORITY_CLASSES = View(
+    name="priority class",
+    spec="scheduler.priorityClasses[]",
+    objects=lambda plan: {p.name: p for p in plan.priority_classes},
+    title=lambda key: f"priority class {key}",
+    rows=(Row("weight", "scheduler.priorityClasses", lambda p: p.weight, ("weight", "name", "kueue_name")),),
+    added=lambda key, p: f"priority class {key} added (weight {p.weight})",
+    removed=lambda key, p: f"priority class {key} removed (weight {p.weight})",
+)
+
+
+# --- teams -----------------------------------------------------------------------------------------------------
+
+
+def _identity(w: IdentityPlan) -> str:
+    if w.created_target is not None:
+        return f"{w.service_account} -> role {w.created_target.name} in {w.consumer}"
+    if w.target_role_arn:
+        return f"{w.service_account} -> {w.target_role_arn}"
+    return f"{w.service_account} (same account)"
+
+
+def _grants(part: TeamPart) -> tuple[str, ...]:
+    out = []
+    for w in part.identities:
+        target = w.created_target
+        if target is None:
+            continue
+        for s3 in target.s3:
+            out.append(f"s3://{s3.bucket}/{s3.prefix}* {s3.access} for {w.service_account}")
+        for key in target.kms_keys:
+            out.append(f"KMS key {key} for {w.service_account}")
+    return tuple(sorted(out))
+
+
+def _contract(team: TeamPlan) -> str:
+    c = team.contract
+    if c is None:
+        return "none"
+    return (f"business {c.business_owner}, operations {c.operations_owner}, cost {c.cost_owner}; "
+            f"{c.data_classification}; approved {', '.join(c.approved_workloads)}; review by {c.review_by}")
+
+
+def _paused(title: str, old: bool, new: bool) -> list[str]:
+    if old and not new:
+        return [f"{title} paused: {PAUSE_EFFECT}"]
+    if new and not old:
+        return [f"{title} resumed: its queued work is admitted again, within its quota"]
+    return []
+
+
+def _team_summary(t: TeamPlan) -> str:
+    return f"owns {owns(t)}; can lend {lends(t)}; may borrow {borrows(t)}; weight {t.fair_share_weight}"
+
+
+def _team_objects(plan: "Plan") -> dict[str, TeamPart]:
+    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name)) for t in plan.tenants}
+
+
+_RESTRICTED = {"restricted": 2, "baseline": 1}
+
+TEAM = View(
+    name="team",
+    spec="teams[]",
+    objects=_team_objects,
+    title=lambda key: f"team {key}",
+    rows=(
+        Row("active", "teams[].active", lambda x: x.team.active, ("active",), lines=_paused),
+        Row("owns", "teams[].quota", lambda x: owns(x.team), ("flavors",), column="OWNS"),
+        Row("sharing", "teams[].sharing.strategy", lambda x: x.team.strategy, ("strategy",)),
+        Row("may borrow", "teams[].sharing.borrowLimitPercent|teams[].sharing.absoluteBorrowLimits",
+            lambda x: borrows(x.team), ("borrow_limit_percent", "absolute_borrow_limits"), column="MAY BORROW"),
+        Row("can lend", "teams[].sharing.strategy", lambda x: lends(x.team), ("idle_resource_sharing",),
+            column="CAN LEND"),
+        Row("fair-share weight", "teams[].fairShareWeight", lambda x: x.team.fair_share_weight,
+            ("fair_share_weight",), column="WEIGHT"),
+        Row("preempts its own lower-priority work", "teams[].preemptTeamTasks", lambda x: x.team.preempt_team_tasks,
+            ("preempt_team_tasks",), column="PREEMPTS OWN"),
+        Row("can view", "teams[].access.viewers", lambda x: x.team.viewers, ("viewers", "viewers_group"),
+            members=True, privilege=_widens("sees the team's work")),
+        Row("can submit", "teams[].access.submitters", lambda x: x.team.submitters,
+            ("submitters", "submitters_group"), members=True, privilege=_widens("runs work on the team's quota")),
+        Row("workload identity", "teams[].workloadIdentities[]", lambda x: tuple(map(_identity, x.identities)),
+            ("service_accounts",), members=True, privilege=_widens("the team's pods get these AWS credentials")),
+        Row("data grant", "teams[].workloadIdentities[].targetRole", _grants, (), members=True,
+            privilege=_widens("the team's pods reach this data")),
+        Row("egress", "teams[].egress", lambda x: tuple(f"{e.cidr} {e.protocol} {list(e.ports)}" for e in x.team.egress),
+            ("egress",), members=True, privilege=_widens("the team's pods reach this network")),
+        Row("pod security", "teams[].podSecurity", lambda x: x.team.pod_security, ("pod_security",),
+            privilege=_when(lambda o, n: _RESTRICTED[n] < _RESTRICTED[o], "the team's pods may run with fewer "
+                            "restrictions")),
+        Row("exec into pods", "teams[].access.podExec", lambda x: _allowed(x.team.pod_exec), ("pod_exec",),
+            privilege=_when(lambda o, n: n == "allowed", "submitters get a shell in the team's pods")),
+        Row("write Secrets", "teams[].access.writeSecrets", lambda x: _allowed(x.team.write_secrets),
+            ("write_secrets",), privilege=_when(lambda o, n: n == "allowed", "submitters read and write the "
+                                                "team's Secrets")),
+        Row("write ConfigMaps", "teams[].access.writeConfigMaps", lambda x: _allowed(x.team.write_config_maps),
+            ("write_config_maps",), privilege=_when(lambda o, n: n == "allowed", "submitters write the team's "
+                                                    "ConfigMaps")),
+        Row("contract", "teams[].contract", lambda x: _contract(x.team), ("contract",)),
+        Row("name", "teams[].name", lambda x: x.team.name, ("name",)),
+    ),
+    added=lambda key, x: (f"team {key} added{'' if x.team.active else ' paused'}: {_team_summary(x.team)}; "
+                          f"{len(x.team.viewers)} viewer(s), {len(x.team.submitters)} submitter(s)"),
+    removed=lambda key, x: (f"team {key} removed: its quota, access, workload identities and team objects are "
+                            f"deleted (it {_team_summary(x.team)})"),
+)
+
+VIEWS = (CLUSTER, CAPACITY, INSTANCE_GROUPS, PRIORITY_CLASSES, TEAM)
+
+# Plan attributes that no view or table reads, and why they need none.
+NOT_GOVERNED: Mapping[str, str] = {
+    "Plan.name": "prefixes every generated name; a rename is a new deployment",
+    "Plan.account": "the capacity account; a change is a new deployment",
+    "Plan.region": "the capacity region; a change is a new deployment",
+    "Plan.partition": "follows the region",
+    "Plan.cluster": "its parts are rows of the cluster view and the tables",
+    "Plan.cohort": "generated from the spec's name",
+    "Plan.teams": "the team view",
+    "Plan.flavors": "the capacity view",
+    "Plan.priority_classes": "the priority-class view",
+    "Plan.covered_resources": "follows the instance types (capacity view)",
+    "Plan.principals": "follows the teams' access (team view) and the access-entry table",
+    "Plan.identities": "the team view's workload identities and the Pod Identity table",
+    "Plan.policy_name": "generated from the spec's name",
+    "Plan.pipeline": "delivery, not governance",
+    "Plan.kueue_config": "follows idle compute (cluster view)",
+    "Plan.warnings": "findings, printed by validate and explain",
+    "Plan.monitoring": "alarms and dashboards follow the teams; the owners are in the contract",
+    "Plan.catalog": "instance type facts",
+    "Plan.contracts": "the contract row and `review`",
+    "ClusterPlan.name": "the HyperPod cluster's name; a rename is a new cluster",
+    "ClusterPlan.eks_name": "follows the cluster name",
+    "ClusterPlan.eks_arn": "follows the cluster name",
+    "ClusterPlan.instance_groups": "the instance-group view",
+    "ClusterPlan.lifecycle_bucket": "generated from the spec's name and account",
+    "TeamPlan.namespace": "generated from the team name",
+    "TeamPlan.cluster_queue": "generated from the team name",
+    "TeamPlan.local_queue": "generated from the team name",
+    "TeamPlan.is_shared_pool": "the shared pool row",
+    "TeamPlan.quota_name": "generated from the team name",
+    "TeamPlan.queue_reader": "generated from the team name",
+    "IdentityPlan.team": "the team view's key",
+    "IdentityPlan.namespace": "generated from the team name",
+    "IdentityPlan.source_role_name": "generated from the spec, team and service account names",
+    "IdentityPlan.source_role_arn": "generated from the spec, team and service account names",
+    "IdentityPlan.target_role_arn": "the workload identity row",
+    "IdentityPlan.created_target": "the workload identity and data grant rows",
+    "IdentityPlan.consumer": "the workload identity row",
+    "IdentityPlan.consumer_account": "the consumer accounts row",
+    "PrincipalAccess.key": "the construct id",
+}
+
+
+# --- diff --------------------------------------------------------------------------------------------------------
+
+
+def _prefix(title: str, label: str) -> str:
+    return f"{title} {label}" if title else label
+
+
+def _row_changes(view: View, key: str, row: Row, old: Any, new: Any) -> list[str]:
+    title = view.title(key)
+    o, n = row.get(old), row.get(new)
+    if o == n:
+        return []
+    if row.lines is not None:
+        return row.lines(title, o, n)
+    label = _prefix(title, row.label)
+    if row.members:
+        out = []
+        for x in sorted(set(n) - set(o)):
+            why = row.privilege(None, x) if row.privilege else None
+            out.append(f"{label}: + {x}" + (f" (privilege: {why})" if why else ""))
+        out += [f"{label}: - {x}" for x in sorted(set(o) - set(n))]
+        return out
+    why = row.privilege(o, n) if row.privilege else None
+    return [f"{label}: {o} -> {n}" + (f" (privilege: {why})" if why else "")]
+
+
+def governance_changes(old_plan: "Plan", new_plan: "Plan") -> list[str]:
+    """Every governance change between two plans in words, view by view; a change that widens privilege ends
+    with ``(privilege: why)``."""
+    lines: list[str] = []
+    for view in VIEWS:
+        old, new = view.objects(old_plan), view.objects(new_plan)
+        for key in (k for k in old if k not in new):
+            lines.append(view.removed(key, old[key]) if view.removed else f"{view.title(key)} removed")
+        for key in (k for k in new if k not in old):
+            lines.append(view.added(key, new[key]) if view.added else f"{view.title(key)} added")
+        for key in (k for k in new if k in old):
+            for row in view.rows:
+                lines += _row_changes(view, key, row, old[key], new[key])
+    return lines

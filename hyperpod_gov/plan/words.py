@@ -1,0 +1,95 @@
+"""An allocation in words: what each team owns, lends and borrows, and what nobody owns.
+
+The words ``explain``, ``diff`` (through ``views.py``), the contract record and the review page share.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+_UNITS = {"nvidia.com/gpu": "GPU", "aws.amazon.com/neurondevice": "Neuron device"}
+# What pausing a team (teams[].active: false) does, in both modes.
+PAUSE_EFFECT = ("nothing new of the team is admitted (ComputeQuota ActivationState: Disabled; kueue mode: "
+                "ClusterQueue stopPolicy: Hold); work already admitted keeps running until it ends; its queued work "
+                "waits; its namespace, access and objects stay")
+NO_IDLE_SHARING = "idle resource sharing is off"
+
+
+def _amount(f: FlavorQuota, n: int) -> str:
+    unit = _UNITS.get(f.accelerator_kind or "", "vCPU")
+    return f"{n} {unit}{'s' if n != 1 else ''} ({f.instance_type})"
+
+
+def _describe(f: FlavorQuota, amounts: Amounts) -> str:
+    """An amount on one flavor in the unit the flavor is governed in: partitions, accelerators or vCPU."""
+    if f.mig_resource:
+        profile = f.mig_resource.removeprefix("nvidia.com/")
+        return f"{amounts.partition(f.mig_resource)} x {profile} ({f.instance_type})"
+    if f.accelerator_kind:
+        return _amount(f, amounts.accelerators)
+    if f.vcpu is not None:  # given as vCPU and memory: both matter
+        return f"{amounts.vcpu} vCPU + {amounts.memory_gib} GiB ({f.instance_type})"
+    return _amount(f, amounts.vcpu)
+
+
+def _main_amount(f: FlavorQuota, which: str) -> int:
+    amounts = getattr(f, which)
+    if amounts is None:
+        amounts = f.nominal
+    return f.governed(amounts)
+
+
+def owns(team: TeamPlan) -> str:
+    return ", ".join(_describe(f, f.nominal) for f in team.owned) or "nothing"
+
+
+def lends(team: TeamPlan) -> str:
+    if not team.can_lend:
+        return "nothing (DontLend)"
+    if not team.idle_resource_sharing:
+        return f"nothing ({NO_IDLE_SHARING})"
+    return "idle share of " + owns(team) if team.owned else "nothing"
+
+
+def borrows(team: TeamPlan) -> str:
+    if not team.can_borrow:
+        reason = team.strategy if team.strategy != "LendAndBorrow" else NO_IDLE_SHARING
+        return f"nothing ({reason})"
+    absolute = {b.instance_type for b in team.absolute_borrow_limits}
+    caps = [_describe(f, f.borrowing_limit or f.nominal) for f in team.flavors
+            if f in team.owned or f.instance_type in absolute]
+    how = f"{team.borrow_limit_percent}%"
+    if absolute:
+        how += "; absolute on " + ", ".join(sorted(absolute))
+    return f"up to {', '.join(caps) or 'nothing'} ({how})"
+
+
+def paused(plan: "Plan") -> list[str]:
+    """The paused teams, each with what pausing does to its work."""
+    return [f"{t.name}: {PAUSE_EFFECT}" for t in plan.tenants if not t.active]
+
+
+def unowned(plan: "Plan") -> list[str]:
+    """Capacity per instance type that no team (nor the shared pool) owns: it runs only borrowed work."""
+    out = []
+    for flavor in plan.flavors:
+        owned_by_teams = [next(f for f in t.flavors if f.instance_type == flavor.instance_type) for t in plan.teams]
+        profile = flavor.mig_resource.removeprefix("nvidia.com/") if flavor.mig_resource else None
+        total = amounts_for(flavor.instance_type, count=flavor.instances, mig_profile=profile, catalog=plan.catalog)
+        if flavor.mig_resource:
+            left = total.partition(flavor.mig_resource) - sum(f.nominal.partition(flavor.mig_resource)
+                                                                for f in owned_by_teams)
+            if left > 0:
+                out.append(f"{left} x {profile} ({flavor.instance_type})")
+            continue
+        kind = flavor.accelerator_kind
+        used = sum((f.nominal.accelerators if kind else f.nominal.vcpu) for f in owned_by_teams)
+        left = (total.accelerators if kind else total.vcpu) - used
+        if left > 0:
+            out.append(_amount(owned_by_teams[0], left) if owned_by_teams else f"{left} ({flavor.instance_type})")
+    return out
