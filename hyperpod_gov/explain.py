@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .plan import Plan
+from .plan.views import team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
 __all__ = ["explain", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
@@ -27,12 +28,10 @@ def _backend(plan: Plan) -> str:
 def explain(plan: Plan) -> str:
     """A review of the allocation that a person can read without the YAML."""
     classes = ", ".join(f"{p.name} ({p.weight})" for p in sorted(plan.priority_classes, key=lambda p: -p.weight))
-    rows = [
-        [t.name + (" (shared pool)" if t.is_shared_pool else "") + ("" if t.active else " (paused)"), owns(t),
-         lends(t), borrows(t),
-         str(t.fair_share_weight), t.preempt_team_tasks]
-        for t in plan.teams
-    ]
+    columns = {t.name: team_columns(t) for t in plan.teams}
+    headers = ["TEAM", *(h for h, _ in columns[plan.teams[0].name])] if plan.teams else ["TEAM"]
+    rows = [[t.name + (" (shared pool)" if t.is_shared_pool else "") + ("" if t.active else " (paused)"),
+             *(v for _, v in columns[t.name])] for t in plan.teams]
     capacity = ", ".join(f"{f.instances} x {f.instance_type}"
                          + (f" (GPUs as {f.mig_resource.removeprefix('nvidia.com/')})" if f.mig_resource else "")
                          for f in plan.flavors)
@@ -44,7 +43,7 @@ def explain(plan: Plan) -> str:
         "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
         "",
-        _table(["TEAM", "OWNS", "CAN LEND", "MAY BORROW", "WEIGHT", "PREEMPTS OWN"], rows),
+        _table(headers, rows),
     ]
     stopped = paused(plan)
     if stopped:

@@ -6,6 +6,7 @@ from aws_cdk import aws_eks as eks_l1
 from constructs import Construct
 
 from ..plan import PrincipalAccess
+from ..plan.tables import ACCESS_ENTRY, cfn_kwargs
 
 
 class TeamAccessEntry(Construct):
@@ -13,11 +14,5 @@ class TeamAccessEntry(Construct):
 
     def __init__(self, scope: Construct, id: str, *, cluster_name: str, access: PrincipalAccess) -> None:
         super().__init__(scope, id)
-        self.resource = eks_l1.CfnAccessEntry(
-            self,
-            "Resource",
-            cluster_name=cluster_name,
-            principal_arn=access.principal_arn,
-            type="STANDARD",
-            kubernetes_groups=list(access.groups),
-        )
+        self.resource = eks_l1.CfnAccessEntry(self, "Resource",
+                                              **cfn_kwargs(ACCESS_ENTRY, access, {"clusterName": cluster_name}))

@@ -7,6 +7,7 @@ from typing import Optional
 from aws_cdk import Duration, aws_eks_v2 as eks
 from constructs import Construct
 
+from ..plan.tables import ADDON_CONFIGURATION
 from ..spec.models import AddonVersions
 
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
@@ -39,7 +40,7 @@ class ClusterAddons(Construct):
         super().__init__(scope, id)
         v = versions
         # NetworkPolicies are enforced only when the VPC CNI runs its network policy agent.
-        self.vpc_cni = _addon(self, "VpcCni", cluster, "vpc-cni", v.vpc_cni, {"enableNetworkPolicy": "true"})
+        self.vpc_cni = _addon(self, "VpcCni", cluster, "vpc-cni", v.vpc_cni, dict(ADDON_CONFIGURATION["vpc-cni"]))
         self.kube_proxy = _addon(self, "KubeProxy", cluster, "kube-proxy", v.kube_proxy)
         self.pod_identity_agent = _addon(self, "PodIdentityAgent", cluster, "eks-pod-identity-agent",
                                          v.pod_identity_agent)

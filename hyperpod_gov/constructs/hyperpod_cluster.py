@@ -8,12 +8,12 @@ from aws_cdk import Annotations, aws_ec2 as ec2, aws_eks_v2 as eks, aws_sagemake
 from constructs import Construct, IConstruct
 
 from ..plan import ClusterPlan, InstanceGroupPlan
+from ..plan.tables import DEEP_HEALTH_CHECKS
 from .dependencies import DependenciesChart
 from .execution_role import execution_role
 from .lifecycle import ON_CREATE, LifecycleScripts
 from .network import Network
 
-DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 WARN_NO_DEPENDENCIES_CHART = "hyperpod-gov:dependenciesChartMissing"
 
 

@@ -8,6 +8,7 @@ from constructs import Construct
 
 from ..plan import names
 from ..plan.identity import IdentityPlan
+from ..plan.tables import POD_IDENTITY, cfn_kwargs
 from ._nag import acknowledge, wildcard
 from .observability import pod_identity_trust
 
@@ -40,15 +41,11 @@ class WorkloadIdentityRole(Construct):
         target = identity.target_role_arn
         if target:
             self.role.add_to_policy(iam.PolicyStatement(sid="AssumeTargetRole", actions=ASSUME, resources=[target]))
-        self.association = eks_l1.CfnPodIdentityAssociation(
-            self,
-            "Association",
-            cluster_name=cluster_name,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
-            role_arn=self.role.role_arn,
-            target_role_arn=target,
-        )
+        # The table's roleArn is the role's planned ARN; the association takes the deploy-time reference, which
+        # makes CloudFormation create the role first.
+        props = cfn_kwargs(POD_IDENTITY, identity, {"clusterName": cluster_name})
+        props["role_arn"] = self.role.role_arn
+        self.association = eks_l1.CfnPodIdentityAssociation(self, "Association", **props)
 
 
 class TargetRole(Construct):

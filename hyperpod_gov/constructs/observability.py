@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+
 from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
+from ..plan.tables import ADDON_CONFIGURATION
 from ._nag import acknowledge, managed_policy
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
@@ -26,17 +29,9 @@ def pod_identity_trust(*, account: str, cluster_arn: str) -> iam.PrincipalBase:
 
 
 def observability_config() -> dict:
-    return {
-        "agent": {
-            "config": {
-                "logs": {
-                    "metrics_collected": {
-                        "kubernetes": {"enhanced_container_insights": True, "kueue_container_insights": True}
-                    }
-                }
-            }
-        }
-    }
+    """The add-on's configuration: Container Insights (enhanced) with Kueue metrics (``tables.ADDON_CONFIGURATION``,
+    which ``drift`` compares)."""
+    return copy.deepcopy(dict(ADDON_CONFIGURATION[OBSERVABILITY_ADDON]))
 
 
 class Observability(Construct):

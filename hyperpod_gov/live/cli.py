@@ -66,7 +66,7 @@ def drift(expected: Expected, clients: ClientFactory, region: Optional[str] = No
     live_eks = read_eks(
         ek, cluster.eks_cluster_name,
         service_accounts=tuple((i.namespace, i.service_account) for i in expected.pod_identities),
-        addons=tuple(a.name for a in expected.addons if a.version is not None),
+        addons=expected.described_addons,
     )
     return compare(expected, cluster, governance, live_eks)
 

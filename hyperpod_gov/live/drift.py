@@ -9,7 +9,7 @@ from typing import Any, Iterable, Literal, Optional
 
 from ..plan import names
 from ..plan.fields import Table, compare as compare_fields
-from ..plan.tables import ACCESS_ENTRY, ADDON, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY
+from ..plan.tables import ACCESS_ENTRY, ADDON, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY
 from .expected import KNOWN_ADDONS, Expected, ExpectedQuota
 from .read import LiveCluster, LiveEks, LiveGovernance
 
@@ -60,11 +60,8 @@ def compare(expected: Expected, cluster: LiveCluster, governance: LiveGovernance
 
 
 def _cluster(expected: Expected, cluster: LiveCluster) -> list[DriftItem]:
-    if cluster.eks_cluster_name == expected.eks_cluster_name:
-        return []
-    planned = f"arn:{cluster.partition}:eks:{cluster.region}:{cluster.account}:cluster/{expected.eks_cluster_name}"
-    return [DriftItem("Cluster", cluster.name, "changed", "Orchestrator.Eks.ClusterArn", planned,
-                      cluster.eks_cluster_arn)]
+    return _changes("Cluster", cluster.name, CLUSTER, expected.cluster_part, cluster.raw,
+                    context={"partition": cluster.partition})
 
 
 def _changes(kind: str, name: str, table: Table, part: Any, live: dict[str, Any], *, team: Optional[str] = None,
@@ -193,7 +190,7 @@ def _addons(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
         elif e is None:
             items.append(DriftItem("Addon", name, "unexpected"))
         else:
-            items += _changes("Addon", name, ADDON, (e.name, e.version), described.get(name, {}))
+            items += _changes("Addon", name, ADDON, e.part, described.get(name, {}))
     return items
 
 

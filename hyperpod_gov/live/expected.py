@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from ..plan import InstanceGroupPlan, Plan, TeamPlan
+from ..plan import ClusterPlan, InstanceGroupPlan, Plan, TeamPlan
 from ..plan import names
 from ..plan.access import PrincipalAccess
 from ..plan.identity import IdentityPlan
 from ..plan.fields import emit
-from ..plan.tables import CLUSTER_POLICY, PolicyPart, policy_part
+from ..plan.tables import CLUSTER_POLICY, AddonPart, PolicyPart, addon_parts, policy_part
 from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target
 
 # A quota is Enabled unless its team is paused (teams[].active: false): ``task_governance.activation_state``.
@@ -76,6 +76,7 @@ class ExpectedPodIdentity:
 class ExpectedAddon:
     name: str
     version: Optional[str]  # None: EKS's default, only presence is checked
+    part: Optional[AddonPart] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,12 @@ class Expected:
     access_entries: tuple[ExpectedAccessEntry, ...]
     pod_identities: tuple[ExpectedPodIdentity, ...]
     addons: tuple[ExpectedAddon, ...]
+    cluster_part: Optional[ClusterPlan] = field(default=None, compare=False, repr=False)
+
+    @property
+    def described_addons(self) -> tuple[str, ...]:
+        """The add-ons drift describes: those with a pinned version or a configuration to compare."""
+        return tuple(a.name for a in self.addons if a.version is not None or (a.part and a.part.configuration))
 
     def team_of_namespace(self, namespace: str) -> Optional[str]:
         if namespace.startswith(names.NAMESPACE_PREFIX):
@@ -133,5 +140,6 @@ def expected_state(plan: Plan) -> Expected:
              for i in plan.identities),
             key=lambda i: (i.namespace, i.service_account),
         )),
-        addons=tuple(ExpectedAddon(n, v) for n, v in sorted(plan.addon_versions.items())),
+        addons=tuple(ExpectedAddon(a.name, a.version, a) for a in addon_parts(plan)),
+        cluster_part=plan.cluster,
     )

@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import yaml
 
+from ..plan.fields import imported
+from ..plan.tables import CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP
 from ..spec import SpecError, SpecIssue, parse_spec
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
 from .read import LiveCluster, LiveGovernance
@@ -53,14 +55,6 @@ def _spec_name(cluster: LiveCluster, policy: Optional[dict[str, Any]]) -> tuple[
             return m.group(1), f"from the cluster policy's name ({policy['Name']})"
     name = _label(cluster.name, MAX_SPEC_NAME)
     return name, "guessed from the cluster name; it prefixes every AWS resource name hyperpod-gov creates"
-
-
-def _volume(group: dict[str, Any]) -> Optional[int]:
-    for storage in group.get("InstanceStorageConfigs", []):
-        ebs = storage.get("EbsVolumeConfig") or {}
-        if ebs.get("VolumeSizeInGB") and not ebs.get("RootVolume"):
-            return int(ebs["VolumeSizeInGB"])
-    return None
 
 
 def _allocation(r: dict[str, Any]) -> tuple[Optional[str], list[str]]:
@@ -126,15 +120,14 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
         "  instanceGroups:",
     ]
     for g in cluster.instance_groups:
-        name = g.get("InstanceGroupName", "")
+        values = imported(INSTANCE_GROUP, g)
+        name = values.get("name", "")
         label = _label(name, 63)
-        count = g.get("TargetCount", g.get("CurrentCount", 0))
         out.append(f"    - name: {_s(label)}" + (f"  # renamed from {name} (not a DNS-1123 label)" if label != name
                                                   else ""))
-        out.append(f"      instanceType: {_s(g.get('InstanceType', ''))}")
-        field = "TargetCount" if "TargetCount" in g else "CurrentCount"
-        out.append(f"      count: {count}" + ("" if field == "TargetCount" else "  # guessed from CurrentCount"))
-        volume = _volume(g)
+        out.append(f"      instanceType: {_s(values.get('instanceType', ''))}")
+        out.append(f"      count: {values.get('count', 0)}" + ("" if "TargetCount" in g else "  # guessed from CurrentCount"))
+        volume = values.get("volumeSizeGb")
         if volume:
             out.append(f"      volumeSizeGb: {volume}")
         profile = (partitioned or {}).get(g.get("InstanceType", ""))
@@ -153,29 +146,28 @@ def _scheduler_lines(policies: tuple[dict[str, Any], ...]) -> list[str]:
     policy = policies[0]
     if len(policies) > 1:
         out.append(f"  # {len(policies)} cluster policies on the cluster; imported {policy['Name']}")
-    config = policy.get("SchedulerConfig") or {}
-    fair = config.get("FairShare")
-    if fair is None:
+    values = imported(CLUSTER_POLICY, policy)
+    if "idleCompute" not in values:
         out.append("  idleCompute: fair-share  # guessed: the cluster policy does not set FairShare")
     else:
-        out.append(f"  idleCompute: {'fair-share' if fair == 'Enabled' else 'first-come-first-serve'}")
-    if config.get("IdleResourceSharing") == "Disabled":
+        out.append(f"  idleCompute: {values['idleCompute']}")
+    if values.get("idleResourceSharing") is False:
         out.append("  idleResourceSharing: false")
-    classes = config.get("PriorityClasses") or []
+    classes = values.get("priorityClasses") or []
     if classes:
         out.append("  priorityClasses:")
-        out += [f"    - {{name: {_s(p['Name'])}, weight: {p['Weight']}}}" for p in classes]
+        out += [f"    - {{name: {_s(p['name'])}, weight: {p['weight']}}}" for p in classes]
     return out
 
 
 def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
-    target = quota.get("ComputeQuotaTarget") or {}
     config = quota.get("ComputeQuotaConfig") or {}
-    team = target["TeamName"]
+    values = imported(COMPUTE_QUOTA, quota)
+    team = values["name"]
     out = [f"  - name: {_s(team)}  # compute quota {quota['Name']}"]
-    if quota.get("ActivationState") == "Disabled":
+    if values.get("active") is False:
         out.append("    active: false  # the quota is Disabled on the cluster: the team is paused")
-    weight = target.get("FairShareWeight")
+    weight = values.get("fairShareWeight")
     if weight is None:
         out.append("    fairShareWeight: 100  # guessed: the quota does not set FairShareWeight")
     else:
@@ -197,10 +189,10 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
     else:
         out += ["    quota: []  # the quota owns nothing the spec can write"] + [n[2:] for n in notes]
     sharing = config.get("ResourceSharingConfig") or {}
-    strategy = sharing.get("Strategy", "LendAndBorrow")
-    guess = "" if "Strategy" in sharing else "  # guessed: the quota does not set a sharing strategy"
+    strategy = values.get("sharing.strategy", "LendAndBorrow")
+    guess = "" if "sharing.strategy" in values else "  # guessed: the quota does not set a sharing strategy"
     if strategy == "LendAndBorrow":
-        limit = sharing.get("BorrowLimit")
+        limit = values.get("sharing.borrowLimitPercent")
         if limit is None:
             out.append(f"    sharing: {{strategy: LendAndBorrow}}  # borrow limit: HyperPod's default, "
                        f"{DEFAULT_BORROW_LIMIT_PERCENT}%{guess.replace('  #', ';')}")
@@ -221,7 +213,7 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
     elif limits:
         out.append(f"    # the quota sets AbsoluteBorrowLimits under {strategy}, where they mean nothing; drift will "
                    "report them")
-    preempt = config.get("PreemptTeamTasks")
+    preempt = values.get("preemptTeamTasks")
     if preempt is None:
         out.append("    preemptTeamTasks: LowerPriority  # guessed: the quota does not set PreemptTeamTasks")
     else:

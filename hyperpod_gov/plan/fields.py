@@ -204,7 +204,11 @@ def imported(table: Table, live: Mapping[str, Any]) -> dict[str, Any]:
     for f in table.fields:
         if f.to_spec is None:
             continue
-        value = member_value(live, f.member, _ABSENT)
+        if f.live_member is not None:
+            member, value = f.live_member(live)
+            value = _ABSENT if member not in live else value
+        else:
+            value = member_value(live, f.member, _ABSENT)
         if value is _ABSENT:
             continue
         mapped = f.to_spec(value)

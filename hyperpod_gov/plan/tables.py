@@ -9,6 +9,7 @@ CloudFormation spells with a capital first letter: :func:`cfn_properties`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
@@ -72,6 +73,9 @@ def _activation(team: TeamPlan) -> str:
     return "Enabled" if team.active else "Disabled"
 
 
+_TAGS = ("the generated tags (hyperpod-gov:*, and the contract's on a quota), on every resource; describe calls do "
+         "not return them")
+_CLUSTER_NAME = "the cluster the object belongs to; the live object is read from it"
 _DEPLOY_TIME = "a deploy-time reference to this cluster; the live object is read from it"
 _GENERATED = "generated text that says which tool made it"
 
@@ -206,7 +210,7 @@ INSTANCE_GROUP = Table(
         Field("InstanceType", "instance type", "instanceType", get=lambda g: g.instance_type,
               plan_fields=("instance_type",), to_spec=str),
         Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
-              live_member=_live_count),
+              live_member=_live_count, to_spec=int),
         Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         Field("LifeCycleConfig", "lifecycle scripts", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         Field("InstanceStorageConfigs", "data volume (GiB)", "volumeSizeGb", get=_storage,
@@ -228,17 +232,41 @@ INSTANCE_GROUP = Table(
 ACCESS_ENTRY = Table(
     kind="AccessEntry",
     label="access entry",
-    spec="teams[].access",
+    spec="teams[]",
     fields=(
-        Field("principalArn", "principal", "viewers/submitters", get=lambda a: a.principal_arn,
+        Field("clusterName", "cluster", "", drift=_CLUSTER_NAME, imports=_CLUSTER_NAME),
+        Field("principalArn", "principal", "access.viewers|access.submitters", get=lambda a: a.principal_arn,
               plan_fields=("principal_arn",), drift="the key access entries are matched by",
               imports="not held by the quotas: import leaves a commented placeholder"),
         Field("type", "entry type", "", get=lambda a: ACCESS_ENTRY_TYPE, default=ACCESS_ENTRY_TYPE,
               imports="always STANDARD"),
-        Field("kubernetesGroups", "Kubernetes groups", "viewers/submitters", get=lambda a: list(a.groups),
+        Field("kubernetesGroups", "Kubernetes groups", "access.viewers|access.submitters",
+              get=lambda a: list(a.groups),
               plan_fields=("groups", "teams"),
               live_member=lambda live: ("kubernetesGroups", sorted(live.get("kubernetesGroups", []))),
               imports="not held by the quotas: import leaves a commented placeholder"),
+        Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
+    ),
+    exempt={"key": "the construct id"},
+)
+
+# EKS's cluster-admin access policy, associated with each cluster.admins entry at cluster scope.
+CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+ADMIN_ENTRY = Table(
+    kind="AccessEntry",
+    label="cluster admin access entry",
+    spec="cluster.admins[]",
+    fields=(
+        Field("clusterName", "cluster", "", drift=_CLUSTER_NAME, imports=_CLUSTER_NAME),
+        Field("principalArn", "principal", "", get=lambda a: a.principal_arn, plan_fields=("principal_arn",),
+              drift="the key access entries are matched by",
+              imports="not held by the quotas: import leaves a commented placeholder"),
+        Field("accessPolicies", "access policies", "",
+              get=lambda a: [{"policyArn": CLUSTER_ADMIN_POLICY, "accessScope": {"type": "cluster"}}],
+              drift="presence only: drift does not read ListAssociatedAccessPolicies",
+              imports="not held by the quotas: import leaves a commented placeholder"),
+        Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
     exempt={"key": "the construct id"},
 )
@@ -258,43 +286,109 @@ POD_IDENTITY = Table(
     label="Pod Identity association",
     spec="teams[].workloadIdentities[]",
     fields=(
+        Field("clusterName", "cluster", "", drift=_CLUSTER_NAME, imports=_CLUSTER_NAME),
         Field("namespace", "namespace", "", get=lambda i: i.namespace, plan_fields=("namespace", "team"),
               drift="part of the key associations are matched by", imports="the team's namespace"),
         Field("serviceAccount", "service account", "serviceAccount", get=lambda i: i.service_account,
               plan_fields=("service_account",), drift="part of the key associations are matched by",
               imports="not read by import (workload identities are placeholders)"),
-        Field("roleArn", "role", "serviceAccount", get=lambda i: i.source_role_arn,
+        Field("roleArn", "role", "", get=lambda i: i.source_role_arn,
               plan_fields=("source_role_arn", "source_role_name"), same=same_arn,
               imports="generated from the spec, team and service account names"),
-        Field("targetRoleArn", "cross-account target role", "targetRoleArn/targetRole",
+        Field("targetRoleArn", "cross-account target role", "targetRoleArn|targetRole",
               get=lambda i: i.target_role_arn, same=same_arn,
               plan_fields=("target_role_arn", "created_target", "consumer", "consumer_account"),
               imports="not read by import (workload identities are placeholders)"),
+        Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
 )
 
 
-def cfn_properties(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    """CloudFormation's spelling of an EKS object's properties: the API's members with a capital first letter."""
-    return {k[0].upper() + k[1:]: v for k, v in emit(table, part, context).items()}
+def cfn_kwargs(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """An EKS object's properties as keyword arguments of its aws-cdk-lib L1 class (``principalArn`` ->
+    ``principal_arn``); members that CloudFormation does not take (tags come from the stack) are left out."""
+    return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower(): v for k, v in emit(table, part, context).items()}
 
 
-def addon_rows(name: str, version: Optional[str]) -> dict[str, Any]:
-    """An add-on as the API describes it (``ADDON``'s members)."""
-    return {"addonName": name, "addonVersion": version}
+# Configuration of the add-ons that need one (EKS's ConfigurationValues, JSON).
+ADDON_CONFIGURATION: Mapping[str, Mapping[str, Any]] = {
+    # NetworkPolicies are enforced only when the VPC CNI runs its network policy agent.
+    "vpc-cni": {"enableNetworkPolicy": "true"},
+    # Container Insights (enhanced) with Kueue metrics; the version is cluster.addonVersions.cloudwatchObservability.
+    "amazon-cloudwatch-observability": {
+        "agent": {"config": {"logs": {"metrics_collected": {
+            "kubernetes": {"enhanced_container_insights": True, "kueue_container_insights": True}}}}},
+    },
+}
+
+
+@dataclass(frozen=True)
+class AddonPart:
+    """An EKS add-on as the spec pins it (``addon_parts(plan)``)."""
+
+    name: str
+    version: Optional[str]  # None: EKS's default for the Kubernetes version; only presence is checked
+    configuration: Optional[Mapping[str, Any]]
+
+
+def addon_parts(plan: Any) -> tuple[AddonPart, ...]:
+    return tuple(AddonPart(n, v, ADDON_CONFIGURATION.get(n)) for n, v in sorted(plan.addon_versions.items()))
+
+
+def _same_json(planned: Optional[Mapping[str, Any]], live: Any, context: Mapping[str, Any]) -> bool:
+    if planned is None:
+        return not live
+    try:
+        return json.loads(live) == planned if isinstance(live, str) else live == planned
+    except ValueError:
+        return False
 
 
 ADDON = Table(
     kind="Addon",
     label="add-on",
-    spec="cluster.addonVersions",
+    spec="cluster",
     fields=(
-        Field("addonName", "name", "", get=lambda a: a[0], drift="the key add-ons are matched by",
-              imports="add-ons are not written into the spec"),
+        Field("addonName", "name", "", get=lambda a: a.name, plan_fields=("name",),
+              drift="the key add-ons are matched by", imports="add-ons are not written into the spec"),
+        Field("clusterName", "cluster", "", drift=_CLUSTER_NAME, imports=_CLUSTER_NAME),
         # A version the spec leaves to EKS (None) is not compared: EKS picks its default for the version.
-        Field("addonVersion", "version", "<addon>", get=lambda a: a[1], when=lambda a: a[1] is not None,
+        Field("addonVersion", "version", "addonVersions", get=lambda a: a.version, plan_fields=("version",),
+              when=lambda a: a.version is not None,
               imports="add-on versions are not written into the spec (the spec pins its own)"),
+        # vpc-cni without its network policy agent enforces no NetworkPolicy: a governance change.
+        Field("configurationValues", "configuration", "addonVersions", get=lambda a: a.configuration,
+              plan_fields=("configuration",), same=_same_json,
+              imports="the configuration is the library's, not the spec's"),
+        Field("preserveOnDelete", "preserve on delete", "", drift="a CloudFormation setting, not the add-on's",
+              imports="a CloudFormation setting"),
+        Field("podIdentityAssociations", "Pod Identity associations", "",
+              drift="the observability agent's association, outside team namespaces; created with the add-on",
+              imports="created with the add-on"),
+        Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
 )
 
-TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, INSTANCE_GROUP, ACCESS_ENTRY, POD_IDENTITY, ADDON)
+
+CLUSTER = Table(
+    kind="Cluster",
+    label="HyperPod cluster",
+    spec="cluster",
+    fields=(
+        Field("ClusterName", "name", "name", get=lambda c: c.name, plan_fields=("name",),
+              drift="the key the cluster is read by", to_spec=str),
+        Field("InstanceGroups", "instance groups", "instanceGroups",
+              drift="compared group by group (the InstanceGroup table)", imports="read group by group"),
+        Field("NodeRecovery", "node recovery", "", get=lambda c: "Automatic",
+              drift="always Automatic (HyperPod replaces faulty nodes)", imports="always Automatic"),
+        # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).
+        Field("Orchestrator.Eks.ClusterArn", "EKS cluster", "name", get=lambda c: c.eks_arn,
+              plan_fields=("eks_arn", "eks_name"), same=same_arn,
+              imports="import notes an EKS cluster not named <name>-eks"),
+        Field("VpcConfig", "VPC", "vpc", drift="the subnets and security group are deploy-time references",
+              imports="not read by import"),
+        Field("Tags", "tags", "", drift=_TAGS, imports=_TAGS),
+    ),
+)
+
+TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, CLUSTER, INSTANCE_GROUP, ACCESS_ENTRY, ADMIN_ENTRY, POD_IDENTITY, ADDON)

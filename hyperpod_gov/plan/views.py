@@ -19,7 +19,7 @@ from .words import PAUSE_EFFECT, borrows, lends, owns
 if TYPE_CHECKING:
     from .plan import Plan
 
-__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "governance_changes", "NOT_GOVERNED"]
+__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "governance_changes", "team_columns", "NOT_GOVERNED"]
 
 
 @dataclass(frozen=True)
@@ -243,10 +243,10 @@ TEAM = View(
         Row("active", "teams[].active", lambda x: x.team.active, ("active",), lines=_paused),
         Row("owns", "teams[].quota", lambda x: owns(x.team), ("flavors",), column="OWNS"),
         Row("sharing", "teams[].sharing.strategy", lambda x: x.team.strategy, ("strategy",)),
-        Row("may borrow", "teams[].sharing.borrowLimitPercent|teams[].sharing.absoluteBorrowLimits",
-            lambda x: borrows(x.team), ("borrow_limit_percent", "absolute_borrow_limits"), column="MAY BORROW"),
         Row("can lend", "teams[].sharing.strategy", lambda x: lends(x.team), ("idle_resource_sharing",),
             column="CAN LEND"),
+        Row("may borrow", "teams[].sharing.borrowLimitPercent|teams[].sharing.absoluteBorrowLimits",
+            lambda x: borrows(x.team), ("borrow_limit_percent", "absolute_borrow_limits"), column="MAY BORROW"),
         Row("fair-share weight", "teams[].fairShareWeight", lambda x: x.team.fair_share_weight,
             ("fair_share_weight",), column="WEIGHT"),
         Row("preempts its own lower-priority work", "teams[].preemptTeamTasks", lambda x: x.team.preempt_team_tasks,
@@ -325,6 +325,12 @@ NOT_GOVERNED: Mapping[str, str] = {
     "IdentityPlan.consumer_account": "the consumer accounts row",
     "PrincipalAccess.key": "the construct id",
 }
+
+
+def team_columns(team: TeamPlan) -> list[tuple[str, str]]:
+    """(header, value in words) of the team view's rows that ``explain`` shows as columns, in row order."""
+    part = TeamPart(team)
+    return [(row.column, str(row.get(part))) for row in TEAM.rows if row.column]
 
 
 # --- diff --------------------------------------------------------------------------------------------------------

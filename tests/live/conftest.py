@@ -67,7 +67,7 @@ def enterprise_live():
 def queue_drift(aws: Aws, spec: Any, plan: Any, fake: FakeCluster, page_size: int | None = None) -> None:
     expected = expected_state(plan)
     stub_drift(aws.sm_stub, aws.eks_stub, fake, page_size=page_size,
-               described_addons=tuple(a.name for a in expected.addons if a.version is not None),
+               described_addons=expected.described_addons,
                planned_service_accounts=tuple((i.namespace, i.service_account) for i in expected.pod_identities))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -18,6 +19,7 @@ import boto3
 from botocore.stub import Stubber
 
 from hyperpod_gov.live.aws import RETRY_CONFIG
+from hyperpod_gov.plan.tables import ADDON_CONFIGURATION
 
 ACCOUNT = "111111111111"
 REGION = "us-east-1"
@@ -177,8 +179,11 @@ def cluster_from_plan(plan: Any) -> FakeCluster:
                               "serviceAccount": "cloudwatch-agent", "roleArn": f"arn:aws:iam::{plan.account}:role/cw",
                               "associationId": "a-cloudwatchagent0"})
     for name, version in sorted(plan.addon_versions.items()):
-        fake.addons.append({"addonName": name, "clusterName": fake.eks_name,
-                            "addonVersion": version or DEFAULT_ADDON_VERSION, "status": "ACTIVE"})
+        addon = {"addonName": name, "clusterName": fake.eks_name, "addonVersion": version or DEFAULT_ADDON_VERSION,
+                 "status": "ACTIVE"}
+        if name in ADDON_CONFIGURATION:  # DescribeAddon returns the JSON text the add-on was given
+            addon["configurationValues"] = json.dumps(ADDON_CONFIGURATION[name])
+        fake.addons.append(addon)
     fake.addons.append({"addonName": "metrics-server", "clusterName": fake.eks_name,
                         "addonVersion": "v0.7.2-eksbuild.1", "status": "ACTIVE"})
     return fake

@@ -47,8 +47,9 @@ def test_results_on_later_pages_are_read(aws, enterprise_live, capsys):
     last_entry = fake.access_entries[-1]["principalArn"]
     fake.access_entries[-1]["kubernetesGroups"] = ["hyperpod-ns-speech-submitters"]
     last_addon = max(a["addonName"] for a in fake.addons)
+    original = next(a for a in fake.addons if a["addonName"] == last_addon)
     fake.addons = [a for a in fake.addons if a["addonName"] != last_addon] + [
-        {"addonName": last_addon, "clusterName": fake.eks_name, "addonVersion": "v1.19.0-eksbuild.1"}]
+        {**original, "addonVersion": "v1.19.0-eksbuild.1"}]
     code = run(aws, ENTERPRISE, fake, "--format", "json", page_size=2)
     items = json.loads(capsys.readouterr().out)["drift"]
     assert code == 1
@@ -210,6 +211,11 @@ SINGLE_CHANGES = [
          addonVersion="v4.0.0-eksbuild.1"),
      {"kind": "Addon", "name": "amazon-cloudwatch-observability", "change": "changed", "field": "addonVersion",
       "expected": "v4.1.0-eksbuild.1", "actual": "v4.0.0-eksbuild.1"}),
+    ("network policy agent switched off",
+     lambda f: next(a for a in f.addons if a["addonName"] == "vpc-cni").update(
+         configurationValues='{"enableNetworkPolicy": "false"}'),
+     {"kind": "Addon", "name": "vpc-cni", "change": "changed", "field": "configurationValues",
+      "expected": {"enableNetworkPolicy": "true"}, "actual": '{"enableNetworkPolicy": "false"}'}),
     ("add-on removed", _remove("addons", lambda a: a["addonName"] == "coredns"),
      {"kind": "Addon", "name": "coredns", "change": "missing"}),
 ]
