@@ -174,6 +174,7 @@ CLUSTER_POLICY = Table(
         Field("SchedulerConfig.IdleResourceSharing", "idle resource sharing", "idleResourceSharing",
               get=lambda p: None if p.idle_resource_sharing else "Disabled", plan_fields=("idle_resource_sharing",),
               default="Enabled", to_spec=lambda v: v != "Disabled"),
+        Field("Tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
 )
 
