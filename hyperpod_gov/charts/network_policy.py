@@ -23,6 +23,12 @@ def _block(egress: EgressPlan) -> dict[str, Any]:
     return {"cidr": egress.cidr, "except": list(egress.excepts)} if egress.excepts else {"cidr": egress.cidr}
 
 
+def team_egress_rules(team: TeamPlan) -> list[dict[str, Any]]:
+    """The egress rules of ``allow-team-egress``: the team's ``egress`` entries (link-local carved out)."""
+    return [{"to": [{"ipBlock": _block(e)}], "ports": [{"protocol": e.protocol, "port": p} for p in sorted(e.ports)]}
+            for e in team.egress]
+
+
 def network_policies(scope: Construct, *, team: TeamPlan, vpc_cidr: str) -> None:
     namespace = team.namespace
     everything: dict[str, Any] = {}
@@ -54,9 +60,5 @@ def network_policies(scope: Construct, *, team: TeamPlan, vpc_cidr: str) -> None
         "egress": [{"to": [{"ipBlock": {"cidr": vpc_cidr}}], "ports": [{"protocol": "TCP", "port": 443}]}],
     })
     if team.egress:
-        rules = [
-            {"to": [{"ipBlock": _block(e)}],
-             "ports": [{"protocol": e.protocol, "port": p} for p in sorted(e.ports)]}
-            for e in team.egress
-        ]
-        _policy(scope, "allow-team-egress", namespace, {"podSelector": {}, "policyTypes": ["Egress"], "egress": rules})
+        _policy(scope, "allow-team-egress", namespace,
+                {"podSelector": {}, "policyTypes": ["Egress"], "egress": team_egress_rules(team)})

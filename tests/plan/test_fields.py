@@ -211,3 +211,40 @@ def test_compare_names_one_member_of_a_keyed_item_or_the_whole_item():
 
 def test_import_maps_live_values_back_onto_spec_paths():
     assert imported(ROWS, {"Sharing": {"Limit": 30}, "A": 5}) == {"limit": 30}
+
+
+# --- the per-team Kubernetes objects ----------------------------------------------------------------------------
+
+
+def _member(obj: dict, member: str):
+    for step in member.split("."):
+        obj = (obj or {}).get(step)
+    return obj
+
+
+@pytest.mark.parametrize("example", ["enterprise", "startup"])
+def test_team_manifests_hold_exactly_the_table_objects_with_the_planned_values(example):
+    from hyperpod_gov.charts import render
+    from hyperpod_gov.charts.fields import planned_objects
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import load_spec
+    from tests.conftest import EXAMPLES, TODAY
+
+    plan = build_plan(load_spec(EXAMPLES / f"{example}.yaml", today=TODAY))
+    manifests = render(plan)
+    for team in plan.tenants:
+        rendered = {(o["kind"], o["metadata"]["name"]): o for o in manifests.teams[team.name]}
+        planned = planned_objects(plan, team)
+        assert sorted(rendered) == sorted(planned), f"team {team.name}: objects without a row, or rows without one"
+        for key, (row, value) in planned.items():
+            if row.member is not None:
+                assert _member(rendered[key], row.member) == value, (team.name, key, row.member)
+
+
+def test_every_team_object_row_names_a_spec_path_a_view_shows():
+    from hyperpod_gov.charts.fields import TEAM_OBJECTS
+
+    views = _view_paths()
+    missing = [(r.kind, alt) for r in TEAM_OBJECTS if r.spec for alt in r.spec.split("|")
+               if not _known_to_a_view(alt, views)]
+    assert missing == []

@@ -1,0 +1,104 @@
+"""The per-team Kubernetes objects as a table: each object a team gets, the member the spec governs, and where.
+
+The chart modules emit the objects; this table says which objects a team has, which member of each carries a
+spec decision (with its spec path and the plan attributes it reads), and the planned value of that member. A
+test renders both examples and checks that the team manifests hold exactly these objects with these values, so
+an object cannot be emitted without a row; ``plan/views.py`` shows each spec path in ``diff`` and ``explain``.
+Objects whose body is the platform's own (the default-deny policy, say) have no governed member.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ..plan import Plan, TeamPlan
+from .admission import QUEUE_POLICY, binding_name, pod_security_policy_name
+from .network_policy import team_egress_rules
+from .rbac import submitter_rules, viewer_rules
+from .tenant import contract_annotations
+
+__all__ = ["ObjectRow", "TEAM_OBJECTS", "planned_objects"]
+
+
+@dataclass(frozen=True)
+class ObjectRow:
+    kind: str
+    names: Callable[[TeamPlan], tuple[str, ...]]  # the objects of this row a team gets (usually one)
+    label: str
+    spec: str  # the spec path of the governed member ("" for the platform's own objects)
+    member: Optional[str] = None  # dotted member the spec governs (None: the body is the platform's)
+    get: Optional[Callable[[Plan, TeamPlan], Any]] = None  # its planned value
+    plan_fields: tuple[str, ...] = ()
+    when: Callable[[Plan, TeamPlan], bool] = lambda plan, team: True
+
+
+def _one(attr: str) -> Callable[[TeamPlan], tuple[str, ...]]:
+    return lambda team: (getattr(team, attr),)
+
+
+def _fixed(name: str) -> Callable[[TeamPlan], tuple[str, ...]]:
+    return lambda team: (name,)
+
+
+def _kueue(plan: Plan, team: TeamPlan) -> bool:
+    return plan.emits_kueue_objects
+
+
+def _group_subjects(*groups: str) -> list[dict[str, str]]:
+    return [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": g} for g in groups]
+
+
+TEAM_OBJECTS: tuple[ObjectRow, ...] = (
+    ObjectRow("Namespace", _one("namespace"), "namespace owners", "teams[].contract", "metadata.annotations",
+              lambda plan, t: contract_annotations(t) or None, ("contract", "namespace"),
+              when=lambda plan, t: plan.owns_namespaces),
+    ObjectRow("ClusterQueue", _one("cluster_queue"), "the team's queue", "teams[].quota", "spec",
+              lambda plan, t: plan.cluster_queue_spec(t), ("cluster_queue", "flavors", "strategy", "active"),
+              when=_kueue),
+    ObjectRow("ClusterRole", _one("queue_reader"), "reading its own ClusterQueue", "teams[].name",
+              plan_fields=("queue_reader",)),
+    ObjectRow("ClusterRoleBinding", _one("queue_reader"), "who reads the team's ClusterQueue",
+              "teams[].access.viewers|teams[].access.submitters", "subjects",
+              lambda plan, t: _group_subjects(t.viewers_group, t.submitters_group),
+              ("viewers_group", "submitters_group")),
+    ObjectRow("ValidatingAdmissionPolicyBinding",
+              lambda t: (binding_name(pod_security_policy_name(t.pod_security), t),), "pod security",
+              "teams[].podSecurity", "spec.policyName", lambda plan, t: pod_security_policy_name(t.pod_security),
+              ("pod_security",)),
+    ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(QUEUE_POLICY, t),), "the queue rule",
+              "teams[].name"),
+    ObjectRow("NetworkPolicy", _fixed("default-deny"), "default deny", ""),
+    ObjectRow("NetworkPolicy", _fixed("allow-dns"), "DNS", ""),
+    ObjectRow("NetworkPolicy", _fixed("allow-same-namespace"), "traffic inside the namespace", ""),
+    ObjectRow("NetworkPolicy", _fixed("allow-pod-identity-agent"), "the Pod Identity agent", ""),
+    ObjectRow("NetworkPolicy", _fixed("allow-vpc-https"), "HTTPS to the VPC", "cluster.vpc",
+              "spec.egress", lambda plan, t: [{"to": [{"ipBlock": {"cidr": plan.network.cidr}}],
+                                               "ports": [{"protocol": "TCP", "port": 443}]}]),
+    ObjectRow("NetworkPolicy", _fixed("allow-team-egress"), "the team's egress", "teams[].egress", "spec.egress",
+              lambda plan, t: team_egress_rules(t), ("egress",), when=lambda plan, t: bool(t.egress)),
+    ObjectRow("Role", _fixed("viewer"), "what viewers may read", "", "rules", lambda plan, t: viewer_rules()),
+    ObjectRow("Role", _fixed("submitter"), "what submitters may do",
+              "teams[].access.podExec|teams[].access.writeSecrets|teams[].access.writeConfigMaps", "rules",
+              lambda plan, t: submitter_rules(t), ("pod_exec", "write_secrets", "write_config_maps")),
+    ObjectRow("RoleBinding", _fixed("viewers"), "who views", "teams[].access.viewers|teams[].access.submitters",
+              "subjects", lambda plan, t: _group_subjects(t.viewers_group, t.submitters_group)),
+    ObjectRow("RoleBinding", _fixed("submitters"), "who submits", "teams[].access.submitters", "subjects",
+              lambda plan, t: _group_subjects(t.submitters_group)),
+    ObjectRow("ServiceAccount", lambda t: t.service_accounts, "workload identities",
+              "teams[].workloadIdentities[]", plan_fields=("service_accounts",)),
+    ObjectRow("LocalQueue", _one("local_queue"), "the team's local queue", "teams[].name", "spec.clusterQueue",
+              lambda plan, t: t.cluster_queue, ("local_queue",), when=_kueue),
+)
+
+
+def planned_objects(plan: Plan, team: TeamPlan) -> dict[tuple[str, str], tuple[ObjectRow, Any]]:
+    """(kind, name) -> (row, planned value of its governed member) for every object of the team."""
+    out: dict[tuple[str, str], tuple[ObjectRow, Any]] = {}
+    for row in TEAM_OBJECTS:
+        if not row.when(plan, team):
+            continue
+        for name in row.names(team):
+            out[(row.kind, name)] = (row, row.get(plan, team) if row.get else None)
+    return out
+
