@@ -10,9 +10,11 @@ from typing import Any, Mapping, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .acknowledgements import STRICT_NOTE, Review, acknowledge, check_acknowledgements
 from .errors import NO_VALUE, SpecError, SpecIssue
 from .models import GovernanceSpec
-from .rules import check_spec
+from .rulebook import RuleBook
+from .rules import RULES, check_spec
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -180,19 +182,30 @@ def parse_spec(
 
 
 def validate(
-    spec: GovernanceSpec, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+    spec: GovernanceSpec, *, strict: bool = False, today: dt.date | None = None, source: str | None = None,
+    known: RuleBook = RULES,
 ) -> GovernanceSpec:
-    """Run the cross-field rules over an already built spec (e.g. one built in Python)."""
-    found = check_spec(spec, today=today or dt.date.today())
-    errors = [i for i in found if i.severity == "error" or strict]
-    if errors:
-        raise SpecError(errors, source)
+    """Run the cross-field rules over an already built spec (e.g. one built in Python).
+
+    Raises ``SpecError`` with every error, every acknowledgement that names no warning rule of ``known`` (the
+    spec rules by default; pass every book whose warnings the spec may acknowledge) and, with ``strict``, every
+    warning the spec does not acknowledge.
+    """
+    review = spec_review(spec, today=today)
+    failing = check_acknowledgements(spec.acknowledgements, known) + list(review.failing(strict=strict))
+    if failing:
+        raise SpecError(failing, source, note=STRICT_NOTE if strict and review.warnings else None)
     return spec
 
 
+def spec_review(spec: GovernanceSpec, *, today: dt.date | None = None) -> Review:
+    """The spec rules' findings split into errors, unacknowledged and acknowledged warnings."""
+    return acknowledge(check_spec(spec, today=today or dt.date.today()), spec.acknowledgements)
+
+
 def spec_warnings(spec: GovernanceSpec, *, today: dt.date | None = None) -> list[SpecIssue]:
-    """Findings that do not stop a synth (they become errors with ``strict``)."""
-    return [i for i in check_spec(spec, today=today or dt.date.today()) if i.severity == "warning"]
+    """Warnings the spec does not acknowledge: they do not stop a synth (they become errors with ``strict``)."""
+    return list(spec_review(spec, today=today).warnings)
 
 
 # --- pydantic errors -> SpecIssue -------------------------------------------------------
