@@ -69,6 +69,18 @@ def unreported_synth_warnings(warnings: Iterable[str], covered: Iterable[str]) -
     return [w for w in warnings if not any(tag in w for tag in tags)]
 
 
+def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
+    """Print synth's CDK warnings that no spec rule reported; with ``strict`` any of them is exit 1."""
+    left = unreported_synth_warnings(warnings, RULES.covered_warnings())
+    for warning in left:
+        print(f"warning: {warning}", file=sys.stderr)
+    if strict and left:
+        print(f"--strict: synth added {_plural(len(left), 'warning')} (above), errors with --strict; the cloud "
+              "assembly is written but must not be deployed", file=sys.stderr)
+        return EXIT_INVALID
+    return EXIT_OK
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from .explain import explain
 
@@ -93,16 +105,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
             print(f"  - {line}", file=sys.stderr)
         print(f"full report: {exc.report}", file=sys.stderr)
         return EXIT_INVALID
-    warnings = unreported_synth_warnings(assembly_warnings(assembly), RULES.covered_warnings())
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
     for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
         print(f"{stack.stack_name}: {len(stack.template.get('Resources', {}))} resources -> {out / 'cdk.out' / stack.template_file}")
-    if args.strict and warnings:
-        print(f"--strict: synth added {_plural(len(warnings), 'warning')} (above); they are errors with --strict",
-              file=sys.stderr)
-        return EXIT_INVALID
-    return EXIT_OK
+    return code
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -113,7 +119,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         try:
             plans.append(plan_of(path, strict=args.strict, warn=warn))
         except SpecError as exc:  # say which of the two specs is wrong
-            raise SpecError(exc.issues, exc.source or path) from None
+            raise SpecError(exc.issues, exc.source or path, exc.note) from None
     old, new = plans
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
