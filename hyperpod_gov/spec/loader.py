@@ -128,9 +128,12 @@ def parse_yaml(text: str, source: str = "(yaml)") -> Any:
     return data
 
 
-def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None) -> GovernanceSpec:
-    """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem."""
-    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path))
+def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None,
+              known: RuleBook = RULES) -> GovernanceSpec:
+    """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem.
+
+    ``known``: the rules whose warnings the spec may acknowledge (see ``validate``)."""
+    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path), known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
     return spec
 
@@ -162,7 +165,8 @@ def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str |
 
 
 def parse_spec(
-    data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+    data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None,
+    known: RuleBook = RULES,
 ) -> GovernanceSpec:
     """Validate a mapping (as loaded from YAML, camelCase keys) into a ``GovernanceSpec``."""
     if not isinstance(data, Mapping):
@@ -178,7 +182,7 @@ def parse_spec(
     except RecursionError:
         raise SpecError([SpecIssue("(top level)", "nests too deeply to be validated", NO_VALUE,
                                    f"keep the spec within {MAX_DEPTH} levels of nesting")], source) from None
-    return validate(spec, strict=strict, today=today, source=source)
+    return validate(spec, strict=strict, today=today, source=source, known=known)
 
 
 def validate(

@@ -271,3 +271,14 @@ def test_strict_fails_on_every_unacknowledged_warning_and_says_how_to_acknowledg
         ("HPG-C001", "teams[0].contract"), ("HPG-C001", "teams[1].contract"), ("HPG-D001", "cluster.dependenciesChart")]
     assert info.value.render().endswith("acknowledge it in the spec by its id with a reason (acknowledgements: "
                                         "[{id: HPG-..., reason: ..., path: ...}], see docs/rules.md)")
+
+
+def test_acknowledgements_are_checked_against_every_book_the_caller_names():
+    """The plan's invariants can join: a spec may acknowledge their warnings once their book is known."""
+    @rule("HPG-P901", "warning", "an invariant's warning")
+    def invariant(spec, plan):
+        return ()
+
+    d = data(acknowledgements=[{"id": "HPG-P901", "reason": "accepted until the pool is resized in March"}])
+    assert any("acknowledgements[0].id: is not the id of a rule" in m for m in problems(d))
+    parse_spec(d, today=TODAY, known=RULES + RuleBook("invariants", (invariant,)))
