@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .spec import GovernanceSpec, SpecError, SpecIssue, load_spec, spec_warnings
+from .spec import GovernanceSpec, Review, SpecError, SpecIssue, acknowledge, check_spec, load_spec
+from .spec.acknowledgements import STRICT_NOTE
+from .spec.rules import RULES
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -18,21 +21,63 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
-def plan_of(path: str, *, strict: bool = False, warn: bool = True) -> "Plan":
-    """Load a spec file and build its plan (every spec rule and plan invariant checked), printing warnings."""
+def review_of(path: str, *, strict: bool = False, warn: bool = True) -> tuple["Plan", Review]:
+    """Load a spec file and build its plan (every spec rule and plan invariant checked), printing warnings.
+
+    The warnings of the spec rules and of the plan's invariants go through the spec's acknowledgements together:
+    acknowledged ones are not printed; with ``strict`` any other one is an error (``SpecError``, exit 1).
+    """
     from .plan import build_plan
 
-    spec = load_spec(path, strict=strict)
-    plan = build_plan(spec, base_dir=Path(path).resolve().parent, strict=strict)
+    spec = load_spec(path)  # errors, and acknowledgements of no warning rule, stop here
+    plan = build_plan(spec, base_dir=Path(path).resolve().parent)  # the invariants' errors stop here
+    review = acknowledge([*check_spec(spec, today=dt.date.today()), *plan.warnings], spec.acknowledgements)
+    if strict and review.warnings:
+        raise SpecError(review.warnings, path, note=STRICT_NOTE)
     if warn:
-        for issue in (*spec_warnings(spec), *plan.warnings):
+        for issue in review.warnings:
             print(f"warning: {issue}", file=sys.stderr)
-    return plan
+    return plan, review
+
+
+def plan_of(path: str, *, strict: bool = False, warn: bool = True) -> "Plan":
+    """The plan of a spec file, as ``review_of`` checks and warns."""
+    return review_of(path, strict=strict, warn=warn)[0]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    plan = plan_of(args.spec, strict=args.strict)
-    print(f"{args.spec}: valid ({len(plan.tenants)} teams, {plan.mode} mode)")
+    plan, review = review_of(args.spec, strict=args.strict)
+    acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
+    print(f"{args.spec}: valid ({len(plan.tenants)} teams, {plan.mode} mode){acknowledged}")
+    for i in review.unused:
+        print(f"note: acknowledgements[{i}] accepts no finding; remove it if what it accepted is fixed",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def unreported_synth_warnings(warnings: Iterable[str], covered: Iterable[str]) -> list[str]:
+    """Synth's CDK warnings less those a spec rule already reported (listed in its ``covers``).
+
+    CDK appends ``[ack: <id>]`` to a warning added with ``add_warning_v2``; the spec rule has already printed
+    that finding, or the spec acknowledged it, or ``--strict`` refused it before synth.
+    """
+    tags = tuple(f"[ack: {c}]" for c in covered)
+    return [w for w in warnings if not any(tag in w for tag in tags)]
+
+
+def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
+    """Print synth's CDK warnings that no spec rule reported; with ``strict`` any of them is exit 1."""
+    left = unreported_synth_warnings(warnings, RULES.covered_warnings())
+    for warning in left:
+        print(f"warning: {warning}", file=sys.stderr)
+    if strict and left:
+        print(f"--strict: synth added {_plural(len(left), 'warning')} (above), errors with --strict; the cloud "
+              "assembly is written but must not be deployed", file=sys.stderr)
+        return EXIT_INVALID
     return EXIT_OK
 
 
@@ -60,11 +105,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
             print(f"  - {line}", file=sys.stderr)
         print(f"full report: {exc.report}", file=sys.stderr)
         return EXIT_INVALID
-    for warning in assembly_warnings(assembly):
-        print(f"warning: {warning}", file=sys.stderr)
+    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
     for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
         print(f"{stack.stack_name}: {len(stack.template.get('Resources', {}))} resources -> {out / 'cdk.out' / stack.template_file}")
-    return EXIT_OK
+    return code
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -75,7 +119,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         try:
             plans.append(plan_of(path, strict=args.strict, warn=warn))
         except SpecError as exc:  # say which of the two specs is wrong
-            raise SpecError(exc.issues, exc.source or path) from None
+            raise SpecError(exc.issues, exc.source or path, exc.note) from None
     old, new = plans
     lines = governance_diff(old, new)
     print(f"Governance changes ({args.old} -> {args.new}):")
@@ -127,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     def with_spec(name: str, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_)
         p.add_argument("spec", help="path of the governance spec (YAML)")
-        p.add_argument("--strict", action="store_true", help="treat warnings (e.g. overdue contracts) as errors")
+        p.add_argument("--strict", action="store_true",
+                       help="treat every warning the spec does not acknowledge (e.g. overdue contracts) as an error")
         return p
 
     with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise").set_defaults(
@@ -142,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     diff_parser = sub.add_parser("diff", help="what a spec change does: governance first, then resources")
     diff_parser.add_argument("old", help="the spec before the change")
     diff_parser.add_argument("new", help="the spec after the change")
-    diff_parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    diff_parser.add_argument("--strict", action="store_true",
+                             help="treat every warning the specs do not acknowledge as an error")
     diff_parser.add_argument("--governance-only", action="store_true", help="skip the (slower) resource diff")
     diff_parser.add_argument("--fail", action="store_true", help="exit 1 when anything changes")
     diff_parser.add_argument("--trace", metavar="TRACE.csv",

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from hyperpod_gov.cli import main
 from tests.conftest import EXAMPLES
 
@@ -72,3 +74,106 @@ def test_synth_into_a_path_it_cannot_write_says_so_without_a_traceback(tmp_path)
 def test_diff_names_the_spec_that_is_wrong(capsys, tmp_path):
     assert main(["diff", str(EXAMPLES / "startup.yaml"), str(tmp_path / "nope.yaml"), "--governance-only"]) == 1
     assert capsys.readouterr().err.startswith(f"{tmp_path / 'nope.yaml'}: 1 problem in the spec:")
+
+
+# --- rule ids, acknowledgements and --strict ----------------------------------------------
+
+STRICT_NOTE = "--strict: warnings are errors; to accept one, acknowledge it in the spec by its id with a reason"
+CHART_WARNING = "HPG-D001 cluster.dependenciesChart: is not set"
+
+
+def docs_acknowledgements() -> str:
+    """The acknowledgements example of docs/rules.md, as written there."""
+    import re
+
+    from tests.conftest import ROOT
+
+    (block,) = re.findall(r"```yaml\n(acknowledgements:.*?)```", (ROOT / "docs" / "rules.md").read_text(), flags=re.S)
+    return block
+
+
+def startup_with(tmp_path, extra: str):
+    path = tmp_path / "startup.yaml"
+    path.write_text((EXAMPLES / "startup.yaml").read_text() + "\n" + extra)
+    return path
+
+
+def test_docs_example_acknowledgements_make_the_startup_example_pass_strict(tmp_path, capsys):
+    path = startup_with(tmp_path, docs_acknowledgements())
+    assert main(["validate", str(path), "--strict"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{path}: valid (3 teams, kueue mode), 1 warning acknowledged\n"
+    assert "warning:" not in err
+    # the startup example's teams all have contracts: the HPG-C001 acknowledgement accepts nothing
+    assert err == "note: acknowledgements[0] accepts no finding; remove it if what it accepted is fixed\n"
+
+
+def test_validate_prints_a_warning_with_its_rule_id():
+    run = subprocess.run([sys.executable, "-m", "hyperpod_gov.cli", "validate", str(EXAMPLES / "startup.yaml")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0
+    assert f"warning: {CHART_WARNING}" in run.stderr
+    assert "valid (3 teams, kueue mode)\n" in run.stdout  # nothing acknowledged, so no count
+
+
+@pytest.mark.parametrize("command", [
+    ["validate", "SPEC"], ["explain", "SPEC"], ["synth", "SPEC", "--out", "OUT"], ["diff", "SPEC", "SPEC",
+                                                                                     "--governance-only"],
+], ids=["validate", "explain", "synth", "diff"])
+def test_strict_fails_on_an_unacknowledged_warning_wherever_it_is_offered(command, tmp_path):
+    argv = [str(EXAMPLES / "startup.yaml") if a == "SPEC" else str(tmp_path / "out") if a == "OUT" else a
+            for a in command]
+    run = subprocess.run([sys.executable, "-m", "hyperpod_gov.cli", *argv, "--strict"], capture_output=True,
+                         text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert f"1 problem in the spec:\n  - {CHART_WARNING}" in run.stderr
+    assert STRICT_NOTE in run.stderr
+    assert not (tmp_path / "out").exists()  # synth stops before it writes anything
+
+
+def test_synth_strict_passes_when_the_spec_acknowledges_every_warning_and_prints_none(tmp_path, capsys):
+    """Without leaving out the CDK warning that HPG-D001 already reported, synth --strict would fail on it."""
+    path = startup_with(tmp_path, "acknowledgements:\n  - id: HPG-D001\n    reason: the platform team installs "
+                                  "the dependencies chart with its own pipeline\n")
+    assert main(["synth", str(path), "--strict", "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    assert "warning" not in err and "dependenciesChartMissing" not in err, err
+    assert "startup-capacity: " in out
+
+
+def test_synth_leaves_out_only_the_cdk_warnings_a_spec_rule_reported():
+    from hyperpod_gov.cli import unreported_synth_warnings
+
+    chart = "/s-capacity/HyperPod: cluster.dependenciesChart is not set ... [ack: hyperpod-gov:dependenciesChartMissing]"
+    other = "/s-capacity/Vpc: something else [ack: hyperpod-gov:other]"
+    assert unreported_synth_warnings([chart, other], {"hyperpod-gov:dependenciesChartMissing"}) == [other]
+    assert unreported_synth_warnings([chart, other], set()) == [chart, other]
+
+
+def test_synth_strict_fails_on_a_cdk_warning_no_spec_rule_reported(capsys):
+    from hyperpod_gov.cli import report_synth_warnings
+
+    chart = "/s-capacity/HyperPod: cluster.dependenciesChart is not set [ack: hyperpod-gov:dependenciesChartMissing]"
+    other = "/s-capacity/Vpc: something else [ack: hyperpod-gov:other]"
+    assert report_synth_warnings([chart, other], strict=True) == 1
+    assert capsys.readouterr().err == (f"warning: {other}\n--strict: synth added 1 warning (above), errors with "
+                                       "--strict; the cloud assembly is written but must not be deployed\n")
+    assert report_synth_warnings([chart, other], strict=False) == 0
+    assert capsys.readouterr().err == f"warning: {other}\n"
+    assert report_synth_warnings([chart], strict=True) == 0
+
+
+def test_a_rule_that_raises_fails_the_cli_with_its_id_and_no_traceback(monkeypatch, capsys):
+    from hyperpod_gov.spec import RuleBook, rule, rules
+
+    @rule("HPG-Q999", "warning", "a rule with a defect")
+    def broken(spec, today):
+        return [spec.teams[99]]
+
+    monkeypatch.setattr(rules, "RULES", RuleBook("with a broken rule", rules.RULES.rules + (broken,)))
+    assert main(["validate", str(EXAMPLES / "enterprise.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "1 problem in the spec:\n  - HPG-Q999 (rule HPG-Q999): rule HPG-Q999 (broken) threw IndexError: " \
+        "tuple index out of range; this is a defect in hyperpod-gov" in err

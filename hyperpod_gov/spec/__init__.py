@@ -1,7 +1,10 @@
 """The governance spec: pydantic models, YAML loading and cross-field rules. No CDK import."""
 
+from .acknowledgements import Acknowledgement, Review, acknowledge, check_acknowledgements
 from .errors import SpecError, SpecIssue
-from .loader import load_spec, parse_spec, read_yaml, spec_warnings, validate
+from .loader import load_spec, parse_spec, read_yaml, spec_review, spec_warnings, validate
+from .rulebook import Rule, RuleBook, rule
+from .rules import RULES, check_spec
 from .models import (
     Access,
     Account,
@@ -24,6 +27,16 @@ from .models import (
 )
 
 __all__ = [
+    "Acknowledgement",
+    "RULES",
+    "Review",
+    "Rule",
+    "RuleBook",
+    "acknowledge",
+    "check_acknowledgements",
+    "check_spec",
+    "rule",
+    "spec_review",
     "Access",
     "Account",
     "Accounts",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Optional
 
 Severity = Literal["error", "warning"]
 
@@ -24,17 +24,24 @@ def show_value(value: Any) -> str:
 
 @dataclass(frozen=True, order=True)
 class SpecIssue:
-    """One finding about a spec: where it is, what is wrong, the value, how to fix it."""
+    """One finding about a spec: where it is, what is wrong, the value, how to fix it.
+
+    ``rule`` is the id of the rule that found it (e.g. ``HPG-C002``, see ``spec.rulebook``), set by the rule
+    runner together with ``severity`` (the rule's level); it leads the printed message so that a warning can be
+    acknowledged by it. Problems found while reading the file or the models' own fields have no rule.
+    """
 
     path: str
     problem: str
     value: Any
     fix: str
     severity: Severity = "error"
+    rule: Optional[str] = None
 
     def __str__(self) -> str:
         shown = "" if self.value is _NO_VALUE else f" ({show_value(self.value)})"
-        return f"{self.path}: {self.problem}{shown}; {self.fix}"
+        head = f"{self.rule} " if self.rule else ""
+        return f"{head}{self.path}: {self.problem}{shown}; {self.fix}"
 
 
 class _NoValue:
@@ -49,9 +56,10 @@ NO_VALUE = _NO_VALUE
 class SpecError(Exception):
     """The spec is not valid. ``issues`` holds every problem found, not just the first."""
 
-    def __init__(self, issues: Iterable[SpecIssue], source: str | None = None):
+    def __init__(self, issues: Iterable[SpecIssue], source: str | None = None, note: str | None = None):
         self.issues: tuple[SpecIssue, ...] = tuple(issues)
         self.source = source
+        self.note = note  # one line after the list, e.g. how to acknowledge warnings that --strict refused
         super().__init__(self.render())
 
     def render(self) -> str:
@@ -59,4 +67,6 @@ class SpecError(Exception):
         count = len(self.issues)
         lines = [f"{head}{count} problem{'s' if count != 1 else ''} in the spec:"]
         lines += [f"  - {issue}" for issue in self.issues]
+        if self.note:
+            lines.append(self.note)
         return "\n".join(lines)

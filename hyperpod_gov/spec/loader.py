@@ -10,9 +10,11 @@ from typing import Any, Mapping, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .acknowledgements import STRICT_NOTE, Review, acknowledge, check_acknowledgements
 from .errors import NO_VALUE, SpecError, SpecIssue
 from .models import GovernanceSpec
-from .rules import check_spec
+from .rulebook import RuleBook
+from .rules import RULES, check_spec
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -126,9 +128,12 @@ def parse_yaml(text: str, source: str = "(yaml)") -> Any:
     return data
 
 
-def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None) -> GovernanceSpec:
-    """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem."""
-    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path))
+def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None,
+              known: RuleBook = RULES) -> GovernanceSpec:
+    """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem.
+
+    ``known``: the rules whose warnings the spec may acknowledge (see ``validate``)."""
+    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path), known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
     return spec
 
@@ -160,7 +165,8 @@ def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str |
 
 
 def parse_spec(
-    data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+    data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None,
+    known: RuleBook = RULES,
 ) -> GovernanceSpec:
     """Validate a mapping (as loaded from YAML, camelCase keys) into a ``GovernanceSpec``."""
     if not isinstance(data, Mapping):
@@ -176,23 +182,34 @@ def parse_spec(
     except RecursionError:
         raise SpecError([SpecIssue("(top level)", "nests too deeply to be validated", NO_VALUE,
                                    f"keep the spec within {MAX_DEPTH} levels of nesting")], source) from None
-    return validate(spec, strict=strict, today=today, source=source)
+    return validate(spec, strict=strict, today=today, source=source, known=known)
 
 
 def validate(
-    spec: GovernanceSpec, *, strict: bool = False, today: dt.date | None = None, source: str | None = None
+    spec: GovernanceSpec, *, strict: bool = False, today: dt.date | None = None, source: str | None = None,
+    known: RuleBook = RULES,
 ) -> GovernanceSpec:
-    """Run the cross-field rules over an already built spec (e.g. one built in Python)."""
-    found = check_spec(spec, today=today or dt.date.today())
-    errors = [i for i in found if i.severity == "error" or strict]
-    if errors:
-        raise SpecError(errors, source)
+    """Run the cross-field rules over an already built spec (e.g. one built in Python).
+
+    Raises ``SpecError`` with every error, every acknowledgement that names no warning rule of ``known`` (the
+    spec rules by default; pass every book whose warnings the spec may acknowledge) and, with ``strict``, every
+    warning the spec does not acknowledge.
+    """
+    review = spec_review(spec, today=today)
+    failing = check_acknowledgements(spec.acknowledgements, known) + list(review.failing(strict=strict))
+    if failing:
+        raise SpecError(failing, source, note=STRICT_NOTE if strict and review.warnings else None)
     return spec
 
 
+def spec_review(spec: GovernanceSpec, *, today: dt.date | None = None) -> Review:
+    """The spec rules' findings split into errors, unacknowledged and acknowledged warnings."""
+    return acknowledge(check_spec(spec, today=today or dt.date.today()), spec.acknowledgements)
+
+
 def spec_warnings(spec: GovernanceSpec, *, today: dt.date | None = None) -> list[SpecIssue]:
-    """Findings that do not stop a synth (they become errors with ``strict``)."""
-    return [i for i in check_spec(spec, today=today or dt.date.today()) if i.severity == "warning"]
+    """Warnings the spec does not acknowledge: they do not stop a synth (they become errors with ``strict``)."""
+    return list(spec_review(spec, today=today).warnings)
 
 
 # --- pydantic errors -> SpecIssue -------------------------------------------------------

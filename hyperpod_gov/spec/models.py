@@ -12,6 +12,7 @@ from typing import Optional
 from pydantic import Field, field_validator
 
 from ._base import SpecModel, check_label
+from .acknowledgements import Acknowledgement
 from .accounts import Account, Accounts, ConsumerAccount
 from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSource, InstanceGroup, Vpc
 from .contract import UnifiedStudio
@@ -46,7 +47,7 @@ from .types import (
 )
 
 __all__ = [
-    "ADDON_VERSION", "AlarmOverrides", "AlarmThresholds", "Monitoring", "DEFAULT_BORROW_LIMIT_PERCENT", "DEFAULT_TEAM_STACKS", "KMS_KEY_ARN", "MAX_NAME", "MAX_PREFIX",
+    "Acknowledgement", "ADDON_VERSION", "AlarmOverrides", "AlarmThresholds", "Monitoring", "DEFAULT_BORROW_LIMIT_PERCENT", "DEFAULT_TEAM_STACKS", "KMS_KEY_ARN", "MAX_NAME", "MAX_PREFIX",
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
@@ -73,6 +74,12 @@ class GovernanceSpec(SpecModel):
     monitoring: Monitoring = Field(
         default_factory=Monitoring,
         description="Dashboards and alarms with owners: thresholds, the platform topic's email, team dashboards.",
+    )
+    acknowledgements: tuple[Acknowledgement, ...] = Field(
+        default=(),
+        description="Warnings accepted by rule id with a written reason, e.g. [{id: HPG-C001, reason: 'team "
+        "retires on 2027-01-31', path: 'teams[2]'}]; they are not printed and do not fail --strict. Errors cannot "
+        "be acknowledged (default: none).",
     )
 
     @field_validator("name")

@@ -1,15 +1,16 @@
-"""Cross-field rules over a structurally valid spec, one small pure function each.
+"""Cross-field rules over a structurally valid spec, one small pure function each, with an id.
 
-Each rule yields ``SpecIssue`` s; ``check_spec`` runs them all so that every
-problem is reported at once. Field-level rules (formats, ranges) live on the
-models themselves.
+Each rule is a function of ``(spec, today)`` that yields ``SpecIssue`` s, made a ``Rule`` by
+``@rule(id, level, explanation)`` (the id scheme is in ``spec.rulebook``) and listed in ``RULES``;
+``check_spec`` runs them all so that every problem is reported at once, each stamped with its rule's id
+and level. Field-level rules (formats, ranges) live on the models themselves.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
@@ -18,8 +19,11 @@ from .contract import contracts_are_complete
 from .errors import NO_VALUE, SpecIssue
 from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
 from .models import GovernanceSpec
+from .rulebook import RuleBook, rule
 
-Rule = Callable[[GovernanceSpec, dt.date], Iterable[SpecIssue]]
+# The id of the CDK warning the cluster construct adds when the dependencies chart is missing
+# (constructs/hyperpod_cluster.py; a test keeps the two in step): HPG-D001 reports it at validate.
+CDK_WARN_NO_DEPENDENCIES_CHART = "hyperpod-gov:dependenciesChartMissing"
 
 MAX_KUEUE_FLAVORS = 16  # Kueue: at most 16 flavors in a resource group
 
@@ -38,6 +42,9 @@ def _duplicates(path: str, names: list[str], what: str) -> Iterator[SpecIssue]:
                         f"give each {what} a unique name")
 
 
+@rule("HPG-N001", "error", "Teams, priority classes, instance groups and consumer accounts have unique names (the "
+      "shared pool too), each account and region is declared once, and a team names each quota type and service "
+      "account once.")
 def unique_names(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     team_names = [t.name for t in spec.teams]
     yield from _duplicates("teams", team_names, "team")
@@ -84,22 +91,34 @@ def _instance_type_refs(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
             yield f"teams[{ti}].sharing.absoluteBorrowLimits[{bi}].instanceType", b.instance_type
 
 
-def instance_types_are_known(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    """Every type is catalogued or declared under ``instanceTypes``; a declared type warns that the catalog lacks it."""
-    cat = spec_catalog(spec)
+@rule("HPG-I001", "error", "A type declared under instanceTypes is not one the catalog already has (the catalog's "
+      "facts are used).")
+def declared_types_are_new(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     for name in spec.instance_types:
         if name in catalog.CATALOG:
             yield SpecIssue(
                 f"instanceTypes[{name}]", "is already in the catalog, whose facts hyperpod-gov uses", name,
                 "remove the declaration (catalog.py cites where its facts come from)",
             )
-        else:
+
+
+@rule("HPG-I002", "warning", "A type declared under instanceTypes is not in the catalog: its quotas rest on the "
+      "declared facts, and CloudFormation may not accept the type yet.")
+def declared_types_are_uncatalogued(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    for name in spec.instance_types:
+        if name not in catalog.CATALOG:
             yield SpecIssue(
                 f"instanceTypes[{name}]", "is not in hyperpod-gov's catalog: quotas on it rest on the facts "
                 "declared here, and CloudFormation or the SageMaker API may not accept the type yet", name,
                 "check the facts against the EC2 instance type specifications, and ask for the type to be added "
-                "to catalog.py", severity="warning",
+                "to catalog.py",
             )
+
+
+@rule("HPG-I003", "error", "Every instance type the spec names (groups, quotas, borrow limits) is a HyperPod type "
+      "the catalog knows or one declared under instanceTypes.")
+def instance_types_are_known(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cat = spec_catalog(spec)
     for path, itype in _instance_type_refs(spec):
         if itype not in cat:
             family = itype.rsplit(".", 1)[0]
@@ -125,8 +144,9 @@ def _group_paths(spec: GovernanceSpec, itype: str) -> str:
                      if g.instance_type == itype)
 
 
+@rule("HPG-I004", "error", "An instance group's MIG profile is one its type's GPUs offer, and every group of one "
+      "type is partitioned the same way.")
 def mig_groups_are_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    """instanceGroups[].mig: a profile the type's GPUs offer, the same on every group of one type."""
     cat = spec_catalog(spec)
     first: dict[str, tuple[int, str | None]] = {}
     for gi, g in enumerate(spec.cluster.instance_groups):
@@ -147,13 +167,6 @@ def mig_groups_are_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[
                     profile, f"use one of: {offered}" if offered else "remove mig: these GPUs have no MIG",
                 )
                 continue
-            if spec.scheduler.mode == "task-governance" and g.instance_type not in catalog.HYPERPOD_MIG_TYPES \
-                    and g.instance_type not in cat.declared:
-                yield SpecIssue(
-                    path, f"{g.instance_type} is not among the types HyperPod's GPU partitioning lists", profile,
-                    "check that HyperPod partitions this type before relying on partition quotas",
-                    severity="warning",
-                )
         if g.instance_type in first:
             other, other_profile = first[g.instance_type]
             if other_profile != profile:
@@ -166,6 +179,25 @@ def mig_groups_are_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[
                 )
         else:
             first[g.instance_type] = (gi, profile)
+
+
+@rule("HPG-I005", "warning", "With task governance, a partitioned (MIG) group's type is one HyperPod's GPU "
+      "partitioning lists.")
+def mig_types_are_listed_by_hyperpod(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.scheduler.mode != "task-governance":
+        return
+    cat = spec_catalog(spec)
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        facts = cat.get(g.instance_type)
+        if facts is None or g.mig is None or facts.accelerator_kind != catalog.NVIDIA_GPU \
+                or facts.mig_profile(g.mig.profile) is None:
+            continue  # HPG-I003 or HPG-I004 reports it
+        if g.instance_type not in catalog.HYPERPOD_MIG_TYPES and g.instance_type not in cat.declared:
+            yield SpecIssue(
+                f"cluster.instanceGroups[{gi}].mig.profile",
+                f"{g.instance_type} is not among the types HyperPod's GPU partitioning lists", g.mig.profile,
+                "check that HyperPod partitions this type before relying on partition quotas",
+            )
 
 
 def _entry_issues(spec: GovernanceSpec, cat: catalog.Catalog, path: str, q: Allocation,
@@ -226,6 +258,19 @@ def _entry_issues(spec: GovernanceSpec, cat: catalog.Catalog, path: str, q: Allo
             )
 
 
+@rule("HPG-Q001", "error", "Each quota entry names a type some instance group has, in a unit the type offers "
+      "(instances, accelerators, vCPU with memory, or the groups' MIG partitions).")
+def quota_entries_fit_their_type(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cat = spec_catalog(spec)
+    instances = spec.cluster.capacity
+    migs = _valid_mig_profiles(spec, cat)
+    for ti, team in enumerate(spec.teams):
+        for qi, q in enumerate(team.quota):
+            yield from _entry_issues(spec, cat, f"teams[{ti}].quota[{qi}]", q, migs, instances)
+
+
+@rule("HPG-Q002", "error", "The teams' quotas on each instance type add up to no more than its instance groups "
+      "hold (instances, accelerators, partitions, vCPU and memory).")
 def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cat = spec_catalog(spec)
     instances = spec.cluster.capacity
@@ -237,10 +282,9 @@ def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIs
     for ti, team in enumerate(spec.teams):
         for qi, q in enumerate(team.quota):
             path = f"teams[{ti}].quota[{qi}]"
-            found = list(_entry_issues(spec, cat, path, q, migs, instances))
-            yield from found
-            if found or q.instance_type not in cat or q.instance_type not in instances:
-                continue
+            if any(_entry_issues(spec, cat, path, q, migs, instances)) or q.instance_type not in cat \
+                    or q.instance_type not in instances:
+                continue  # HPG-Q001 or HPG-I003 reports the entry; its amount cannot be added up
             profile = migs.get(q.instance_type)
             got = allocation_units(
                 cat.lookup(q.instance_type), count=q.count, accelerators=q.accelerators, vcpu=q.vcpu,
@@ -303,11 +347,12 @@ def quotas_fit_capacity(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIs
                 )
 
 
+@rule("HPG-Q003", "error", "Only a LendAndBorrow team has borrow limits: a percentage from 1 to 500, and absolute "
+      "limits once per type, each valid like a quota entry.")
 def sharing_is_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cat = spec_catalog(spec)
     instances = spec.cluster.capacity
     migs = _valid_mig_profiles(spec, cat)
-    idle_sharing = spec.scheduler.idle_resource_sharing
     for ti, team in enumerate(spec.teams):
         s = team.sharing
         path = f"teams[{ti}].sharing.borrowLimitPercent"
@@ -329,14 +374,25 @@ def sharing_is_consistent(spec: GovernanceSpec, today: dt.date) -> Iterator[Spec
                             "appears twice in the team's absolute borrow limits", "keep one limit per instance type")
         for bi, b in enumerate(limits):
             yield from _entry_issues(spec, cat, f"{base}[{bi}]", b, migs, instances)
-        if not idle_sharing and s.strategy == "LendAndBorrow" and (limits or s.borrow_limit_percent is not None):
+
+
+@rule("HPG-Q004", "warning", "A team's borrow limits have an effect: scheduler.idleResourceSharing is on.")
+def borrowing_needs_idle_sharing(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.scheduler.idle_resource_sharing:
+        return
+    for ti, team in enumerate(spec.teams):
+        s = team.sharing
+        limits = s.absolute_borrow_limits
+        if s.strategy == "LendAndBorrow" and (limits or s.borrow_limit_percent is not None):
             yield SpecIssue(
-                base if limits else path, "has no effect: scheduler.idleResourceSharing is false, so no team "
-                "borrows", list(limits) if limits else s.borrow_limit_percent,
-                "remove the borrow limits, or set scheduler.idleResourceSharing: true", severity="warning",
+                f"teams[{ti}].sharing.absoluteBorrowLimits" if limits else f"teams[{ti}].sharing.borrowLimitPercent",
+                "has no effect: scheduler.idleResourceSharing is false, so no team borrows",
+                list(limits) if limits else s.borrow_limit_percent,
+                "remove the borrow limits, or set scheduler.idleResourceSharing: true",
             )
 
 
+@rule("HPG-A001", "error", "A workload identity's targetRoleArn is in a declared consumer account.")
 def identities_target_declared_accounts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     declared = {c.id for c in spec.accounts.consumers}
     for ti, team in enumerate(spec.teams):
@@ -352,6 +408,8 @@ def identities_target_declared_accounts(spec: GovernanceSpec, today: dt.date) ->
                 )
 
 
+@rule("HPG-A002", "error", "A created target role is in a declared consumer account, and each created role is "
+      "created for one service account only.")
 def target_roles_are_in_declared_accounts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     by_name = {c.name: c for c in spec.accounts.consumers}
     seen: dict[tuple[str, str], str] = {}
@@ -377,6 +435,8 @@ def target_roles_are_in_declared_accounts(spec: GovernanceSpec, today: dt.date) 
             seen.setdefault(key, f"{team.name}/{w.service_account}")
 
 
+@rule("HPG-E001", "error", "adminCidrs are given exactly when the API endpoint is public-and-private (a public "
+      "endpoint without them is open to every address).")
 def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     c = spec.cluster
     if c.admin_cidrs and c.endpoint_access == "private":
@@ -391,6 +451,8 @@ def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Itera
         )
 
 
+@rule("HPG-Q005", "error", f"In kueue mode the cluster has at most {MAX_KUEUE_FLAVORS} instance types: Kueue "
+      "takes at most that many flavors per ClusterQueue.")
 def kueue_flavor_limit(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     types = {g.instance_type for g in spec.cluster.instance_groups}
     if spec.scheduler.mode == "kueue" and len(types) > MAX_KUEUE_FLAVORS:
@@ -400,21 +462,42 @@ def kueue_flavor_limit(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIss
         )
 
 
-def contracts_are_current(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+@rule("HPG-C001", "warning", "Every team has a contract: owners who answer for its use of the cluster.")
+def teams_have_contracts(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     for ti, team in enumerate(spec.teams):
         if team.contract is None:
             yield SpecIssue(
                 f"teams[{ti}].contract", "is missing: nobody answers for this team's use of the cluster",
-                NO_VALUE, "add a contract with owners, data classification and reviewBy", severity="warning",
+                NO_VALUE, "add a contract with owners, data classification and reviewBy",
             )
-        elif team.contract.review_by < today:
+
+
+@rule("HPG-C002", "warning", "A contract's reviewBy date has not passed.")
+def contracts_are_current(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    for ti, team in enumerate(spec.teams):
+        if team.contract is not None and team.contract.review_by < today:
             yield SpecIssue(
                 f"teams[{ti}].contract.reviewBy", f"has passed (today is {today.isoformat()})",
                 team.contract.review_by.isoformat(),
-                "review the contract with its owners and set a new reviewBy date", severity="warning",
+                "review the contract with its owners and set a new reviewBy date",
             )
 
 
+# contract.contracts_are_complete finds both kinds; each rule keeps its own (a rule has one level).
+@rule("HPG-C003", "warning", "A contract states what a reviewer approves: exception owner, approved workloads, "
+      "support and the other fields --strict requires.")
+def contracts_are_complete_enough(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    return (i for i in contracts_are_complete(spec, today) if i.severity == "warning")
+
+
+@rule("HPG-C004", "error", "A Unified Studio project's roles are reachable (capacity account, or a trusted one) "
+      "and each domain lives in one account and region.")
+def unified_studio_is_reachable(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    return (i for i in contracts_are_complete(spec, today) if i.severity == "error")
+
+
+@rule("HPG-A003", "error", "A team's viewers and submitters are not cluster admins (EKS allows one access entry "
+      "per principal).")
 def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     admins = set(spec.cluster.admins)
     for ti, team in enumerate(spec.teams):
@@ -428,6 +511,7 @@ def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iter
                     )
 
 
+@rule("HPG-E004", "error", "The VPC's availability zones are in the capacity region.")
 def availability_zones_are_in_the_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     region = spec.accounts.capacity.region
     for i, az in enumerate(spec.cluster.vpc.availability_zones):
@@ -446,6 +530,8 @@ def _principals(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
                 yield f"teams[{ti}].access.{kind}[{ai}]", arn
 
 
+@rule("HPG-A004", "error", "Cluster access goes to roles of the capacity account, unless accounts.trusted names "
+      "another account or accepts IAM users.")
 def principals_are_trusted(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     """Cluster access only for roles of the capacity account, unless the spec trusts another account.
 
@@ -474,6 +560,8 @@ def principals_are_trusted(spec: GovernanceSpec, today: dt.date) -> Iterator[Spe
             )
 
 
+@rule("HPG-E003", "error", "A team's egress rules reach no more than a /8 of public addresses, unless the team "
+      "sets allowInternetEgress.")
 def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     """Egress rules that together reach the internet need ``allowInternetEgress``."""
     for ti, team in enumerate(spec.teams):
@@ -488,6 +576,7 @@ def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Itera
             )
 
 
+@rule("HPG-E002", "error", "adminCidrs together open the public endpoint to no more than a /8 of public addresses.")
 def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cidrs = list(spec.cluster.admin_cidrs)
     public = public_addresses(cidrs)
@@ -499,26 +588,50 @@ def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
         )
 
 
-RULES: tuple[Rule, ...] = (
-    instance_types_are_known,
+@rule("HPG-D001", "warning", "cluster.dependenciesChart is set: without the HyperPod dependencies chart, HyperPod "
+      "cannot detect and replace faulty nodes.", covers=(CDK_WARN_NO_DEPENDENCIES_CHART,))
+def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.cluster.dependencies_chart is None:
+        yield SpecIssue(
+            "cluster.dependenciesChart", "is not set, so the HyperPod dependencies Helm chart (health-monitoring "
+            "agent, deep health checks, device plugins for GPUs, Neuron and EFA) is not installed before the "
+            "cluster: HyperPod cannot detect and replace faulty nodes, and no device plugin offers the nodes' GPUs, "
+            "Neuron devices or EFA to pods unless they are installed another way",
+            NO_VALUE, "set it to the chart of the sagemaker-hyperpod-cli repository (helm_chart/HyperPodHelmChart, "
+            "github.com/aws/sagemaker-hyperpod-cli), mirrored where the cluster can reach it: {repository, chart, "
+            "version}, {oci, version} or a local {directory}",
+        )
+
+
+RULES = RuleBook("spec rules", tuple(sorted((
     unique_names,
+    declared_types_are_new,
+    declared_types_are_uncatalogued,
+    instance_types_are_known,
     mig_groups_are_consistent,
+    mig_types_are_listed_by_hyperpod,
+    quota_entries_fit_their_type,
     quotas_fit_capacity,
     sharing_is_consistent,
+    borrowing_needs_idle_sharing,
+    kueue_flavor_limit,
     identities_target_declared_accounts,
     target_roles_are_in_declared_accounts,
-    endpoint_access_matches_cidrs,
-    kueue_flavor_limit,
-    contracts_are_current,
-    contracts_are_complete,
     team_principals_are_not_admins,
     principals_are_trusted,
-    egress_stays_off_the_internet,
+    endpoint_access_matches_cidrs,
     admin_cidrs_stay_off_the_internet,
+    egress_stays_off_the_internet,
     availability_zones_are_in_the_region,
-)
+    teams_have_contracts,
+    contracts_are_current,
+    contracts_are_complete_enough,
+    unified_studio_is_reachable,
+    dependencies_chart_is_set,
+), key=lambda r: r.id)))
+"""Every spec rule, in id order (docs/rules.md lists them)."""
 
 
 def check_spec(spec: GovernanceSpec, *, today: dt.date) -> list[SpecIssue]:
-    """Every finding of every rule, errors and warnings, in a stable order."""
-    return [issue for rule in RULES for issue in rule(spec, today)]
+    """Every finding of every rule, errors and warnings, each with its rule's id, in a stable order."""
+    return RULES.run(spec, today)
