@@ -93,9 +93,8 @@ def capacity_chart(tc: TypeCapacity, colour: Mapping[str, str], *, prefix: str =
     fig.legend(handles=handles, loc="lower center", fontsize=7, frameon=False, ncol=len(handles))
     fig.tight_layout(rect=(0, 0.32 / height, 1, 1))
     owners = ", ".join(f"{s.team} {_n(s.nominal)}" for s in tc.shares if s.nominal) or "no team"
-    caption = (f"{label}{tc.instance_type}: who owns the {_n(tc.capacity)} {tc.unit} ({owners}; "
-               f"{_n(tc.unowned)} nobody owns); lighter: quota lent when idle, black frame: kept (DontLend), "
-               f"hatched: how far a team may borrow.")
+    caption = (f"{label}{tc.instance_type}: who owns the {_n(tc.capacity)} {tc.unit} ({owners}, "
+               f"{_n(tc.unowned)} unowned), and how far each team may borrow (hatched).")
     return finish(fig, slug=slug, title=f"{label}Capacity and quotas on {tc.instance_type}", caption=caption, ids=ids)
 
 
@@ -116,8 +115,10 @@ def borrow_chart(tc: TypeCapacity, *, prefix: str = "", label: str = "") -> Opti
                               "cannot-borrow": ("#FAFAFA", "-", "#9E9E9E"),
                               "open": (OPEN, f"up to {_n(c.up_to)}", "white")}[c.state]
         value = c.up_to if c.state == "open" else 0
+        own = c.state == "own"  # the diagonal carries no number
         ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=2,
-                               gid=ids(Datum(f"may borrow from {c.lender}", c.borrower, value, tc.unit))))
+                               gid=None if own else ids(Datum(f"may borrow from {c.lender}", c.borrower, value,
+                                                              tc.unit))))
         ax.text(x, y, text, ha="center", va="center", color=colour, fontsize=8)
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(-0.5, n - 0.5)
@@ -132,8 +133,8 @@ def borrow_chart(tc: TypeCapacity, *, prefix: str = "", label: str = "") -> Opti
     ax.set_title(f"{label}{tc.instance_type}: who may borrow from whom", loc="left", pad=28)
     fig.tight_layout()
     closed = sorted(s.team for s in tc.shares if s.lendable == 0)
-    caption = (f"{label}{tc.instance_type}: read a row to see where a team may borrow and up to how much; "
-               f"dark columns are closed ({', '.join(closed) or 'none'}).")
+    caption = (f"{label}{tc.instance_type}: where each team (row) may borrow and up to how much; dark columns "
+               f"lend nothing ({', '.join(closed) or 'none'}).")
     return finish(fig, slug=slug, title=f"{label}Borrowing on {tc.instance_type}", caption=caption, ids=ids)
 
 
@@ -174,7 +175,7 @@ def wait_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, TeamFi
         series.append((f"{tag}p50", shade[0], {t: f.wait_p50_min for t, f in figures.items()}))
         series.append((f"{tag}p95", shade[1], {t: f.wait_p95_min for t, f in figures.items()}))
     caption = ("Wait before admission per team, p50 and p95 in minutes" +
-               (", old spec beside new over the same trace: a longer bar is a longer wait." if old else
+               (", old spec beside new over the same trace: look for a team whose new p95 bar grew." if old else
                 ": a long p95 bar is a team that waits."))
     return _paired_bars("trace-wait", "Wait before admission", caption, teams, series, "minutes", "minutes")
 

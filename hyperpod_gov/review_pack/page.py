@@ -339,3 +339,21 @@ def write_pack(inputs: Inputs, out: Path) -> list[Path]:
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     return sorted(written)
+
+
+def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None, *, spec: str,
+                    base: str = "", trace: str = "") -> str:
+    """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] --format html``): ``base_plan`` is
+    the spec before the change, ``plan`` the one after; the page names files, not their folders."""
+    new, old = simulate_plans(plan, rows, base_plan)
+    section = simulation_section(plan, new, base_plan, old, Path(trace).name)
+    subtitle = f"spec {Path(spec).name}" + (f" compared with {Path(base).name}" if base_plan is not None else "") + \
+        f" · trace {Path(trace).name} ({len(rows)} workloads)"
+    return page_html(f"Simulated trace: {plan.name}", subtitle, [section])
+
+
+def report_html(report: Mapping[str, Any], spec: str) -> str:
+    """The measured-usage part alone (``report SPEC --format html``), from the report's JSON object."""
+    return page_html(f"Usage report: {report.get('spec', spec)}",
+                     f"spec {Path(spec).name} · cluster {report.get('cluster', '?')} · {report.get('region', '?')}",
+                     [report_section(report)])
