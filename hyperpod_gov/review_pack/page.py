@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -172,8 +173,8 @@ def report_section(report: Mapping[str, Any], name: str = "") -> Section:
     chart = charts.report_chart(report["teams"])
     if chart is not None:
         s.figures.append(Figure(chart))
-    patch = [f"{p.get('op')} {p.get('path')} -> {p.get('value', '(removed)')}: {p.get('reason', '')} "
-             f"(cost to other teams: {p.get('cost', '')})" for p in report.get("patch", [])]
+    patch = [f"{p.get('op')} {p.get('path')} -> {json.dumps(p['value']) if 'value' in p else '(removed)'}: "
+             f"{p.get('reason', '')} (cost to other teams: {p.get('cost', '')})" for p in report.get("patch", [])]
     advice = [f"{a.get('team')}: {a.get('reason', '')} {a.get('cost', '')}".strip() for a in report.get("advice", [])]
     rejected = [f"{r.get('team')} ({r.get('kind')}): the spec rules refuse it: {r.get('problem')}"
                 for r in report.get("rejected", [])]
