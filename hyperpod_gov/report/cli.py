@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
     if args.format == "html":
         import json
 
-        from ..review_pack import report_html
+        from ..review_pack.page import report_html
 
         sys.stdout.write(report_html(json.loads(render_json(report)), str(args.spec)))
         return EXIT_OK

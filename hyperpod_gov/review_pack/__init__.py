@@ -1,7 +1,5 @@
-"""The allocation review as a page: charts of quotas, borrowing, simulated waits, measured usage and contracts."""
+"""The allocation review as a page: charts of quotas, borrowing, simulated waits, measured usage and contracts.
 
-from .page import Inputs, build_sections, page_html, report_html, simulation_html, summary_md, write_pack
-from .svg import Chart, Datum
-
-__all__ = ["Chart", "Datum", "Inputs", "build_sections", "page_html", "report_html", "simulation_html", "summary_md",
-           "write_pack"]
+Import from the modules (``review_pack.page``, ``review_pack.cli``): the package itself imports nothing, so the
+main command registers ``review-pack`` without loading matplotlib for every other subcommand.
+"""

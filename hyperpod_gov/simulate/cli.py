@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except SpecError as exc:
         return _problems(exc, "trace", args.trace, err)
     if args.format == "html":
-        from ..review_pack import simulation_html
+        from ..review_pack.page import simulation_html
 
         out.write(simulation_html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
                                   base=args.spec if other else "", trace=args.trace))
