@@ -52,7 +52,8 @@ def capacity_chart(tc: TypeCapacity, colour: Mapping[str, str], *, prefix: str =
     for s in tc.shares:
         if s.nominal:
             face = POOL if s.is_shared_pool else colour[s.team]
-            ax.barh(y_top, s.nominal, left=left, color=face, edgecolor="white", hatch="xx" if s.is_shared_pool else None,
+            ax.barh(y_top, s.nominal, left=left, color=face, edgecolor="white",
+                    hatch="xx" if s.is_shared_pool else None,
                     gid=ids(Datum("quota", s.team, s.nominal, tc.unit)))
             if s.nominal >= tc.capacity * 0.06:
                 ax.text(left + s.nominal / 2, y_top, _n(s.nominal), ha="center", va="center", color="white",

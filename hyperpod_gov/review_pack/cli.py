@@ -54,11 +54,15 @@ def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
 
     err = err or sys.stderr
     today = args.today or dt.date.today()
+    what = "spec"
     try:
         plan = load_plan(args.spec, today)
         base = load_plan(args.base, today) if args.base else None
+        what = "trace"
         rows = load_trace(args.trace, **trace_checks(plan)) if args.trace else ()
+        what = "usage report"
         report = load_report(args.report) if args.report else None
+        what = "output folder"
         inputs = Inputs(plan=plan, spec=Path(args.spec).name, today=today, base_plan=base,
                         base=Path(args.base).name if args.base else "", trace=rows,
                         trace_name=Path(args.trace).name if args.trace else "", report=report,
@@ -70,7 +74,10 @@ def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
             raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
                                        "give a folder you can write to (it is created if missing)")]) from None
     except SpecError as exc:
-        print(exc.render(), file=err)
+        n = len(exc.issues)
+        print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
+        for issue in exc.issues:
+            print(f"  - {issue}", file=err)
         return EXIT_INVALID
     index = out / "index.html"
     print(f"{index}: {index.stat().st_size} bytes, {len(written) - 2} charts; summary: {out / 'summary.md'}")

@@ -14,7 +14,7 @@ from ..contracts import events, retirement_notes
 from ..contracts.review import reviews
 from ..diff import governance_diff
 from ..plan import Plan
-from ..simulate.engine import Result
+from ..simulate import Result
 from ..simulate.spec_level import TeamFigures, figures_json, run_plan
 from ..simulate.trace import TraceRow
 from . import charts
@@ -25,7 +25,8 @@ from .timeline import usage_by_team
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1200px;
 padding:1rem 1.5rem;color:#212121;line-height:1.4}
-h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+h1{font-size:1.5rem;margin:.2rem 0}
+h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
 .meta{color:#616161;margin:.2rem 0}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:1rem;align-items:start}
 figure.chart{margin:.8rem 0;padding:.4rem;border:1px solid #eee;border-radius:4px;background:#fff}
@@ -109,7 +110,8 @@ def change_section(old: Plan, new: Plan) -> Section:
     """The governance changes in words (``diff``'s text) and the contract reviews they trigger."""
     s = Section("changes", "What the change does")
     s.lists.append(("Governance changes", governance_diff(old, new)))
-    s.lists.append(("Contract reviews the change triggers, and retirement", events(old, new) + retirement_notes(old, new)))
+    s.lists.append(("Contract reviews the change triggers, and retirement",
+                    events(old, new) + retirement_notes(old, new)))
     return s
 
 

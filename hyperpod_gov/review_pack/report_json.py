@@ -41,7 +41,8 @@ def parse_report(doc: Any, source: str) -> dict[str, Any]:
             for key in _NUMBERS:
                 v = f.get(key)
                 if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
-                    issues.append(SpecIssue(f"{where}.{key}", "is not a number", v, "use a number, or null for no data"))
+                    issues.append(SpecIssue(f"{where}.{key}", "is not a number", v,
+                                            "use a number, or null for no data"))
     for key in ("patch", "advice", "rejected"):
         if not isinstance(doc.get(key, []), list):
             issues.append(SpecIssue(key, "is not a list", doc.get(key), _FIX))

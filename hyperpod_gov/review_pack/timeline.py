@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..simulate.engine import Result
+from ..simulate import Result
 
 _ADMITTED = re.compile(r"^t=(?P<t>[-0-9.e+]+)(?: cycle \d+)?: (?:admitted (?P<w>\S+)|(?P<w2>\S+) already admitted) in ")
 _FINISHED = re.compile(r"^t=(?P<t>[-0-9.e+]+): (?P<w>\S+) finished$")

@@ -228,6 +228,7 @@ def test_a_report_of_the_wrong_shape_is_every_problem_with_path_and_fix(tmp_path
                                                                     "nominal": "x", "average": "high"}]}]}))
     assert run(pack_args(EXAMPLES / "startup.yaml", tmp_path / "out", "--report", str(bad))) == 1
     err = capsys.readouterr().err
+    assert f"{bad}: 3 problems in the usage report:" in err
     assert "teams[0].flavors[0].instanceType: is missing or of the wrong type (3)" in err
     assert "teams[0].flavors[0].nominal: is missing or of the wrong type ('x')" in err
     assert "teams[0].flavors[0].average: is not a number ('high')" in err
@@ -262,3 +263,11 @@ def test_the_main_command_registers_review_pack(tmp_path, capsys):
     assert main(["review-pack", str(EXAMPLES / "startup.yaml"), "--out", str(tmp_path), "--today", "2026-11-30"]) == 0
     assert (tmp_path / "index.html").is_file() and (tmp_path / "summary.md").is_file()
     assert "index.html" in capsys.readouterr().out
+
+
+def test_a_bad_trace_row_is_reported_as_a_trace_problem(tmp_path, capsys):
+    bad = tmp_path / "trace.csv"
+    bad.write_text(TRACE.read_text().replace("t1,ml-engineering", "t1,nobody"))
+    assert run(pack_args(EXAMPLES / "startup.yaml", tmp_path / "out", "--trace", str(bad))) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}: 1 problem in the trace:" in err and "nobody" in err and "Traceback" not in err
