@@ -12,7 +12,7 @@ MAX_DAYS = 455  # CloudWatch keeps hourly data points for 455 days
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Arguments of `hyperpod-gov report SPEC [--days N] [--format text|json]`."""
+    """Arguments of `hyperpod-gov report SPEC [--days N] [--format text|json|html]`."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--days", type=int, default=30, help="days to look back, 1..455 (default: 30)")
     parser.add_argument("--format", choices=("text", "json", "html"), default="text",
