@@ -216,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
         "import", help="write a spec from a live cluster's instance groups, cluster policy and compute quotas"))
     configure_report(sub.add_parser(
         "report", help="usage per team from CloudWatch against the spec, with a spec patch checked by its rules"))
+    from .review_pack.cli import configure_parser as configure_review_pack
+
+    configure_review_pack(sub.add_parser(
+        "review-pack", help="the allocation review as a page: OUT/index.html and OUT/summary.md with SVG charts"))
     return parser
 
 

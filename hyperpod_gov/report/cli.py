@@ -12,10 +12,11 @@ MAX_DAYS = 455  # CloudWatch keeps hourly data points for 455 days
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Arguments of `hyperpod-gov report SPEC [--days N] [--format text|json]`."""
+    """Arguments of `hyperpod-gov report SPEC [--days N] [--format text|json|html]`."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--days", type=int, default=30, help="days to look back, 1..455 (default: 30)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument("--format", choices=("text", "json", "html"), default="text",
+                        help="output format (default: text; html: the review pack's usage chart and proposals)")
     parser.add_argument("--strict", action="store_true", help="treat warnings (e.g. overdue contracts) as errors")
     parser.set_defaults(func=run)
     return parser
@@ -63,5 +64,12 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
     except ReadError as exc:
         print(f"could not read the metrics: {exc.call}: {exc.reason}; {exc.fix}", file=sys.stderr)
         return EXIT_UNREADABLE
+    if args.format == "html":
+        import json
+
+        from ..review_pack.page import report_html
+
+        sys.stdout.write(report_html(json.loads(render_json(report)), str(args.spec)))
+        return EXIT_OK
     sys.stdout.write(render_json(report) if args.format == "json" else render_text(report, spec))
     return EXIT_OK

@@ -28,7 +28,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="TRACE.csv", help="workload trace to run on the spec's queues")
     parser.add_argument("--compare", metavar="OTHER_SPEC", help="run the same trace on this spec too and show the change")
     parser.add_argument("--cycles", type=int, metavar="N", help="stop after N scheduling cycles in total")
-    parser.add_argument("--format", choices=("json", "text"), default="text", help="output format (default: text)")
+    parser.add_argument("--format", choices=("json", "text", "html"), default="text",
+                        help="output format (default: text; html: the review pack's simulation charts, SPEC --trace)")
 
 
 def _problems(exc: SpecError, what: str, default_source: str, err: TextIO) -> int:
@@ -59,6 +60,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     if args.cycles is not None and args.cycles < 1:
         return _usage(f"--cycles must be 1 or more (got {args.cycles})", err)
+    if args.scenario and args.format == "html":
+        return _usage("--format html charts a spec's run: give SPEC --trace TRACE.csv [--compare OTHER_SPEC]", err)
     if args.scenario:
         if args.spec or args.trace or args.compare:
             return _usage("--scenario runs on its own; leave out SPEC, --trace and --compare", err)
@@ -88,6 +91,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         rows = load_trace(args.trace, **trace_checks(plan))
     except SpecError as exc:
         return _problems(exc, "trace", args.trace, err)
+    if args.format == "html":
+        from ..review_pack.page import simulation_html
+
+        out.write(simulation_html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
+                                  base=args.spec if other else "", trace=args.trace))
+        return EXIT_OK
     figures, result, notes = run_plan(plan, rows)
     if other is None:
         if args.format == "json":

@@ -1,0 +1,84 @@
+"""`hyperpod-gov review-pack SPEC [--base OLD_SPEC] [--trace TRACE.csv] [--report REPORT.json] --out DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any, Optional, TextIO
+
+from ..spec.errors import SpecError, SpecIssue
+
+EXIT_OK, EXIT_INVALID = 0, 1
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Arguments of `review-pack`."""
+    parser.add_argument("spec", help="the governance spec to review (YAML)")
+    parser.add_argument("--base", metavar="OLD_SPEC", help="the spec before the change: old beside new, and the diff")
+    parser.add_argument("--trace", metavar="TRACE.csv", help="simulate this workload trace (on both specs with --base)")
+    parser.add_argument("--report", metavar="REPORT.json",
+                        help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for index.html, summary.md and the SVGs")
+    parser.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
+                        help="contract status as of this date (default: today)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def load_plan(path: str, today: dt.date) -> Any:
+    """A spec file's plan; an overdue review is shown on the page, not an error."""
+    from ..plan import build_plan
+    from ..spec import load_spec
+
+    try:
+        return build_plan(load_spec(path, today=today), base_dir=Path(path).resolve().parent)
+    except SpecError as exc:
+        raise SpecError(exc.issues, exc.source or path) from None
+
+
+def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
+    """Write the pack; 0 when written, 1 for a bad spec, trace, report or --out (every problem printed)."""
+    from ..simulate.spec_level import trace_checks
+    from ..simulate.trace import load_trace
+    from .page import Inputs, write_pack
+    from .report_json import load_report
+
+    err = err or sys.stderr
+    today = args.today or dt.date.today()
+    what = "spec"
+    try:
+        plan = load_plan(args.spec, today)
+        base = load_plan(args.base, today) if args.base else None
+        what = "trace"
+        rows = load_trace(args.trace, **trace_checks(plan)) if args.trace else ()
+        what = "usage report"
+        report = load_report(args.report) if args.report else None
+        what = "output folder"
+        inputs = Inputs(plan=plan, spec=Path(args.spec).name, today=today, base_plan=base,
+                        base=Path(args.base).name if args.base else "", trace=rows,
+                        trace_name=Path(args.trace).name if args.trace else "", report=report,
+                        report_name=Path(args.report).name if args.report else "")
+        out = Path(args.out)
+        try:
+            written = write_pack(inputs, out)
+        except OSError as exc:
+            raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
+                                       "give a folder you can write to (it is created if missing)")]) from None
+    except SpecError as exc:
+        n = len(exc.issues)
+        print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
+        for issue in exc.issues:
+            print(f"  - {issue}", file=err)
+        return EXIT_INVALID
+    index = out / "index.html"
+    print(f"{index}: {index.stat().st_size} bytes, {len(written) - 2} charts; summary: {out / 'summary.md'}")
+    return EXIT_OK

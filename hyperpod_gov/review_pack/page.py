@@ -1,0 +1,362 @@
+"""The review pack: sections of charts and text, written as one self-contained HTML page and a Markdown summary
+with the same charts as SVG files beside it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from ..contracts import events, retirement_notes
+from ..contracts.review import reviews
+from ..diff import governance_diff
+from ..plan import Plan
+from ..simulate import Result
+from ..simulate.spec_level import TeamFigures, figures_json, run_plan
+from ..simulate.trace import TraceRow
+from . import charts
+from .data import capacities
+from .svg import Chart
+from .timeline import usage_by_team
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1200px;
+padding:1rem 1.5rem;color:#212121;line-height:1.4}
+h1{font-size:1.5rem;margin:.2rem 0}
+h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+.meta{color:#616161;margin:.2rem 0}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(480px,1fr));gap:1rem;align-items:start}
+figure.chart{margin:.8rem 0;padding:.4rem;border:1px solid #eee;border-radius:4px;background:#fff}
+figure.chart figcaption{font-size:.9rem;color:#424242;margin-bottom:.3rem}
+figure.chart svg{max-width:100%;height:auto;display:block}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}th,td{border:1px solid #ddd;padding:.25rem .5rem;
+text-align:left;vertical-align:top}th{background:#f5f5f5}
+td.overdue{color:#b71c1c;font-weight:bold}td.due{color:#e65100}
+ul.changes li{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
+.none{color:#757575;font-style:italic}
+"""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart in a section; ``pair`` groups charts shown side by side (old beside new)."""
+
+    chart: Chart
+    pair: str = ""
+
+
+@dataclass
+class Section:
+    """A titled part of the page: charts, lists of sentences and tables, in that order."""
+
+    id: str
+    title: str
+    figures: list[Figure] = field(default_factory=list)
+    lists: list[tuple[str, list[str]]] = field(default_factory=list)  # (heading, items)
+    tables: list[tuple[list[str], list[list[tuple[str, str]]]]] = field(default_factory=list)  # header, (cell, class)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a pack is built from. ``spec``/``base`` are the names shown on the page (not paths of this machine)."""
+
+    plan: Plan
+    spec: str
+    today: dt.date
+    base_plan: Optional[Plan] = None
+    base: str = ""
+    trace: Sequence[TraceRow] = ()
+    trace_name: str = ""
+    report: Optional[Mapping[str, Any]] = None
+    report_name: str = ""
+
+
+# --- sections ------------------------------------------------------------------------------------------------------
+
+
+def _all_team_names(*plans: Optional[Plan]) -> list[str]:
+    return sorted({t.name for p in plans if p is not None for t in p.teams})
+
+
+def allocation_sections(plan: Plan, base_plan: Optional[Plan] = None) -> list[Section]:
+    """Capacity per instance type and who may borrow from whom; old beside new with a base plan."""
+    colour = charts.colours(_all_team_names(plan, base_plan))
+    cap = Section("capacity", "Capacity, quotas and sharing limits per instance type")
+    borrow = Section("borrowing", "Who can borrow from whom")
+    new_types = {tc.instance_type: tc for tc in capacities(plan)}
+    old_types = {tc.instance_type: tc for tc in capacities(base_plan)} if base_plan else {}
+    for itype in sorted(set(new_types) | set(old_types)):
+        for prefix, label, types in (("old-", "old: ", old_types), ("", "new: " if base_plan else "", new_types)):
+            if base_plan is None and prefix:
+                continue
+            tc = types.get(itype)
+            if tc is None:
+                continue
+            extent = max(charts.capacity_extent(t) for t in (old_types.get(itype), new_types.get(itype)) if t)
+            cap.figures.append(Figure(charts.capacity_chart(tc, colour, prefix=prefix, label=label, extent=extent),
+                                      pair=itype))
+            b = charts.borrow_chart(tc, prefix=prefix, label=label)
+            if b is not None:
+                borrow.figures.append(Figure(b, pair=itype))
+    if not borrow.figures:
+        borrow.lists.append(("", ["no instance type is shared by two teams: nobody can borrow"]))
+    return [cap, borrow]
+
+
+def change_section(old: Plan, new: Plan) -> Section:
+    """The governance changes in words (``diff``'s text) and the contract reviews they trigger."""
+    s = Section("changes", "What the change does")
+    s.lists.append(("Governance changes", governance_diff(old, new)))
+    s.lists.append(("Contract reviews the change triggers, and retirement",
+                    events(old, new) + retirement_notes(old, new)))
+    return s
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """The simulator's run of the trace on one plan."""
+
+    figures: dict[str, TeamFigures]
+    result: Result
+    notes: list[str]
+
+
+def simulate_plans(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None
+                   ) -> tuple[Simulation, Optional[Simulation]]:
+    """Run the trace on the plan (and on the base plan) with the simulator's spec-level API."""
+    new = Simulation(*run_plan(plan, rows))
+    old = Simulation(*run_plan(base_plan, rows)) if base_plan is not None else None
+    return new, old
+
+
+def simulation_section(plan: Plan, new: Simulation, base_plan: Optional[Plan] = None,
+                       old: Optional[Simulation] = None, trace_name: str = "") -> Section:
+    """Wait p50/p95 and borrowed accelerator-hours per team (old beside new), and usage over time per spec."""
+    s = Section("simulation", f"Simulated trace{f' {trace_name}' if trace_name else ''}")
+    s.figures.append(Figure(charts.wait_chart(new.figures, old.figures if old else None)))
+    s.figures.append(Figure(charts.borrowed_chart(new.figures, old.figures if old else None)))
+    colour = charts.colours(_all_team_names(plan, base_plan))
+    for prefix, label, p, sim in (("old-", "old: ", base_plan, old), ("", "new: " if old else "", plan, new)):
+        if p is None or sim is None:
+            continue
+        usage = usage_by_team(sim.result, [t.name for t in p.teams])
+        types = capacities(p)
+        whole = [tc.capacity for tc in types if tc.unit == "accelerators"]
+        partitioned = any(tc.unit.endswith("partitions") for tc in types)
+        capacity = sum(whole) if whole and not partitioned else None  # usage counts whole accelerators
+        s.figures.append(Figure(charts.timeline_chart(usage, colour, prefix=prefix, label=label, capacity=capacity),
+                                pair="timeline"))
+    header = ["team", "spec", "submitted", "admitted", "waiting", "wait p50 min", "wait p95 min", "acc-hours",
+              "borrowed acc-h", "preempted", "preempted others"]
+    body = []
+    for team in sorted(set(new.figures) | set(old.figures if old else {})):
+        for name, sim in (("old", old), ("new" if old else "", new)):
+            if sim is None or team not in sim.figures:
+                continue
+            j = figures_json(sim.figures[team])
+            body.append([(team, ""), (name or "-", "")] + [("-" if j[k] is None else str(j[k]), "") for k in (
+                "submitted", "admitted", "waiting", "waitP50Minutes", "waitP95Minutes", "acceleratorHours",
+                "borrowedAcceleratorHours", "preempted", "preemptedOthers")])
+    s.tables.append((header, body))
+    notes = [f"old spec: {n}" for n in (old.notes if old else [])] + [
+        f"{'new spec: ' if old else ''}{n}" for n in new.notes]
+    if notes:
+        s.lists.append(("Trace rows the simulator left out", notes))
+    return s
+
+
+def report_section(report: Mapping[str, Any], name: str = "") -> Section:
+    """Quota against measured usage per team, and the proposals of the usage report."""
+    window = f"{report.get('start', '?')} to {report.get('end', '?')}"
+    s = Section("usage", f"Measured usage{f' ({name})' if name else ''}, {window}")
+    chart = charts.report_chart(report["teams"])
+    if chart is not None:
+        s.figures.append(Figure(chart))
+    patch = [f"{p.get('op')} {p.get('path')} -> {json.dumps(p['value']) if 'value' in p else '(removed)'}: "
+             f"{p.get('reason', '')} (cost to other teams: {p.get('cost', '')})" for p in report.get("patch", [])]
+    advice = [f"{a.get('team')}: {a.get('reason', '')} {a.get('cost', '')}".strip() for a in report.get("advice", [])]
+    rejected = [f"{r.get('team')} ({r.get('kind')}): the spec rules refuse it: {r.get('problem')}"
+                for r in report.get("rejected", [])]
+    s.lists.append(("Proposed spec patch", patch))
+    s.lists.append(("Advice", advice))
+    if rejected:
+        s.lists.append(("Not proposed", rejected))
+    return s
+
+
+def contract_section(plan: Plan, today: dt.date) -> Section:
+    """Per team: owners, review date (overdue in red), approved workloads, alarms and who receives them."""
+    s = Section("contracts", f"Contract status on {today.isoformat()}")
+    state = {r.team: r for r in reviews(plan, today=today)}
+    watches = {w.team: w for w in (plan.monitoring.teams if plan.monitoring else ())}
+    body = []
+    for team in plan.tenants:
+        c = team.contract
+        r = state.get(team.name)
+        status = r.status if r else "no contract"
+        review = "-" if c is None else f"{c.review_by.isoformat()} ({status}"
+        if r is not None and r.days is not None and c is not None:
+            review += f", {-r.days} days overdue)" if r.days < 0 else f", in {r.days} days)"
+        elif c is not None:
+            review += ")"
+        w = watches.get(team.name)
+        alarms = "; ".join(f"{a.kind} -> {a.owner or 'platform'}" for a in sorted(
+            w.alarms, key=lambda a: a.kind)) if w else "-"
+        owners = "-" if c is None else (f"business {c.business_owner}, operations {c.operations_owner}, "
+                                        f"cost {c.cost_owner}" + (f", exceptions {c.exception_owner}"
+                                                                  if c.exception_owner else ""))
+        body.append([(team.name, ""), (owners, ""), (review, status if status in ("overdue", "due") else ""),
+                     (", ".join(c.approved_workloads) if c and c.approved_workloads else "-", ""),
+                     (c.data_classification if c else "-", ""), (alarms, "")])
+    s.tables.append((["team", "owners", "review by", "approved workloads", "data", "alarms -> owner"], body))
+    return s
+
+
+def build_sections(inputs: Inputs) -> list[Section]:
+    """Every section the inputs allow, in page order."""
+    plan, base = inputs.plan, inputs.base_plan
+    sections = allocation_sections(plan, base)
+    if base is not None:
+        sections.append(change_section(base, plan))
+    if inputs.trace:
+        new, old = simulate_plans(plan, inputs.trace, base)
+        sections.append(simulation_section(plan, new, base, old, inputs.trace_name))
+    if inputs.report is not None:
+        sections.append(report_section(inputs.report, inputs.report_name))
+    sections.append(contract_section(plan, inputs.today))
+    return sections
+
+
+# --- rendering -----------------------------------------------------------------------------------------------------
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text))
+
+
+def _figure_html(f: Figure) -> str:
+    c = f.chart
+    return (f'<figure class="chart" id="fig-{_e(c.slug)}" data-chart="{_e(c.slug)}">\n'
+            f"<figcaption>{_e(c.caption)}</figcaption>\n{c.svg}</figure>")
+
+
+def section_html(s: Section) -> str:
+    """One section as HTML (charts inline)."""
+    out = [f'<section id="{_e(s.id)}">', f"<h2>{_e(s.title)}</h2>"]
+    i = 0
+    while i < len(s.figures):
+        f = s.figures[i]
+        group = [f]
+        while f.pair and i + len(group) < len(s.figures) and s.figures[i + len(group)].pair == f.pair:
+            group.append(s.figures[i + len(group)])
+        if len(group) > 1:
+            out.append('<div class="pair">' + "\n".join(_figure_html(g) for g in group) + "</div>")
+        else:
+            out.append(_figure_html(f))
+        i += len(group)
+    for heading, items in s.lists:
+        if heading:
+            out.append(f"<h3>{_e(heading)}</h3>")
+        if items:
+            out.append('<ul class="changes">' + "".join(f"<li>{_e(x)}</li>" for x in items) + "</ul>")
+        else:
+            out.append('<p class="none">none</p>')
+    for header, rows in s.tables:
+        out.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>")
+        for row in rows:
+            out.append("<tr>" + "".join(f'<td class="{cls}">{_e(v)}</td>' if cls else f"<td>{_e(v)}</td>"
+                                        for v, cls in row) + "</tr>")
+        out.append("</tbody></table>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _subtitle(inputs: Inputs) -> str:
+    p = inputs.plan
+    parts = [f"spec {inputs.spec}", f"cluster {p.cluster_name}", f"{p.mode} mode",
+             f"idle compute: {p.idle_compute}"]
+    if inputs.base_plan is not None:
+        parts.insert(1, f"compared with {inputs.base}")
+    if inputs.trace_name:
+        parts.append(f"trace {inputs.trace_name} ({len(inputs.trace)} workloads)")
+    if inputs.report_name:
+        parts.append(f"usage report {inputs.report_name}")
+    return " · ".join(parts)
+
+
+def page_html(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    """The whole page: no script, no external resource; charts are inline SVG."""
+    body = "\n".join(section_html(s) for s in sections)
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+            f"<header><h1>{_e(title)}</h1><p class=\"meta\">{_e(subtitle)}</p></header>\n{body}\n</body>\n</html>\n")
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_md(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    """Markdown for a pull-request comment: captions and the charts as images beside it, lists and tables short."""
+    out = [f"## {title}", "", subtitle, ""]
+    for s in sections:
+        out += [f"### {s.title}", ""]
+        for f in s.figures:
+            out += [f"![{_md_cell(f.chart.title)}]({f.chart.slug}.svg)", f"*{_md_cell(f.chart.caption)}*", ""]
+        for heading, items in s.lists:
+            if heading:
+                out.append(f"**{heading}**")
+            out += [f"- {_md_cell(x)}" for x in items] or ["- none"]
+            out.append("")
+        for header, rows in s.tables:
+            out.append("| " + " | ".join(header) + " |")
+            out.append("|" + "---|" * len(header))
+            for row in rows:
+                out.append("| " + " | ".join(
+                    f"**{_md_cell(v)}**" if cls == "overdue" else _md_cell(v) for v, cls in row) + " |")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def charts_of(sections: Sequence[Section]) -> list[Chart]:
+    return [f.chart for s in sections for f in s.figures]
+
+
+def write_pack(inputs: Inputs, out: Path) -> list[Path]:
+    """Write OUT/index.html, OUT/summary.md and one SVG per chart; return the paths written (sorted)."""
+    sections = build_sections(inputs)
+    title = f"Allocation review: {inputs.plan.name}"
+    subtitle = _subtitle(inputs)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for chart in charts_of(sections):
+        path = out / f"{chart.slug}.svg"
+        path.write_text('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + chart.svg, encoding="utf-8")
+        written.append(path)
+    for name, text in (("index.html", page_html(title, subtitle, sections)),
+                       ("summary.md", summary_md(title, subtitle, sections))):
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return sorted(written)
+
+
+def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None, *, spec: str,
+                    base: str = "", trace: str = "") -> str:
+    """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] --format html``): ``base_plan`` is
+    the spec before the change, ``plan`` the one after; the page names files, not their folders."""
+    new, old = simulate_plans(plan, rows, base_plan)
+    section = simulation_section(plan, new, base_plan, old, Path(trace).name)
+    subtitle = f"spec {Path(spec).name}" + (f" compared with {Path(base).name}" if base_plan is not None else "") + \
+        f" · trace {Path(trace).name} ({len(rows)} workloads)"
+    return page_html(f"Simulated trace: {plan.name}", subtitle, [section])
+
+
+def report_html(report: Mapping[str, Any], spec: str) -> str:
+    """The measured-usage part alone (``report SPEC --format html``), from the report's JSON object."""
+    return page_html(f"Usage report: {report.get('spec', spec)}",
+                     f"spec {Path(spec).name} · cluster {report.get('cluster', '?')} · {report.get('region', '?')}",
+                     [report_section(report)])

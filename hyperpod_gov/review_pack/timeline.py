@@ -1,0 +1,77 @@
+"""Accelerators held per team over a simulated trace, read from the simulator's result.
+
+The engine reports each admission, finish and preemption in ``Result.timeline`` (one line each, in order);
+each workload's team and accelerators are labels on ``Result.workloads``. Replaying those lines gives the usage
+step function per team; its integral equals ``TeamFigures.accelerator_hours`` (the tests hold it to that).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..simulate import Result
+
+_ADMITTED = re.compile(r"^t=(?P<t>[-0-9.e+]+)(?: cycle \d+)?: (?:admitted (?P<w>\S+)|(?P<w2>\S+) already admitted) in ")
+_FINISHED = re.compile(r"^t=(?P<t>[-0-9.e+]+): (?P<w>\S+) finished$")
+_PREEMPTS = re.compile(r"^t=(?P<t>[-0-9.e+]+) cycle \d+: \S+ preempts (?P<w>\S+) \(")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One team's accelerators in use: (minute, accelerators from then on), starting at minute 0."""
+
+    team: str
+    steps: tuple[tuple[float, int], ...]
+    end_minute: float
+
+    @property
+    def peak(self) -> int:
+        return max((n for _t, n in self.steps), default=0)
+
+    @property
+    def accelerator_hours(self) -> float:
+        total = 0.0
+        for (t, n), (t_next, _n) in zip(self.steps, (*self.steps[1:], (self.end_minute, 0))):
+            total += n * (t_next - t)
+        return round(total / 60.0, 2)
+
+
+def usage_by_team(result: Result, teams: list[str]) -> dict[str, Usage]:
+    """Per team (every name in ``teams``), accelerators held from minute 0 to the end of the run."""
+    labels = {w.name: dict(w.labels) for w in result.workloads}
+    level = {t: 0 for t in teams}
+    changes: dict[str, list[tuple[float, int]]] = {t: [(0.0, 0)] for t in teams}
+    holding: set[str] = set()
+    for line in result.timeline:
+        delta = 0
+        if m := _ADMITTED.match(line):
+            name, delta = m.group("w") or m.group("w2"), 1
+        elif m := (_FINISHED.match(line) or _PREEMPTS.match(line)):
+            name, delta = m.group("w"), -1
+        else:
+            continue
+        if (delta > 0) == (name in holding):  # a finish of a workload that never ran, or a double admission
+            continue
+        holding.symmetric_difference_update({name})
+        team = labels[name].get("team", "")
+        if team not in level:
+            continue
+        level[team] += delta * int(labels[name].get("accelerators", "0"))
+        minute = float(m.group("t")) / 60.0
+        steps = changes[team]
+        if steps[-1][0] == minute:
+            steps[-1] = (minute, level[team])
+        else:
+            steps.append((minute, level[team]))
+    end = result.end / 60.0
+    return {t: Usage(t, tuple(_merge(changes[t])), end) for t in teams}
+
+
+def _merge(steps: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    out: list[tuple[float, int]] = []
+    for t, n in steps:
+        if out and out[-1][1] == n:
+            continue
+        out.append((t, n))
+    return out
