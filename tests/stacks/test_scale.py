@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hyperpod_gov.plan import shard_of
+from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import TODAY
 from tests.scale import many_teams_spec
@@ -42,10 +42,82 @@ def test_300_teams_are_spread_over_the_team_stacks(three_hundred):
     assert len(team_stacks) == 16
 
 
-def test_adding_a_team_never_moves_another(three_hundred):
-    before = {f"team-{i:03d}": shard_of(f"team-{i:03d}", 16) for i in range(300)}
-    after = {f"team-{i:03d}": shard_of(f"team-{i:03d}", 16) for i in range(301)}
-    assert all(after[t] == s for t, s in before.items())
+# A 300-team synth takes about a minute of CPU (two under load), so the 300 + 1 pair is compared fully at the plan
+# level, and synthesized at 19 + 1 teams.
+SYNTH_TEAMS = 20
+# The team added: it sorts before the teams it shares a stack with (team-005, team-016), so an id or a position
+# taken from the order of a stack's teams would shift for them.
+NEWCOMER = "team-004"
+
+
+def _plans(teams: int):
+    """The plan of a generated spec of ``teams`` - 1 teams, and of the same spec plus NEWCOMER."""
+    after = many_teams_spec(teams)
+    before = {**after, "teams": [t for t in after["teams"] if t["name"] != NEWCOMER]}
+    return tuple(build_plan(parse_spec(data, today=TODAY)) for data in (before, after))
+
+
+def _placement(plan) -> dict[tuple[str, ...], tuple]:
+    """Where the plan puts everything that has a stack: team resources, access entries, identities, owner topics."""
+    out: dict[tuple[str, ...], tuple] = {}
+    for shard in plan.stacks.teams:
+        for team in shard.members:
+            out[("team", team)] = (shard.name,)
+            for alarm in plan.monitoring.team(team).alarms:
+                out[("alarm", alarm.name)] = (shard.name, alarm.topic)
+        for topic in plan.monitoring.owner_topics(shard.members):
+            out[("topic", shard.name, topic.key)] = (shard.name,)
+    for shard in plan.stacks.access:
+        for arn in shard.members:
+            out[("access", arn)] = (shard.name,)
+    for p in plan.principals:
+        out[("principal", p.principal_arn)] = (p.key,)
+    consumers = {(i.team, i.service_account): c.name for c in plan.stacks.consumers for i in c.identities}
+    for i in plan.identities:
+        out[("identity", i.team, i.service_account)] = (plan.stacks.team_stack(i.team).name,
+                                                        consumers.get((i.team, i.service_account)),
+                                                        i.source_role_name)
+    return out
+
+
+def test_adding_a_team_to_300_moves_nothing_in_the_plan():
+    before, after = (_placement(p) for p in _plans(301))
+    assert sum(1 for k in before if k[0] == "team") == 300
+    assert len(before) > 300 * 6  # teams, alarms, access entries, identities: the comparison is not vacuous
+    moved = [f"{k}: {v} -> {after.get(k, 'gone')}" for k, v in sorted(before.items()) if after.get(k) != v]
+    assert moved == []
+    assert {k for k in after if k not in before and k[0] == "team"} == {("team", NEWCOMER)}
+
+
+def _resources(plan, out_dir) -> dict[tuple[str, str], dict]:
+    """(stack, logical id) -> definition of every resource of the synthesized app (cdk-nag off: it makes no ids)."""
+    from stacks.app import synth
+
+    assembly = synth(plan, out_dir, nag=False)
+    return {(s.stack_name, logical_id): r for s in assembly.stacks for logical_id, r in s.template["Resources"].items()}
+
+
+def test_adding_a_team_changes_no_stack_no_logical_id_and_no_other_teams_resource(tmp_path):
+    plan_before, plan_after = _plans(SYNTH_TEAMS)
+    joined = plan_after.stacks.team_stack(NEWCOMER)
+    assert sorted(joined.members)[0] == NEWCOMER and len(joined.members) > 1
+    old, new = _resources(plan_before, tmp_path / "before"), _resources(plan_after, tmp_path / "after")
+    gone = sorted(f"{stack}/{logical_id} ({r['Type']})" for (stack, logical_id), r in old.items()
+                  if new.get((stack, logical_id), {}).get("Type") != r["Type"])
+    assert gone == []
+    # Same id, other content: only the cluster dashboards, which show every team. A team's resources do not change
+    # (an id taken from a team's position in its stack would keep the id and hand it to another team).
+    cluster_dashboard_stacks = {plan_after.stacks.monitoring, *plan_after.stacks.dashboards}
+    changed = sorted(k for k, r in old.items() if new[k] != r)
+    assert changed and all(stack in cluster_dashboard_stacks and old[(stack, i)]["Type"] == "AWS::CloudWatch::Dashboard"
+                           for stack, i in changed), changed
+    # What is new belongs to the new team: its resources and its owners' topics in the stack the plan gives it, its
+    # principals' access entries in theirs.
+    access = {s.name for s in plan_after.stacks.access if any(f"/{NEWCOMER}-" in arn for arn in s.members)}
+    added = sorted(k for k in new if k not in old)
+    assert added
+    assert [(stack, i) for stack, i in added if stack not in {joined.name} | access] == []
+    assert [(stack, i) for stack, i in added if stack in access and not i.startswith(NEWCOMER.replace("-", ""))] == []
 
 
 def _logical_ids_by_team(synthesized) -> dict[str, tuple[str, frozenset]]:
