@@ -136,6 +136,13 @@ def test_every_team_namespace_denies_ingress_and_egress_by_default(example, requ
         assert set(policies) >= {"allow-dns", "allow-same-namespace", "allow-pod-identity-agent", "allow-vpc-https"}
         agent = policies["allow-pod-identity-agent"]["spec"]["egress"][0]
         assert agent == {"to": [{"ipBlock": {"cidr": "169.254.170.23/32"}}], "ports": [{"protocol": "TCP", "port": 80}]}
+        # DNS over TCP too: answers over 512 bytes (many records, DNSSEC) are retried over TCP/53, and a UDP-only
+        # allow makes those lookups hang.
+        assert policies["allow-dns"]["spec"] == {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{
+            "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+            "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+        }]}
         https = policies["allow-vpc-https"]["spec"]["egress"][0]
         assert https["to"] == [{"ipBlock": {"cidr": spec.cluster.vpc.cidr}}]
         for name, p in policies.items():
@@ -276,3 +283,37 @@ class _Manifests:
 
     def all(self):
         return self._objs
+
+
+def _kueue_teams_spec(base, idle_compute):
+    base["scheduler"].update({"mode": "kueue", "idleCompute": idle_compute})
+    base["teams"][0]["preemptTeamTasks"] = "Never"  # team-a: LendAndBorrow
+    base["teams"].append({"name": "team-c", "quota": [{"instanceType": "ml.g5.8xlarge", "count": 1}],
+                          "sharing": {"strategy": "Lend"}})
+    return parse_spec(base, today=TODAY)
+
+
+@pytest.mark.parametrize("idle_compute", ["fair-share", "first-come-first-serve"])
+def test_kueue_mode_preemption_follows_the_teams_settings(base, idle_compute):
+    """withinClusterQueue from preemptTeamTasks; lenders reclaim what they lent (reclaimWithinCohort: Any), a
+    DontLend team lent nothing to reclaim; no borrowWithinCohort: a team that borrows never preempts a lender's work
+    to borrow more (and Kueue's fair sharing does not support it)."""
+    plan = build_plan(_kueue_teams_spec(base, idle_compute))
+    queues = by_kind(render(plan).all(), "ClusterQueue")
+    preemption = {q["metadata"]["name"].removeprefix("hyperpod-ns-").removesuffix("-clusterqueue"):
+                  q["spec"]["preemption"] for q in queues}
+    assert preemption == {
+        "team-a": {"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
+        "team-b": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Never"},
+        "team-c": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+    }
+
+
+@pytest.mark.parametrize("idle_compute, enabled", [("fair-share", True), ("first-come-first-serve", False)])
+def test_kueue_fair_sharing_preempts_down_to_the_final_share_then_below_the_initial_one(base, idle_compute, enabled):
+    """The Kueue controller configuration the capacity stack installs (Helm value, plan.kueue_config)."""
+    import json
+
+    config = json.loads(build_plan(_kueue_teams_spec(base, idle_compute)).kueue_config)
+    assert config["fairSharing"] == {"enable": enabled,
+                                     "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}

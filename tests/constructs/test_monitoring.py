@@ -86,7 +86,15 @@ def test_topics_deny_plain_http_and_allow_cloudwatch_of_this_account(startup_t):
                    for s in statements)
         publish = next(s for s in statements if s.get("Sid") == "CloudWatchAlarmsPublish")
         assert publish["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
-        assert "aws:SourceAccount" in publish["Condition"]["StringEquals"]
+        assert publish["Action"] == "sns:Publish"
+        # Both conditions: the account alone would let any CloudWatch feature of the account publish (confused
+        # deputy); the source ARN narrows it to alarms, in this partition, region and account.
+        assert publish["Condition"] == {
+            "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+            "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", [
+                "arn:", {"Ref": "AWS::Partition"}, ":cloudwatch:", {"Ref": "AWS::Region"}, ":",
+                {"Ref": "AWS::AccountId"}, ":alarm:*"]]}},
+        }
 
 
 def _alarm(template: Template, name: str) -> dict:
