@@ -43,6 +43,29 @@ def normalise(template: dict[str, Any]) -> dict[str, Any]:
     return json.loads(HASH.sub("<asset-hash>", json.dumps(template, sort_keys=True)))
 
 
+def snapshot_parts(templates: dict[str, dict[str, Any]], team_stacks: dict[str, tuple[str, ...]]
+                   ) -> dict[str, dict[str, Any]]:
+    """Normalised templates cut into one part per stack and, in a team stack, one part per team.
+
+    A team's part holds the resources of its construct scope (logical ids start with the team name without its
+    dashes; the longest such name wins); the stack's part keeps the rest (parameters, shared topics). The parts
+    are a partition: merging each team's resources back into its stack gives the template again.
+    """
+    parts: dict[str, dict[str, Any]] = {}
+    for name, template in sorted(templates.items()):
+        t = normalise(template)
+        prefixes = sorted(((re.sub(r"[^A-Za-z0-9]", "", team), team) for team in team_stacks.get(name, ())),
+                          key=lambda p: -len(p[0]))
+        own: dict[str, dict[str, Any]] = {team: {} for _, team in prefixes}
+        shared = {}
+        for logical_id, r in t["Resources"].items():
+            team = next((team for prefix, team in prefixes if logical_id.startswith(prefix)), None)
+            (own[team] if team else shared)[logical_id] = r
+        parts[name] = {**t, "Resources": shared}
+        parts.update({f"{name}.{team}": {"Resources": rs} for team, rs in own.items()})
+    return parts
+
+
 def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[str, Any]]]:
     for logical_id, r in sorted(template["Resources"].items()):
         if r["Type"] == type_:

@@ -237,8 +237,11 @@ def test_rendering_ignores_team_order(startup_spec):
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
 def test_manifests_match_snapshot(example, request, snapshot_json):
+    """One snapshot for the cluster-wide objects, one per team."""
     m = request.getfixturevalue(f"{example}_manifests")
-    assert {"cluster": m.cluster, "teams": m.teams} == snapshot_json
+    assert m.cluster == snapshot_json(name="cluster")
+    for team, objects in sorted(m.teams.items()):
+        assert objects == snapshot_json(name=f"team.{team}"), team
 
 
 def test_vendored_kueue_crds_equal_the_shared_ones():
