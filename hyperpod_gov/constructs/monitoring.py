@@ -198,15 +198,6 @@ class ClusterDashboardPage(Construct):
             self.dashboard.add_widgets(*team_row(monitoring.team(team), monitoring.region))
 
 
-class ClusterDashboards(Construct):
-    """The cluster dashboard: every page of ``MonitoringPlan.cluster_dashboards`` (50 teams a page)."""
-
-    def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan) -> None:
-        super().__init__(scope, id)
-        self.pages = [ClusterDashboardPage(self, name, monitoring=monitoring, name=name, teams=teams)
-                      for name, teams in monitoring.cluster_dashboards]
-
-
 class TeamDashboard(Construct):
     """A team's own dashboard: its row, its alarms' state and what each alarm asks of whom."""
 
@@ -237,15 +228,3 @@ class TeamMonitoring(Construct):
         self.alarms = TeamAlarms(self, "Alarms", watch=watch, topics=topics)
         self.dashboard = (TeamDashboard(self, "Dashboard", watch=watch, region=region, alarms=self.alarms.alarms)
                           if watch.dashboard else None)
-
-
-class GovernanceMonitoring(Construct):
-    """Everything of the monitoring plan in one scope: topics, cluster dashboards, per-team alarms/dashboards."""
-
-    def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan) -> None:
-        super().__init__(scope, id)
-        self.topics = AlarmTopics(self, "Topics", topics=monitoring.topics)
-        self.cluster = ClusterDashboards(self, "Cluster", monitoring=monitoring)
-        teams = Construct(self, "Teams")
-        self.teams = {w.team: TeamMonitoring(teams, w.team, watch=w, topics=self.topics.topics,
-                                             region=monitoring.region) for w in monitoring.teams}

@@ -14,12 +14,24 @@ import pytest
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
-from hyperpod_gov.constructs.monitoring import GovernanceMonitoring
+from constructs import Construct
+
+from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.monitoring import monitoring_plan
 from hyperpod_gov.spec import parse_spec
 
 from stacks.app import apply_feature_flags
+
+
+def _monitor(stack: cdk.Stack, monitoring) -> None:
+    """The monitoring constructs as the stacks compose them, in one stack: every topic, every cluster dashboard
+    page, every team's alarms and dashboard."""
+    topics = AlarmTopics(stack, "Topics", topics=monitoring.topics)
+    for name, teams in monitoring.cluster_dashboards:
+        ClusterDashboardPage(stack, name, monitoring=monitoring, name=name, teams=teams)
+    scope = Construct(stack, "Teams")
+    for watch in monitoring.teams:
+        TeamMonitoring(scope, watch.team, watch=watch, topics=topics.topics, region=monitoring.region)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +45,7 @@ def app_templates(startup_spec, today, tmp_path_factory):
     stacks = {}
     for label, spec in (("startup", startup_spec), ("nocontract", no_contracts)):
         stack = cdk.Stack(app, f"monitoring-{label}", env=env)
-        GovernanceMonitoring(stack, "Monitoring", monitoring=monitoring_plan(build_plan(spec), spec))
+        _monitor(stack, build_plan(spec).monitoring)
         stacks[label] = stack
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     assembly = app.synth()  # raises on an unacknowledged cdk-nag finding
