@@ -73,11 +73,6 @@ class Allocation(SpecModel):
             return "vcpu"
         return "partitions"
 
-    def describe(self) -> str:
-        """The amount in words, e.g. ``14 x mig-1g.10gb`` or ``32 vCPU + 128 GiB``."""
-        partition = (self.partitions.profile, self.partitions.count) if self.partitions else None
-        return describe_amount(self.count, self.accelerators, self.vcpu, self.memory_gib, partition)
-
 
 def describe_amount(count: Optional[int], accelerators: Optional[int], vcpu: Optional[int],
                     memory_gib: Optional[int], partition: Optional[tuple[str, int]]) -> str:
