@@ -85,7 +85,12 @@ def access_shard(index: int) -> str:
     return "access" if index == 0 else f"access-{index:02d}"
 
 
-def pipeline(spec_name: str) -> str:
+def code_pipeline(spec_name: str) -> str:
+    """Physical name of the delivery pipeline (the CodePipeline in the pipeline stack, ``stack(name, "pipeline")``).
+
+    It reads ``<spec>-governance``, the governance stack's name too (another namespace, so no clash); renaming it
+    would replace the pipeline and lose its history.
+    """
     return f"{spec_name}-governance"
 
 
@@ -99,7 +104,6 @@ def principal_key(arn: str) -> str:
 
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TEAM_LABEL = "hyperpod-gov.io/team"
 

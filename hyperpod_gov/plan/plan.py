@@ -362,7 +362,7 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
 def _pipeline(spec: GovernanceSpec) -> PipelinePlan:
     p = spec.deployment.pipeline
     return PipelinePlan(
-        name=names.pipeline(spec.name),
+        name=names.code_pipeline(spec.name),
         account=(p.account if p else None) or spec.accounts.capacity.id,
         region=(p.region if p else None) or spec.accounts.capacity.region,
         repository=p.repository if p else None,
