@@ -11,7 +11,6 @@ from ..plan.tables import ADDON_CONFIGURATION
 from ._nag import acknowledge, managed_policy
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
-AGENT_NAMESPACE = "amazon-cloudwatch"
 AGENT_SERVICE_ACCOUNT = "cloudwatch-agent"
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 

@@ -18,9 +18,6 @@ from ..plan.fields import emit
 from ..plan.tables import CLUSTER_POLICY, AddonPart, PolicyPart, addon_parts, policy_part
 from ..plan.task_governance import activation_state, compute_quota_config, compute_quota_target
 
-# A quota is Enabled unless its team is paused (teams[].active: false): ``task_governance.activation_state``.
-ACTIVATION_STATE = "Enabled"
-ACCESS_ENTRY_TYPE = "STANDARD"
 TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
 # Every add-on hyperpod-gov may install; one of these deployed but not planned is drift (e.g. the

@@ -37,13 +37,6 @@ def _describe(f: FlavorQuota, amounts: Amounts) -> str:
     return _amount(f, amounts.vcpu)
 
 
-def _main_amount(f: FlavorQuota, which: str) -> int:
-    amounts = getattr(f, which)
-    if amounts is None:
-        amounts = f.nominal
-    return f.governed(amounts)
-
-
 def owns(team: TeamPlan) -> str:
     return ", ".join(_describe(f, f.nominal) for f in team.owned) or "nothing"
 
