@@ -10,25 +10,25 @@ No CDK token ever enters the plan.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import Any, Literal, Optional
 
 from .. import catalog
 from ..spec.errors import SpecIssue
 from ..spec.instance_types import spec_catalog
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
+from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
 from .contracts import ContractsPlan, contracts_plan
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
+from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
 from .quotas import TeamPlan, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
-
-if TYPE_CHECKING:
-    from .monitoring import MonitoringPlan
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -42,6 +42,17 @@ class PriorityClassPlan:
     name: str  # as in the spec
     kueue_name: str  # WorkloadPriorityClass name
     weight: int
+
+
+@dataclass(frozen=True)
+class ClusterPolicyPlan:
+    """The task-governance cluster policy (``ClusterSchedulerConfig``) of the cluster."""
+
+    name: str
+    cluster_name: str  # HyperPod
+    priority_classes: tuple[tuple[str, int], ...]  # (spec name, weight), sorted by name
+    fair_sharing: bool
+    idle_resource_sharing: bool
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class InstanceGroupPlan:
     volume_size_gb: Optional[int]
     accelerated: bool  # deep health checks stress accelerators and their interconnect
     mig_profile: Optional[str] = None  # every GPU partitioned into this MIG profile (instanceGroups[].mig)
+    path: str = field(kw_only=True, compare=False)  # "cluster.instanceGroups[1]": where the spec declares it
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
@@ -107,6 +119,7 @@ def chart_plan(chart: HelmChart, base_dir: Optional[Path]) -> ChartPlan:
 class AdminPlan:
     principal_arn: str
     key: str  # construct id: readable name plus a hash of the whole ARN
+    path: str = field(kw_only=True, compare=False)  # "cluster.admins[0]": where the spec lists it
 
 
 @dataclass(frozen=True)
@@ -154,7 +167,9 @@ class StackLayout:
     teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
     consumers: tuple[ConsumerStack, ...]
     pipeline: str
-    dashboards: tuple[str, ...] = ()  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
+    dashboards: tuple[str, ...]  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
+    team_shards: int  # deployment.teamStacks: how many shards the teams are hashed into
+    access_shards: int  # deployment.accessStacks
 
     def team_stack(self, team: str) -> Shard:
         return next(s for s in self.teams if team in s.members)
@@ -201,12 +216,25 @@ class Plan:
     stacks: StackLayout
     pipeline: PipelinePlan
     kueue_config: str  # Kueue's controller configuration (kueue mode)
-    warnings: tuple[SpecIssue, ...] = ()  # invariant findings that do not stop a synth
-    monitoring: Optional["MonitoringPlan"] = None  # dashboards, alarms and topics (always set by build_plan)
+    alerting: Monitoring  # the spec's monitoring settings: the platform's email, thresholds, team dashboards
+    shared_pool_asked: Optional[str]  # sharedPool.name when the spec asks for a pool (None: it does not)
     # Instance type facts: the catalog plus the spec's instanceTypes. Look types up here, never in CATALOG.
     catalog: catalog.Catalog = catalog.BASE
     idle_resource_sharing: bool = True  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
     contracts: ContractsPlan = ContractsPlan()  # Unified Studio connections and retiring teams
+
+    # --- derived from the plan alone, once ----------------------------------------------------------
+    @cached_property
+    def monitoring(self) -> MonitoringPlan:
+        """Dashboards, alarms and topics: ``monitoring_plan`` of this plan."""
+        return monitoring_plan(self)
+
+    @cached_property
+    def warnings(self) -> tuple[SpecIssue, ...]:
+        """Invariant findings that do not stop a synth (``build_plan`` raised on the others)."""
+        from .invariants import check_plan
+
+        return tuple(i for i in check_plan(self) if i.severity == "warning")
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -224,6 +252,12 @@ class Plan:
         return self.mode == "kueue"
 
     # --- convenience views ---------------------------------------------------------------------
+    @property
+    def cluster_policy(self) -> ClusterPolicyPlan:
+        return ClusterPolicyPlan(self.policy_name, self.cluster.name, tuple((p.name, p.weight) for p in
+                                                                           self.priority_classes),
+                                 self.fair_sharing, self.idle_resource_sharing)
+
     @property
     def cluster_name(self) -> str:
         return self.cluster.name
@@ -312,9 +346,11 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
     c = spec.cluster
     groups = tuple(
         InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None)
-        for g in sorted(c.instance_groups, key=lambda g: g.name)
+                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None,
+                          path=f"cluster.instanceGroups[{i}]")
+        for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name)
     )
+    admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     return ClusterPlan(
         name=c.name,
         eks_name=names.eks_cluster(c.name),
@@ -324,7 +360,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         authentication_mode=c.authentication_mode,
         endpoint_access=c.endpoint_access,
         admin_cidrs=tuple(c.admin_cidrs),
-        admins=tuple(AdminPlan(arn, names.principal_key(arn)) for arn in sorted(c.admins)),
+        admins=tuple(AdminPlan(arn, names.principal_key(arn), path=f"cluster.admins[{admin_index[arn]}]")
+                     for arn in sorted(c.admins)),
         instance_groups=groups,
         addon_versions=c.addon_versions,
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
@@ -332,8 +369,9 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
     )
 
 
-def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
-            identities: tuple[IdentityPlan, ...]) -> StackLayout:
+def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
+                 identities: tuple[IdentityPlan, ...]) -> StackLayout:
+    """Every stack of the capacity and consumer accounts, named and filled: the one place that decides it."""
     d = spec.deployment
 
     def shards(keys: list[str], count: int, label) -> tuple[Shard, ...]:
@@ -347,6 +385,9 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
         mine = tuple(i for i in identities if i.consumer == c.name)
         if mine:
             consumers.append(ConsumerStack(names.stack(spec.name, f"consumer-{c.name}"), c.name, c.id, c.region, mine))
+    # The first cluster dashboard page lives in the monitoring stack, each further page in a stack of its own: a page
+    # stays in its stack when teams are added (rows shift between pages in place), and no stack nears 1 MB.
+    pages = cluster_dashboard_pages(tuple(t.name for t in teams))
     return StackLayout(
         capacity=names.stack(spec.name, "capacity"),
         governance=names.stack(spec.name, "governance"),
@@ -355,6 +396,9 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
         teams=shards([t.name for t in teams if not t.is_shared_pool], d.team_stacks, names.team_shard),
         consumers=tuple(consumers),
         pipeline=names.stack(spec.name, "pipeline"),
+        dashboards=tuple(names.stack(spec.name, names.dashboards_shard(i)) for i in range(1, len(pages))),
+        team_shards=d.team_stacks,
+        access_shards=d.access_stacks,
     )
 
 
@@ -376,13 +420,13 @@ def _mig_resource(facts: catalog.InstanceType, profile: Optional[str]) -> Option
 
 
 def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
-    """Every decision of the spec, unchecked (``build.build_plan`` checks the invariants on it)."""
+    """Every decision of the spec in one pass, unchecked (``build.build_plan`` checks the invariants on it)."""
     region = spec.accounts.capacity.region
     partition = partition_of(region)
     cat = spec_catalog(spec)
     migs = mig_profiles(spec)
-    teams = [plan_team(spec, t, cat) for t in spec.teams]
-    pool = plan_shared_pool(spec)
+    teams = [plan_team(spec, t, cat, path=f"teams[{i}]") for i, t in enumerate(spec.teams)]
+    pool = plan_shared_pool(spec, cat)
     if pool is not None:
         teams.append(pool)
     sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
@@ -430,9 +474,11 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
             if mode == "task-governance" else None
         ),
         policy_name=names.cluster_policy(spec.name),
-        stacks=_stacks(spec, sorted_teams, principals, identities),
+        stacks=stack_layout(spec, sorted_teams, principals, identities),
         pipeline=_pipeline(spec),
         kueue_config=kueue_manager_config(fair_sharing),
+        alerting=spec.monitoring,
+        shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
         contracts=contracts_plan(spec),

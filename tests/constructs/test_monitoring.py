@@ -33,7 +33,7 @@ def app_templates(startup_spec, today, tmp_path_factory):
     stacks = {}
     for label, spec in (("startup", startup_spec), ("nocontract", no_contracts)):
         stack = cdk.Stack(app, f"monitoring-{label}", env=env)
-        GovernanceMonitoring(stack, "Monitoring", monitoring=monitoring_plan(build_plan(spec), spec))
+        GovernanceMonitoring(stack, "Monitoring", monitoring=monitoring_plan(build_plan(spec)))
         stacks[label] = stack
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     assembly = app.synth()  # raises on an unacknowledged cdk-nag finding

@@ -23,8 +23,9 @@ def _team(name: str, *, service_accounts=(), **extra) -> dict:
 def test_source_role_names_that_collide_are_rejected_naming_both_sides(base):
     base["teams"] += [_team("ml", service_accounts=["eng-reader"]), _team("ml-eng", service_accounts=["reader"])]
     (error,) = plan_errors(base)
-    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: gives IAM role name 'acme-ml-eng-reader' "
-                            "in account 111111111111, which teams[2].workloadIdentities[0] already gives")
+    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: [HPG-P001] gives IAM role name "
+                            "'acme-ml-eng-reader' in account 111111111111, which teams[2].workloadIdentities[0] "
+                            "already gives")
     assert "rename one of the two service accounts" in error
 
 
@@ -68,7 +69,8 @@ def test_too_many_principals_for_one_access_stack_names_the_key(base):
     base["teams"][1]["access"] = {
         "viewers": [f"arn:aws:iam::111111111111:role/viewer-{i}" for i in range(RESOURCE_BUDGET + 1)]}
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.accessStacks: stack acme-access would hold 452 access entries, over 450")
+    assert error.startswith("deployment.accessStacks: [HPG-P004] stack acme-access would hold 452 access entries, "
+                            "over 450")
     base["deployment"] = {"accessStacks": 2}
     plan = build_plan(parse_spec(base, today=TODAY))
     assert [s.name for s in plan.stacks.access] == ["acme-access", "acme-access-01"]
@@ -78,7 +80,7 @@ def test_too_many_teams_for_one_team_stack_names_the_key(base):
     base["deployment"] = {"teamStacks": 1}
     base["teams"] += [_team(f"t{i:03d}", service_accounts=["a", "b", "c"]) for i in range(60)]
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.teamStacks: stack acme-teams-00 would hold about")
+    assert error.startswith("deployment.teamStacks: [HPG-P004] stack acme-teams-00 would hold about")
 
 
 def test_stack_names_of_consumer_accounts_are_unique_and_short(base):
@@ -119,14 +121,14 @@ def test_a_shared_pool_without_capacity_is_a_warning(base):
                                          {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
     base["sharedPool"] = {"name": "shared"}
     plan = build_plan(parse_spec(base, today=TODAY))
-    assert any(str(w).startswith("sharedPool: would hold nothing") for w in plan.warnings)
-    with pytest.raises(SpecError, match="sharedPool: would hold nothing"):
+    assert any(str(w).startswith("sharedPool: [HPG-P005] would hold nothing") for w in plan.warnings)
+    with pytest.raises(SpecError, match=r"sharedPool: \[HPG-P005\] would hold nothing"):
         build_plan(parse_spec(base, today=TODAY), strict=True)
 
 
 def test_a_borrow_limit_nobody_can_lend_is_a_warning_that_says_what_it_means(base):
     warnings = [str(w) for w in build_plan(parse_spec(base, today=TODAY)).warnings]
-    assert ("teams[0].sharing.borrowLimitPercent: lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
+    assert ("teams[0].sharing.borrowLimitPercent: [HPG-P006] lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
             "teams can lend at most 0: the team will never borrow more than 0 (50)") in " ".join(warnings)
 
 

@@ -38,7 +38,7 @@ def _results(spec_path: Path, values: Values) -> list[list[dict]]:
     """Results for the two calls the report makes: metric queries first, then the SEARCH queries."""
     spec = parse_spec(yaml.safe_load(spec_path.read_text()), today=TODAY)
     plain, searches = [], []
-    for q in queries(monitoring_plan(build_plan(spec), spec)):
+    for q in queries(monitoring_plan(build_plan(spec))):
         for series_label, hourly in values(q):
             ("Expression" in q.body and searches or plain).append(result(q.id, series_label or q.id, hourly))
     return [plain, searches]
