@@ -26,7 +26,7 @@ from .contracts import ContractsPlan, contracts_plan
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
-from .quotas import TeamPlan, mig_profiles, plan_shared_pool, plan_team
+from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
 
@@ -62,6 +62,12 @@ class FlavorPlan:
     instances: int
     accelerator_kind: Optional[str]
     mig_resource: Optional[str] = None  # the GPUs are partitioned: nvidia.com/<profile> instead of accelerator_kind
+    per_instance: Amounts = field(kw_only=True)  # what one instance brings (its GPUs as partitions when partitioned)
+    capacity: Amounts = field(kw_only=True)  # what all the cluster's instances of the type bring
+
+    def governed(self, amounts: Amounts) -> int:
+        """``amounts`` in the unit a quota on this type is counted in (partitions, accelerators or vCPU)."""
+        return governed_units(amounts, self.accelerator_kind, self.mig_resource)
 
 
 @dataclass(frozen=True)
@@ -307,6 +313,19 @@ class Plan:
         """Instances per instance type."""
         return {f.instance_type: f.instances for f in self.flavors}
 
+    def flavor(self, instance_type: str) -> FlavorPlan:
+        for f in self.flavors:
+            if f.instance_type == instance_type:
+                return f
+        raise KeyError(instance_type)
+
+    def unallocated(self, instance_type: str) -> int:
+        """Capacity of one type that no team's quota holds, in the unit its quotas are counted in (partitions,
+        accelerators or vCPU); the shared pool's holding counts as unallocated."""
+        f = self.flavor(instance_type)
+        owned = sum(f.governed(q.nominal) for t in self.tenants for q in t.flavors if q.instance_type == instance_type)
+        return max(f.governed(f.capacity) - owned, 0)
+
 
 def partition_of(region: str) -> str:
     if region.startswith("cn-"):
@@ -432,7 +451,9 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     flavors = tuple(
         FlavorPlan(names.flavor(t), t, n, cat.lookup(t).accelerator_kind,
-                   _mig_resource(cat.lookup(t), migs.get(t)))
+                   _mig_resource(cat.lookup(t), migs.get(t)),
+                   per_instance=amounts_for(t, count=1, mig_profile=migs.get(t), catalog=cat),
+                   capacity=amounts_for(t, count=n, mig_profile=migs.get(t), catalog=cat))
         for t, n in spec.cluster.capacity.items()
     )
     principals = principal_access(spec)

@@ -61,6 +61,14 @@ class Amounts:
 ZERO = Amounts(0, 0, 0)
 
 
+def governed_units(amounts: Amounts, accelerator_kind: Optional[str], mig_resource: Optional[str]) -> int:
+    """``amounts`` in the one unit a quota on the type is counted in: its MIG partitions, else its accelerators,
+    else vCPU."""
+    if mig_resource:
+        return amounts.partition(mig_resource)
+    return amounts.accelerators if accelerator_kind else amounts.vcpu
+
+
 @dataclass(frozen=True)
 class Allocated:
     """An amount as the spec gave it (a quota entry or an absolute borrow limit), for the SageMaker API."""
@@ -106,9 +114,7 @@ class FlavorQuota:
 
     def governed(self, amounts: "Amounts") -> int:
         """``amounts`` in the unit of ``governed_resource`` (partitions, accelerators or vCPU)."""
-        if self.mig_resource:
-            return amounts.partition(self.mig_resource)
-        return amounts.accelerators if self.accelerator_kind else amounts.vcpu
+        return governed_units(amounts, self.accelerator_kind, self.mig_resource)
 
     @property
     def given(self) -> Optional[Allocated]:
