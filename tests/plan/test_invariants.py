@@ -161,3 +161,87 @@ def test_cluster_dashboard_pages_after_the_first_get_a_stack_each():
     assert set(plan.stacks.dashboards) <= set(plan.stacks.all_names)
     small = build_plan(parse_spec(many_teams_spec(50), today=TODAY))
     assert small.stacks.dashboards == ()  # one page: nothing but the monitoring stack
+
+
+def test_every_invariant_has_a_stable_unique_id_that_leads_its_findings(base):
+    from hyperpod_gov.plan.invariants import INVARIANTS
+
+    ids = [i.id for i in INVARIANTS]
+    assert ids == [f"HPG-P{n:03d}" for n in range(1, len(ids) + 1)]
+    base["sharedPool"] = {"name": "shared"}
+    base["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 1},
+                                         {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert {w.problem.split("]")[0] + "]" for w in plan.warnings} == {"[HPG-P005]", "[HPG-P006]"}
+
+
+def test_an_invariant_that_raises_is_reported_as_a_defect_naming_its_id(base):
+    from hyperpod_gov.plan.invariants import INVARIANTS, Invariant, run_invariants
+
+    def broken(plan):
+        yield from ()
+        raise KeyError("team-z")
+
+    plan = build_plan(parse_spec(base, today=TODAY))
+    found = run_invariants(plan, (*INVARIANTS, Invariant("HPG-P999", "a broken check", broken)))
+    defect = found[-1]
+    assert (defect.path, defect.severity) == ("(plan)", "error")
+    assert defect.problem == "[HPG-P999] the invariant 'a broken check' failed with KeyError: 'team-z'"
+    assert "defect of hyperpod-gov" in defect.fix
+    assert found[:-1] == run_invariants(plan)  # the other invariants still ran
+
+
+def test_invariants_read_the_plan_only():
+    import inspect
+
+    from hyperpod_gov.plan import invariants, monitoring
+
+    for invariant in invariants.INVARIANTS:
+        assert list(inspect.signature(invariant.check).parameters) == ["plan"], invariant.id
+    assert list(inspect.signature(invariants.check_plan).parameters) == ["plan"]
+    assert list(inspect.signature(monitoring.monitoring_plan).parameters) == ["plan"]
+
+
+def test_plan_parts_carry_the_spec_path_they_came_from(base):
+    base["teams"].insert(0, {"name": "zeta", "workloadIdentities": [{"serviceAccount": "b"}, {"serviceAccount": "a"}],
+                             "access": {"viewers": ["arn:aws:iam::111111111111:role/Z"]}})
+    base["cluster"]["admins"].insert(0, "arn:aws:iam::111111111111:role/Zed")
+    base["sharedPool"] = {"name": "shared"}
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert {t.name: t.path for t in plan.teams} == {"zeta": "teams[0]", "team-a": "teams[1]", "team-b": "teams[2]",
+                                                    "shared": "sharedPool"}
+    assert {(i.team, i.service_account): i.path for i in plan.identities} == {
+        ("zeta", "a"): "teams[0].workloadIdentities[1]", ("zeta", "b"): "teams[0].workloadIdentities[0]",
+        ("team-a", "trainer"): "teams[1].workloadIdentities[0]"}
+    assert {g.name: g.path for g in plan.instance_groups} == {"gpu": "cluster.instanceGroups[0]",
+                                                              "small": "cluster.instanceGroups[1]"}
+    assert {a.principal_arn.rsplit("/", 1)[1]: a.path for a in plan.cluster.admins} == {
+        "Zed": "cluster.admins[0]", "Admin": "cluster.admins[1]"}
+    assert {p.principal_arn.rsplit("/", 1)[1]: p.path for p in plan.principals} == {
+        "Z": "teams[0].access.viewers[0]", "A": "teams[1].access.submitters[0]"}
+
+
+def test_the_plan_builds_no_spec_objects():
+    """The plan reads spec models; it never constructs one (the shared pool used to be a pseudo Team)."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    import pydantic
+
+    import hyperpod_gov.spec.models as models
+
+    spec_models = {name for name, obj in vars(models).items()
+                   if inspect.isclass(obj) and issubclass(obj, pydantic.BaseModel)}
+    plan_dir = Path(__file__).resolve().parents[2] / "hyperpod_gov" / "plan"
+    for path in plan_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                assert name not in spec_models or name in {"model_validate"}, f"{path.name}: {name}(...)"
+
+
+def test_the_stack_layout_holds_every_dashboard_page_after_the_first(base):
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert len(plan.monitoring.cluster_dashboards) == 1 + len(plan.stacks.dashboards)
