@@ -85,9 +85,9 @@ class PipelineStack(SpecStack):
             pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {plan.name} to the capacity "
                                               f"account {plan.account}?")],
         )
-        if plan.contracts.studio:  # after the capacity stage: a connection names the cluster and needs its entry
+        if plan.stacks.studio:  # after the capacity stage: a connection names the cluster and needs its entry
             wave = self.pipeline.add_wave("UnifiedStudio")
-            for studio in plan.contracts.studio:
+            for studio in plan.stacks.studio:
                 stage = StudioStage(self, f"Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
                 self.stages.append(stage)
                 wave.add_stage(stage)

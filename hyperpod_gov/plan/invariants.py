@@ -82,7 +82,7 @@ def stack_names_unique(plan: Plan) -> Iterator[SpecIssue]:
     owners += [(s.name, "an access stack") for s in plan.stacks.access]
     owners += [(s.name, "a team stack") for s in plan.stacks.teams]
     owners += [(c.name, f"the stack of consumer account {c.account_name}") for c in plan.stacks.consumers]
-    owners += [(name, "a Unified Studio connection stack") for name in plan.contracts.stack_names]
+    owners += [(s.name, "a Unified Studio connection stack") for s in plan.stacks.studio]
     for name, first, second in _first_clash(owners):
         yield _issue("HPG-P002", "accounts.consumers", f"stack name {name!r} is used by {first} and by {second}",
                      name, "rename the consumer account (stack names are <name>-consumer-<account name>)")

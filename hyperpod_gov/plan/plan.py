@@ -4,7 +4,11 @@
 the emitters. Charts, constructs, stacks, ``explain``, ``diff``, the pipeline,
 the simulator and ``drift`` take the ``Plan`` (or parts of it) and decide
 nothing again: mode flags, every generated name, construct key and stack.
-No CDK token ever enters the plan.
+``derive_plan`` makes every decision in one pass; what follows from the plan
+alone (``Plan.monitoring``, ``Plan.warnings``) is derived from it, never
+patched in. Each part that comes from a list in the spec carries its spec
+path (``TeamPlan.path == "teams[3]"``), so findings name it without reading
+the spec again. No CDK token ever enters the plan.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
-from .contracts import ContractsPlan, contracts_plan
+from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
@@ -176,6 +180,7 @@ class StackLayout:
     dashboards: tuple[str, ...]  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
     team_shards: int  # deployment.teamStacks: how many shards the teams are hashed into
     access_shards: int  # deployment.accessStacks
+    studio: tuple[StudioStack, ...]  # Unified Studio connections, one stack per domain account and region
 
     def team_stack(self, team: str) -> Shard:
         return next(s for s in self.teams if team in s.members)
@@ -184,7 +189,7 @@ class StackLayout:
     def all_names(self) -> tuple[str, ...]:
         return (self.capacity, self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
-                *(c.name for c in self.consumers))
+                *(c.name for c in self.consumers), *(s.name for s in self.studio))
 
 
 @dataclass(frozen=True)
@@ -225,9 +230,9 @@ class Plan:
     alerting: Monitoring  # the spec's monitoring settings: the platform's email, thresholds, team dashboards
     shared_pool_asked: Optional[str]  # sharedPool.name when the spec asks for a pool (None: it does not)
     # Instance type facts: the catalog plus the spec's instanceTypes. Look types up here, never in CATALOG.
-    catalog: catalog.Catalog = catalog.BASE
-    idle_resource_sharing: bool = True  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
-    contracts: ContractsPlan = ContractsPlan()  # Unified Studio connections and retiring teams
+    catalog: catalog.Catalog
+    idle_resource_sharing: bool  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
+    contracts: ContractsPlan  # Unified Studio connections and retiring teams
 
     # --- derived from the plan alone, once ----------------------------------------------------------
     @cached_property
@@ -389,7 +394,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
 
 
 def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
-                 identities: tuple[IdentityPlan, ...]) -> StackLayout:
+                 identities: tuple[IdentityPlan, ...], connections: tuple[ConnectionPlan, ...]) -> StackLayout:
     """Every stack of the capacity and consumer accounts, named and filled: the one place that decides it."""
     d = spec.deployment
 
@@ -418,6 +423,7 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
         dashboards=tuple(names.stack(spec.name, names.dashboards_shard(i)) for i in range(1, len(pages))),
         team_shards=d.team_stacks,
         access_shards=d.access_stacks,
+        studio=studio_stacks(spec.name, connections),
     )
 
 
@@ -458,6 +464,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     )
     principals = principal_access(spec)
     identities = identity_plans(spec, partition=partition)
+    stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
     mode: Mode = spec.scheduler.mode
     fair_sharing = spec.scheduler.idle_compute == "fair-share"
     return Plan(
@@ -495,12 +502,12 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
             if mode == "task-governance" else None
         ),
         policy_name=names.cluster_policy(spec.name),
-        stacks=stack_layout(spec, sorted_teams, principals, identities),
+        stacks=stacks,
         pipeline=_pipeline(spec),
         kueue_config=kueue_manager_config(fair_sharing),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
-        contracts=contracts_plan(spec),
+        contracts=ContractsPlan(studio=stacks.studio, retiring=retiring_teams(spec)),
     )
