@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..spec.errors import SpecIssue
-from .plan import Plan
+
+if TYPE_CHECKING:  # the plan derives its warnings with this module: no import back at run time
+    from .plan import Plan
 
 # CloudFormation allows 500 resources per template; keep headroom for what CDK adds (custom resource
 # providers, policies) so that an estimate close to the limit is not trusted.

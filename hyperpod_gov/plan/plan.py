@@ -28,6 +28,7 @@ from . import names
 from .access import PrincipalAccess, principal_access
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
+from .invariants import check_plan
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
@@ -243,8 +244,6 @@ class Plan:
     @cached_property
     def warnings(self) -> tuple[SpecIssue, ...]:
         """Invariant findings that do not stop a synth (``build_plan`` raised on the others)."""
-        from .invariants import check_plan
-
         return tuple(i for i in check_plan(self) if i.severity == "warning")
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
