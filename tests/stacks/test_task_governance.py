@@ -62,3 +62,22 @@ def test_the_custom_resource_backend_shares_one_provider_per_stack(plan):
     handlers = [f for f in t.find_resources("AWS::Lambda::Function").values()
                 if f["Properties"].get("Handler", "").startswith("index.")]
     assert len(handlers) == 2  # onEvent and isComplete of the one provider
+
+
+def test_every_stack_takes_its_common_settings_from_one_base():
+    """env, description and the spec tag are set in stacks/base.py only: each stack class derives from it."""
+    import ast
+    from pathlib import Path
+
+    stacks_dir = Path(__file__).resolve().parents[2] / "stacks"
+    found = {}
+    for path in sorted(stacks_dir.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [b.id if isinstance(b, ast.Name) else b.attr for b in node.bases]  # type: ignore[union-attr]
+                if any(b.endswith("Stack") for b in bases):
+                    found[node.name] = (path.name, bases)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add" and path.name != "base.py":
+                assert "Tags.of" not in ast.unparse(node), f"{path.name}: tags are the base's"
+    assert len(found) >= 9, found
+    assert {name: bases for name, (_, bases) in found.items() if bases != ["SpecStack"] and name != "SpecStack"} == {}
