@@ -54,8 +54,7 @@ def explain(plan: Plan) -> str:
         for t in plan.tenants
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
-    if plan.monitoring is not None:
-        parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
+    parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
                   f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]

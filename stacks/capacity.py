@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Environment, Stack, Tags
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -19,27 +18,16 @@ from hyperpod_gov.constructs import (
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
 from hyperpod_gov.plan import Plan
 
-SPEC_TAG = "hyperpod-gov:spec"
+from .base import SpecStack
 
 
-def capacity_env(plan: Plan) -> Environment:
-    return Environment(account=plan.account, region=plan.region)
-
-
-class CapacityStack(Stack):
+class CapacityStack(SpecStack):
     """Everything the shared cluster needs before any team is governed on it."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
         c = plan.cluster
-        super().__init__(
-            scope,
-            id,
-            env=capacity_env(plan),
-            description=f"hyperpod-gov {plan.name}: HyperPod cluster {c.name} and its EKS cluster",
-            **kwargs,
-        )
+        super().__init__(scope, id, plan=plan, what=f"HyperPod cluster {c.name} and its EKS cluster", **kwargs)
         self._azs = plan.network.availability_zones
-        Tags.of(self).add(SPEC_TAG, plan.name)
         self.network = Network(self, "Network", network=plan.network)
         self.eks = EksCluster(self, "Eks", cluster=c, network=self.network,
                               authentication_mode=c.authentication_mode)

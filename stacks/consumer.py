@@ -4,26 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Environment, Stack, Tags
+from aws_cdk import Environment
 from constructs import Construct
 
 from hyperpod_gov.constructs.identity import TargetRole
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.plan import ConsumerStack
 
-from .capacity import SPEC_TAG
+from .base import SpecStack
 
 
-class ConsumerAccountStack(Stack):
+class ConsumerAccountStack(SpecStack):
     """One per consumer account with roles to create; each role under a team scope, then its service account."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
-        super().__init__(
-            scope, id, env=Environment(account=consumer.account, region=consumer.region),
-            description=f"hyperpod-gov {plan.name}: roles that HyperPod workloads assume in {consumer.account_name}",
-            **kwargs,
-        )
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, env=Environment(account=consumer.account, region=consumer.region),
+                         what=f"roles that HyperPod workloads assume in {consumer.account_name}", **kwargs)
         scopes: dict[str, Construct] = {}
         for identity in consumer.identities:  # sorted by team, then service account
             team_scope = scopes.get(identity.team) or scopes.setdefault(identity.team, Construct(self, identity.team))

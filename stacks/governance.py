@@ -4,76 +4,42 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import Duration, Stack, Tags, aws_eks_v2 as eks
+from aws_cdk import Duration, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
+from hyperpod_gov.constructs import AppliedManifests, ClusterPolicy, TeamAccessEntry, TeamQuota, WorkloadIdentityRole
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
-from hyperpod_gov.constructs.task_governance_provider import SdkClusterPolicy, SdkComputeQuota, TaskGovernanceProvider
+from hyperpod_gov.constructs.task_governance import GovernedCluster
+from hyperpod_gov.plan import Plan, Shard
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
-from hyperpod_gov.constructs import (
-    AppliedManifests,
-    ClusterPolicy,
-    TeamAccessEntry,
-    TeamQuota,
-    WorkloadIdentityRole,
-)
-from hyperpod_gov.plan import Plan, TeamPlan, Shard
-from hyperpod_gov.plan import task_governance as tg
 
-from .capacity import SPEC_TAG, CapacityStack, capacity_env
+from .base import SpecStack
+from .capacity import CapacityStack
 
 NAMESPACE_WAIT = Duration.minutes(15)
 
 
-class _TaskGovernance:
-    """Cluster policy and quotas as native CloudFormation resources, or through the SDK-backed custom resource
-    (one provider per stack), as the plan decided for the region."""
-
-    def __init__(self, stack: Stack, plan: Plan, cluster_arn: str) -> None:
-        self.native = plan.task_governance_backend == "native"
-        self.cluster_arn = cluster_arn
-        self.eks_cluster_name = plan.eks_cluster_name
-        self._stack = stack
-        self._provider: Optional[Construct] = None
-
-    def provider(self) -> Any:
-        if self._provider is None:
-            self._provider = TaskGovernanceProvider(self._stack, "TaskGovernanceProvider",
-                                                    cluster_arn=self.cluster_arn,
-                                                    eks_cluster_name=self.eks_cluster_name)
-        return self._provider
-
-    def policy(self, scope: Construct, id: str, properties: dict[str, Any]) -> Construct:
-        if self.native:
-            return ClusterPolicy(scope, id, properties=properties)
-        return SdkClusterPolicy(scope, id, provider=self.provider(), properties=properties)
-
-    def quota(self, scope: Construct, id: str, team: TeamPlan) -> Construct:
-        properties = tg.compute_quota_properties(team, self.cluster_arn)
-        if self.native:
-            return TeamQuota(scope, id, properties=properties)
-        return SdkComputeQuota(scope, id, provider=self.provider(), properties=properties)
+def _governed(plan: Plan, capacity: CapacityStack) -> Optional[GovernedCluster]:
+    """The cluster task governance applies to, None in kueue mode."""
+    if plan.task_governance_backend is None:
+        return None
+    return GovernedCluster(capacity.hyperpod.cluster_arn, plan.eks_cluster_name, plan.task_governance_backend)
 
 
-class GovernanceStack(Stack):
+class GovernanceStack(SpecStack):
     """Cluster policy (task-governance), shared-pool quota, and the cluster-scoped Kubernetes objects."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, capacity: CapacityStack, manifests: Manifests,
                  **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: cluster policy and cluster-wide objects", **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, what="cluster policy and cluster-wide objects", **kwargs)
         self.add_stack_dependency(capacity, "the scheduler (add-on or Kueue chart) must run first")
         self.policy: Optional[Construct] = None
-        if plan.task_governance:
-            governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn)
-            self.policy = governance.policy(self, "ClusterPolicy", tg.cluster_policy_properties(
-                plan.policy_name, plan.cluster_name, [(p.name, p.weight) for p in plan.priority_classes],
-                plan.fair_sharing, capacity.hyperpod.cluster_arn,
-                idle_resource_sharing=plan.idle_resource_sharing))
+        cluster = _governed(plan, capacity)
+        if cluster is not None:
+            self.policy = ClusterPolicy(self, "ClusterPolicy", policy=plan.cluster_policy, cluster=cluster)
             if plan.shared_pool is not None:
-                quota = governance.quota(self, "SharedPoolQuota", plan.shared_pool)
+                quota = TeamQuota(self, "SharedPoolQuota", team=plan.shared_pool, cluster=cluster)
                 quota.node.add_dependency(self.policy)
         self.cluster_objects = None
         if manifests.cluster:
@@ -81,16 +47,12 @@ class GovernanceStack(Stack):
                                                     manifest=manifests.cluster)
 
 
-class MonitoringStack(Stack):
+class MonitoringStack(SpecStack):
     """The alarm topics' key, the platform's topic (teams without a contract) and the cluster dashboards."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: alarm topics key, platform topic, cluster dashboards",
-                         **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, what="alarm topics key, platform topic, cluster dashboards", **kwargs)
         monitoring = plan.monitoring
-        assert monitoring is not None, "build_plan always sets plan.monitoring"
         platform = [t for t in monitoring.topics if t.key == PLATFORM_TOPIC]
         self.topics = AlarmTopics(self, "AlarmTopics", topics=platform)
         name, teams = monitoring.cluster_dashboards[0]  # later pages: DashboardsStack
@@ -98,43 +60,36 @@ class MonitoringStack(Stack):
                                                teams=teams)
 
 
-class DashboardsStack(Stack):
+class DashboardsStack(SpecStack):
     """One further page of the cluster dashboard (50 teams a page), in a stack of its own."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, page: int, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: cluster dashboard page {page + 1}", **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
-        assert plan.monitoring is not None, "build_plan always sets plan.monitoring"
+        super().__init__(scope, id, plan=plan, what=f"cluster dashboard page {page + 1}", **kwargs)
         name, teams = plan.monitoring.cluster_dashboards[page]
         self.dashboard = ClusterDashboardPage(self, name, monitoring=plan.monitoring, name=name, teams=teams)
 
 
-class TeamsStack(Stack):
+class TeamsStack(SpecStack):
     """One shard of per-team resources. Each team lives under a scope named after it."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
                  governance: GovernanceStack, monitoring: MonitoringStack, manifests: Manifests,
                  **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: per-team quotas, identities, manifests and alarms",
-                         **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, what="per-team quotas, identities, manifests and alarms", **kwargs)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
-        assert watch is not None, "build_plan always sets plan.monitoring"
         topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members),
                              key=monitoring.topics.key)
         by_key = {**monitoring.topics.topics, **topics.topics}
         cluster = capacity.eks.cluster
-        task_governance = _TaskGovernance(self, plan, capacity.hyperpod.cluster_arn) if plan.task_governance else None
+        governed = _governed(plan, capacity)
         for name in shard.members:
             team = plan.team(name)
             team_scope = Construct(self, team.name)
             waiter = None
-            if task_governance is not None:
-                quota = task_governance.quota(team_scope, "Quota", team)
+            if governed is not None:
+                quota = TeamQuota(team_scope, "Quota", team=team, cluster=governed)
                 # HyperPod creates the namespace when the quota is created, a little later: wait for it rather
                 # than fail the stack when the team's objects are applied first.
                 waiter = eks.KubernetesObjectValue(
@@ -152,14 +107,12 @@ class TeamsStack(Stack):
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
 
 
-class AccessStack(Stack):
+class AccessStack(SpecStack):
     """EKS access entries of one shard of principals: one entry per principal, with all its team groups."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
                  **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan),
-                         description=f"hyperpod-gov {plan.name}: access entries of the teams' principals", **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, what="access entries of the teams' principals", **kwargs)
         self.add_stack_dependency(capacity, "the EKS cluster must exist")
         access = {p.principal_arn: p for p in plan.principals}
         cluster_name = capacity.eks.cluster.cluster_name

@@ -1,4 +1,8 @@
-"""Which stacks a plan makes, under which names, in which order: used by the app and by the pipeline's stages."""
+"""The stacks of a plan, composed in deploy order: used by the app and by the pipeline's stages.
+
+Which stacks there are, their names and members are the plan's (``plan.stack_layout``); this module only
+instantiates them and orders their deploys.
+"""
 
 from __future__ import annotations
 
@@ -54,7 +58,7 @@ def add_studio_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
     """
     before = [scope.node.try_find_child(name) for name in (plan.stacks.capacity, *(s.name for s in plan.stacks.access))]
     stacks: list[cdk.Stack] = []
-    for studio in plan.contracts.studio:
+    for studio in plan.stacks.studio:
         stack = StudioConnectionsStack(scope, studio.name, plan=plan, studio=studio, stack_name=studio.name)
         for other in before:
             if isinstance(other, cdk.Stack):

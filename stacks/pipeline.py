@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Environment, Stack, Stage, Tags, aws_codepipeline as codepipeline, pipelines
+from aws_cdk import Environment, Stack, Stage, aws_codepipeline as codepipeline, pipelines
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -13,7 +13,7 @@ from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.contracts import StudioStack
 from hyperpod_gov.plan.plan import ConsumerStack
 
-from .capacity import SPEC_TAG, capacity_env
+from .base import SpecStack, capacity_env
 from .consumer import ConsumerAccountStack
 from .layout import add_capacity_stacks
 from .studio import StudioConnectionsStack
@@ -45,15 +45,14 @@ class StudioStage(Stage):
         self.stack = StudioConnectionsStack(self, studio.name, plan=plan, studio=studio, stack_name=studio.name)
 
 
-class PipelineStack(Stack):
+class PipelineStack(SpecStack):
     """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, spec_path: str, repository: str,
                  connection_arn: str, manifests: Manifests, toolchain: dict[str, str], **kwargs: Any) -> None:
         p = plan.pipeline
-        super().__init__(scope, id, env=Environment(account=p.account, region=p.region),
-                         description=f"hyperpod-gov {plan.name}: delivery pipeline", **kwargs)
-        Tags.of(self).add(SPEC_TAG, plan.name)
+        super().__init__(scope, id, plan=plan, env=Environment(account=p.account, region=p.region),
+                         what="delivery pipeline", **kwargs)
         source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn)
         self.pipeline = pipelines.CodePipeline(
             self,
@@ -86,9 +85,9 @@ class PipelineStack(Stack):
             pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {plan.name} to the capacity "
                                               f"account {plan.account}?")],
         )
-        if plan.contracts.studio:  # after the capacity stage: a connection names the cluster and needs its entry
+        if plan.stacks.studio:  # after the capacity stage: a connection names the cluster and needs its entry
             wave = self.pipeline.add_wave("UnifiedStudio")
-            for studio in plan.contracts.studio:
+            for studio in plan.stacks.studio:
                 stage = StudioStage(self, f"Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
                 self.stages.append(stage)
                 wave.add_stage(stage)

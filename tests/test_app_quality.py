@@ -167,8 +167,8 @@ def test_a_cdk_error_during_synth_is_reported_like_a_spec_error(startup_spec, tm
     from stacks.app import synth
 
     plan = build_plan(startup_spec)
-    clash = (AdminPlan("arn:aws:iam::444444444444:role/A-B", "Same"), AdminPlan("arn:aws:iam::444444444444:role/A_B",
-                                                                                  "Same"))
+    clash = (AdminPlan("arn:aws:iam::444444444444:role/A-B", "Same", path="cluster.admins[0]"),
+             AdminPlan("arn:aws:iam::444444444444:role/A_B", "Same", path="cluster.admins[1]"))
     broken = replace(plan, cluster=replace(plan.cluster, admins=clash))
     with pytest.raises(SpecError) as info:
         synth(broken, tmp_path, nag=False)

@@ -1,27 +1,65 @@
 """HyperPod task governance: the cluster policy and one compute quota per team.
 
-The properties come from ``plan.task_governance`` (API-shaped dicts). Where the
-region's CloudFormation has the native types they are used; elsewhere the same
-properties go through the SDK-backed custom resource (``task_governance_provider``).
+Each construct takes plan parts (``ClusterPolicyPlan``, ``TeamPlan``) and the cluster it governs, and builds the
+properties inside with ``plan.task_governance`` (API-shaped dicts). Where the region's CloudFormation has the
+native types they are used; elsewhere the same properties go through the SDK-backed custom resource
+(``task_governance_provider``), one provider per stack.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from aws_cdk import CfnResource, aws_sagemaker as sagemaker
+from aws_cdk import CfnResource, CustomResource, Stack, aws_sagemaker as sagemaker
 from constructs import Construct
 
+from ..plan import TeamPlan
+from ..plan import task_governance as tg
+from ..plan.plan import ClusterPolicyPlan
+from ..plan.regions import TaskGovernanceBackend
 from ._nag import acknowledge
+from .task_governance_provider import POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE, TaskGovernanceProvider
 
 COMPUTE_QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"  # no L1 class in aws-cdk-lib yet
+PROVIDER_ID = "TaskGovernanceProvider"  # the stack's one provider, a child of the stack
+
+
+@dataclass(frozen=True)
+class GovernedCluster:
+    """The HyperPod cluster that task governance resources apply to, and how they are declared there."""
+
+    cluster_arn: str  # the HyperPod cluster's ARN (may be a deploy-time reference)
+    eks_cluster_name: str  # the SDK-backed provider may map teams' access on this EKS cluster only
+    backend: TaskGovernanceBackend  # native CloudFormation types, or the SDK-backed custom resource
+
+    def provider(self, scope: Construct) -> Optional[TaskGovernanceProvider]:
+        """The stack's provider (made on first use), or None with the native types."""
+        if self.backend == "native":
+            return None
+        stack = Stack.of(scope)
+        found = stack.node.try_find_child(PROVIDER_ID)
+        if isinstance(found, TaskGovernanceProvider):
+            return found
+        return TaskGovernanceProvider(stack, PROVIDER_ID, cluster_arn=self.cluster_arn,
+                                      eks_cluster_name=self.eks_cluster_name)
 
 
 class ClusterPolicy(Construct):
-    """``AWS::SageMaker::ClusterSchedulerConfig``: priority classes and fair sharing of idle compute."""
+    """``AWS::SageMaker::ClusterSchedulerConfig`` (or ``Custom::ClusterSchedulerConfig``): priority classes and
+    fair sharing of idle compute. ``resource`` is the primary child (``Resource``)."""
 
-    def __init__(self, scope: Construct, id: str, *, properties: dict[str, Any]) -> None:
+    def __init__(self, scope: Construct, id: str, *, policy: ClusterPolicyPlan, cluster: GovernedCluster) -> None:
+        provider = cluster.provider(scope)  # before this construct: the provider leads the stack's resources
         super().__init__(scope, id)
+        properties = tg.cluster_policy_properties(policy.name, policy.cluster_name, list(policy.priority_classes),
+                                                  policy.fair_sharing, cluster.cluster_arn,
+                                                  idle_resource_sharing=policy.idle_resource_sharing)
+        self.resource: Construct
+        if provider is not None:
+            self.resource = CustomResource(self, "Resource", service_token=provider.service_token,
+                                           resource_type=POLICY_RESOURCE_TYPE, properties=properties)
+            return
         config = properties["SchedulerConfig"]
         self.resource = sagemaker.CfnClusterSchedulerConfig(
             self,
@@ -41,10 +79,18 @@ class ClusterPolicy(Construct):
 
 
 class TeamQuota(Construct):
-    """``AWS::SageMaker::ComputeQuota`` of one team. HyperPod creates the team namespace with it."""
+    """``AWS::SageMaker::ComputeQuota`` (or ``Custom::ComputeQuota``) of one team. HyperPod creates the team
+    namespace with it. ``resource`` is the primary child (``Resource``)."""
 
-    def __init__(self, scope: Construct, id: str, *, properties: dict[str, Any]) -> None:
+    def __init__(self, scope: Construct, id: str, *, team: TeamPlan, cluster: GovernedCluster) -> None:
+        provider = cluster.provider(scope)
         super().__init__(scope, id)
+        properties: dict[str, Any] = tg.compute_quota_properties(team, cluster.cluster_arn)
+        self.resource: Construct
+        if provider is not None:
+            self.resource = CustomResource(self, "Resource", service_token=provider.service_token,
+                                           resource_type=QUOTA_RESOURCE_TYPE, properties=properties)
+            return
         self.resource = CfnResource(self, "Resource", type=COMPUTE_QUOTA_TYPE, properties=properties)
         acknowledge(self, [("CloudFormation-Validate::F3006", f"{COMPUTE_QUOTA_TYPE} is newer than the resource "
                             "specification bundled with aws-cdk-lib's template check; the tests validate it with "

@@ -54,8 +54,6 @@ def _identities(plan: Plan, team: str) -> list[str]:
 
 
 def _alarms(plan: Plan, team: str) -> tuple[str, ...]:
-    if plan.monitoring is None:
-        return ()
     watch = next((w for w in plan.monitoring.teams if w.team == team), None)
     return tuple(sorted(f"{a.kind} -> {a.owner or 'platform'}" for a in watch.alarms)) if watch else ()
 

@@ -181,7 +181,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     lines.append("")
 
     lines += ["## Alarms and their owners", ""]
-    watch = next((w for w in plan.monitoring.teams if w.team == team.name), None) if plan.monitoring else None
+    watch = next((w for w in plan.monitoring.teams if w.team == team.name), None)
     if watch and watch.alarms:
         lines += _table(["Alarm", "Owner", "What it means"],
                         [[a.name, a.owner or "platform", a.description] for a in watch.alarms])

@@ -7,6 +7,7 @@ from .invariants import check_plan
 from .plan import (
     AdminPlan,
     ClusterPlan,
+    ClusterPolicyPlan,
     FlavorPlan,
     InstanceGroupPlan,
     NetworkPlan,
@@ -14,6 +15,7 @@ from .plan import (
     PriorityClassPlan,
     Shard,
     StackLayout,
+    stack_layout,
 )
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for, capacity, shared_pool_quota
 from .sharding import shard_label, shard_of
@@ -22,6 +24,7 @@ __all__ = [
     "AdminPlan",
     "Amounts",
     "ClusterPlan",
+    "ClusterPolicyPlan",
     "FlavorPlan",
     "FlavorQuota",
     "IdentityPlan",
@@ -42,4 +45,5 @@ __all__ = [
     "shard_label",
     "shard_of",
     "shared_pool_quota",
+    "stack_layout",
 ]

@@ -66,7 +66,7 @@ class StudioStack:
 class ContractsPlan:
     """Connections and retirement: the lifecycle decisions of the spec's contracts."""
 
-    studio: tuple[StudioStack, ...] = ()  # sorted by stack name
+    studio: tuple[StudioStack, ...] = ()  # sorted by stack name; the stack layout's (``StackLayout.studio``)
     retiring: tuple[str, ...] = ()  # team names, sorted
 
     @property
@@ -84,16 +84,15 @@ class ContractsPlan:
         return tuple(s.name for s in self.studio)
 
 
-def contracts_plan(spec: GovernanceSpec) -> ContractsPlan:
-    """Plan every Unified Studio connection of the spec (retiring teams have none) and the retiring teams."""
+def contract_connections(spec: GovernanceSpec) -> tuple[ConnectionPlan, ...]:
+    """Every Unified Studio connection of the spec, sorted by team (retiring teams have none)."""
     cap = spec.accounts.capacity
-    by_stack: dict[tuple[str, str], list[ConnectionPlan]] = {}
+    out = []
     for team in sorted(spec.teams, key=lambda t: t.name):
         us = team.contract.unified_studio if team.contract else None
         if us is None or team.retiring:
             continue
-        account, region = us.account or us.role_account, us.region or cap.region
-        by_stack.setdefault((account, region), []).append(ConnectionPlan(
+        out.append(ConnectionPlan(
             team=team.name,
             namespace=names.namespace(team.name),
             name=connection_name(spec.name, team.name),
@@ -103,18 +102,29 @@ def contracts_plan(spec: GovernanceSpec) -> ContractsPlan:
             project_id=us.project_id,
             project_role_arn=us.project_role_arn,
             access_role_arn=us.access_role_arn,
-            account=account,
-            region=region,
+            account=us.account or us.role_account,
+            region=us.region or cap.region,
             cluster_name=spec.cluster.name,
             cluster_account=cap.id,
             cluster_region=cap.region,
             groups=project_role_groups(team.name),
         ))
-    studio = tuple(sorted(
-        (StudioStack(studio_stack(spec.name, a, r), a, r, tuple(cs)) for (a, r), cs in by_stack.items()),
+    return tuple(out)
+
+
+def studio_stacks(spec_name: str, connections: tuple[ConnectionPlan, ...]) -> tuple[StudioStack, ...]:
+    """The connections grouped into one stack per Unified Studio account and region, sorted by stack name."""
+    by_stack: dict[tuple[str, str], list[ConnectionPlan]] = {}
+    for c in connections:
+        by_stack.setdefault((c.account, c.region), []).append(c)
+    return tuple(sorted(
+        (StudioStack(studio_stack(spec_name, a, r), a, r, tuple(cs)) for (a, r), cs in by_stack.items()),
         key=lambda s: s.name,
     ))
-    return ContractsPlan(studio=studio, retiring=tuple(sorted(t.name for t in spec.teams if t.retiring)))
+
+
+def retiring_teams(spec: GovernanceSpec) -> tuple[str, ...]:
+    return tuple(sorted(t.name for t in spec.teams if t.retiring))
 
 
 def project_role_groups(team: str) -> tuple[str, ...]:

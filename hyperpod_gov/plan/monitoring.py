@@ -18,11 +18,14 @@ amazon-contributing/opentelemetry-collector-contrib, receiver/awscontainerinsigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from .. import catalog
 from ..spec.monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .quotas import FlavorQuota, TeamPlan
+
+if TYPE_CHECKING:  # plan.py builds its monitoring plan with this module
+    from .plan import Plan
 
 KUEUE_NAMESPACE = "ContainerInsights/Prometheus"
 CONTAINER_INSIGHTS_NAMESPACE = "ContainerInsights"
@@ -237,15 +240,15 @@ class MonitoringInputs:
     overrides: Mapping[str, Optional[AlarmOverrides]]  # team -> its alarm overrides
 
 
-def monitoring_inputs(plan: Any, spec: Any) -> MonitoringInputs:
-    """Names, region and contracts from the plan; thresholds from the spec's ``monitoring`` and ``teams[].alarms``."""
+def monitoring_inputs(plan: "Plan") -> MonitoringInputs:
+    """Names, region, contracts and thresholds, all from the plan (``plan.alerting``, each team's ``alarms``)."""
     return MonitoringInputs(
         spec_name=plan.name,
         cluster_name=plan.eks_cluster_name,
         region=plan.region,
-        monitoring=spec.monitoring,
+        monitoring=plan.alerting,
         contracts={t.name: t.contract for t in plan.teams},
-        overrides={t.name: t.alarms for t in spec.teams},
+        overrides={t.name: t.alarms for t in plan.teams},
     )
 
 
@@ -259,6 +262,12 @@ def alarm_name(spec_name: str, team: str, kind: str) -> str:
 
 def team_dashboard_name(spec_name: str, team: str) -> str:
     return f"{spec_name}-team-{team}"
+
+
+def cluster_dashboard_pages(teams: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The teams (in plan order) on each cluster dashboard page: 50 a page, at least one page."""
+    return tuple(teams[i:i + TEAMS_PER_CLUSTER_DASHBOARD]
+                 for i in range(0, len(teams), TEAMS_PER_CLUSTER_DASHBOARD)) or ((),)
 
 
 def cluster_dashboard_names(spec_name: str, pages: int) -> tuple[str, ...]:
@@ -394,7 +403,7 @@ def _streams(team: TeamPlan, covered: int) -> int:
     return (1 + len(PENDING_STATUSES)) + 1 + 1 + 2 * per_resource_metric
 
 
-def build_monitoring_plan(plan: Any, inputs: MonitoringInputs) -> MonitoringPlan:
+def build_monitoring_plan(plan: "Plan", inputs: MonitoringInputs) -> MonitoringPlan:
     """What to watch per team, from the governance plan and the inputs of ``monitoring_inputs``."""
     cluster = inputs.cluster_name
     flavor_names = {f.instance_type: f.name for f in plan.flavors}
@@ -435,9 +444,7 @@ def build_monitoring_plan(plan: Any, inputs: MonitoringInputs) -> MonitoringPlan
                        if inputs.monitoring.team_dashboards and not t.is_shared_pool else None),
         )
         watches.append(TeamWatch(**{**partial.__dict__, "alarms": _alarms(inputs.spec_name, partial, topic_of)}))
-    names = [w.team for w in watches]
-    pages = [tuple(names[i:i + TEAMS_PER_CLUSTER_DASHBOARD])
-             for i in range(0, len(names), TEAMS_PER_CLUSTER_DASHBOARD)] or [()]
+    pages = cluster_dashboard_pages(tuple(w.team for w in watches))
     covered = len(plan.covered_resources)
     streams = 7 + sum(_streams(t, covered) for t in plan.teams)  # 7: the cluster-wide (ClusterName-only) streams
     return MonitoringPlan(
@@ -451,6 +458,6 @@ def build_monitoring_plan(plan: Any, inputs: MonitoringInputs) -> MonitoringPlan
     )
 
 
-def monitoring_plan(plan: Any, spec: Any) -> MonitoringPlan:
-    """The monitoring plan of a spec (``explain`` prints ``monitoring_plan(plan, spec).counts.lines()``)."""
-    return build_monitoring_plan(plan, monitoring_inputs(plan, spec))
+def monitoring_plan(plan: "Plan") -> MonitoringPlan:
+    """The monitoring plan of a governance plan, from the plan alone (``Plan.monitoring`` holds it)."""
+    return build_monitoring_plan(plan, monitoring_inputs(plan))

@@ -4,31 +4,36 @@
 the emitters. Charts, constructs, stacks, ``explain``, ``diff``, the pipeline,
 the simulator and ``drift`` take the ``Plan`` (or parts of it) and decide
 nothing again: mode flags, every generated name, construct key and stack.
-No CDK token ever enters the plan.
+``derive_plan`` makes every decision in one pass; what follows from the plan
+alone (``Plan.monitoring``, ``Plan.warnings``) is derived from it, never
+patched in. Each part that comes from a list in the spec carries its spec
+path (``TeamPlan.path == "teams[3]"``), so findings name it without reading
+the spec again. No CDK token ever enters the plan.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import Any, Literal, Optional
 
 from .. import catalog
 from ..spec.errors import SpecIssue
 from ..spec.instance_types import spec_catalog
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
+from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
-from .contracts import ContractsPlan, contracts_plan
+from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
+from .invariants import check_plan
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
-from .quotas import TeamPlan, mig_profiles, plan_shared_pool, plan_team
+from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
+from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
-
-if TYPE_CHECKING:
-    from .monitoring import MonitoringPlan
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -45,12 +50,29 @@ class PriorityClassPlan:
 
 
 @dataclass(frozen=True)
+class ClusterPolicyPlan:
+    """The task-governance cluster policy (``ClusterSchedulerConfig``) of the cluster."""
+
+    name: str
+    cluster_name: str  # HyperPod
+    priority_classes: tuple[tuple[str, int], ...]  # (spec name, weight), sorted by name
+    fair_sharing: bool
+    idle_resource_sharing: bool
+
+
+@dataclass(frozen=True)
 class FlavorPlan:
     name: str
     instance_type: str
     instances: int
     accelerator_kind: Optional[str]
     mig_resource: Optional[str] = None  # the GPUs are partitioned: nvidia.com/<profile> instead of accelerator_kind
+    per_instance: Amounts = field(kw_only=True)  # what one instance brings (its GPUs as partitions when partitioned)
+    capacity: Amounts = field(kw_only=True)  # what all the cluster's instances of the type bring
+
+    def governed(self, amounts: Amounts) -> int:
+        """``amounts`` in the unit a quota on this type is counted in (partitions, accelerators or vCPU)."""
+        return governed_units(amounts, self.accelerator_kind, self.mig_resource)
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,7 @@ class InstanceGroupPlan:
     volume_size_gb: Optional[int]
     accelerated: bool  # deep health checks stress accelerators and their interconnect
     mig_profile: Optional[str] = None  # every GPU partitioned into this MIG profile (instanceGroups[].mig)
+    path: str = field(kw_only=True, compare=False)  # "cluster.instanceGroups[1]": where the spec declares it
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
@@ -107,6 +130,7 @@ def chart_plan(chart: HelmChart, base_dir: Optional[Path]) -> ChartPlan:
 class AdminPlan:
     principal_arn: str
     key: str  # construct id: readable name plus a hash of the whole ARN
+    path: str = field(kw_only=True, compare=False)  # "cluster.admins[0]": where the spec lists it
 
 
 @dataclass(frozen=True)
@@ -154,7 +178,10 @@ class StackLayout:
     teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
     consumers: tuple[ConsumerStack, ...]
     pipeline: str
-    dashboards: tuple[str, ...] = ()  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
+    dashboards: tuple[str, ...]  # cluster dashboard pages 2, 3, ...: one stack each (page 1 is in monitoring)
+    team_shards: int  # deployment.teamStacks: how many shards the teams are hashed into
+    access_shards: int  # deployment.accessStacks
+    studio: tuple[StudioStack, ...]  # Unified Studio connections, one stack per domain account and region
 
     def team_stack(self, team: str) -> Shard:
         return next(s for s in self.teams if team in s.members)
@@ -163,7 +190,7 @@ class StackLayout:
     def all_names(self) -> tuple[str, ...]:
         return (self.capacity, self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
-                *(c.name for c in self.consumers))
+                *(c.name for c in self.consumers), *(s.name for s in self.studio))
 
 
 @dataclass(frozen=True)
@@ -201,13 +228,24 @@ class Plan:
     stacks: StackLayout
     pipeline: PipelinePlan
     kueue_config: str  # Kueue's controller configuration (kueue mode)
-    warnings: tuple[SpecIssue, ...] = ()  # invariant findings that do not stop a synth
-    monitoring: Optional["MonitoringPlan"] = None  # dashboards, alarms and topics (always set by build_plan)
+    alerting: Monitoring  # the spec's monitoring settings: the platform's email, thresholds, team dashboards
+    shared_pool_asked: Optional[str]  # sharedPool.name when the spec asks for a pool (None: it does not)
     # Instance type facts: the catalog plus the spec's instanceTypes. Look types up here, never in CATALOG.
-    catalog: catalog.Catalog = catalog.BASE
-    idle_resource_sharing: bool = True  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
-    contracts: ContractsPlan = ContractsPlan()  # Unified Studio connections and retiring teams
-    trusted_accounts: tuple[str, ...] = ()  # accounts.trusted, sorted: whose principals may be given access
+    catalog: catalog.Catalog
+    idle_resource_sharing: bool  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
+    contracts: ContractsPlan  # Unified Studio connections and retiring teams
+    trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
+
+    # --- derived from the plan alone, once ----------------------------------------------------------
+    @cached_property
+    def monitoring(self) -> MonitoringPlan:
+        """Dashboards, alarms and topics: ``monitoring_plan`` of this plan."""
+        return monitoring_plan(self)
+
+    @cached_property
+    def warnings(self) -> tuple[SpecIssue, ...]:
+        """Invariant findings that do not stop a synth (``build_plan`` raised on the others)."""
+        return tuple(i for i in check_plan(self) if i.severity == "warning")
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -225,6 +263,12 @@ class Plan:
         return self.mode == "kueue"
 
     # --- convenience views ---------------------------------------------------------------------
+    @property
+    def cluster_policy(self) -> ClusterPolicyPlan:
+        return ClusterPolicyPlan(self.policy_name, self.cluster.name, tuple((p.name, p.weight) for p in
+                                                                           self.priority_classes),
+                                 self.fair_sharing, self.idle_resource_sharing)
+
     @property
     def cluster_name(self) -> str:
         return self.cluster.name
@@ -274,6 +318,19 @@ class Plan:
         """Instances per instance type."""
         return {f.instance_type: f.instances for f in self.flavors}
 
+    def flavor(self, instance_type: str) -> FlavorPlan:
+        for f in self.flavors:
+            if f.instance_type == instance_type:
+                return f
+        raise KeyError(instance_type)
+
+    def unallocated(self, instance_type: str) -> int:
+        """Capacity of one type that no team's quota holds, in the unit its quotas are counted in (partitions,
+        accelerators or vCPU); the shared pool's holding counts as unallocated."""
+        f = self.flavor(instance_type)
+        owned = sum(f.governed(q.nominal) for t in self.tenants for q in t.flavors if q.instance_type == instance_type)
+        return max(f.governed(f.capacity) - owned, 0)
+
 
 def partition_of(region: str) -> str:
     if region.startswith("cn-"):
@@ -313,9 +370,11 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
     c = spec.cluster
     groups = tuple(
         InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None)
-        for g in sorted(c.instance_groups, key=lambda g: g.name)
+                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None,
+                          path=f"cluster.instanceGroups[{i}]")
+        for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name)
     )
+    admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     return ClusterPlan(
         name=c.name,
         eks_name=names.eks_cluster(c.name),
@@ -325,7 +384,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         authentication_mode=c.authentication_mode,
         endpoint_access=c.endpoint_access,
         admin_cidrs=tuple(c.admin_cidrs),
-        admins=tuple(AdminPlan(arn, names.principal_key(arn)) for arn in sorted(c.admins)),
+        admins=tuple(AdminPlan(arn, names.principal_key(arn), path=f"cluster.admins[{admin_index[arn]}]")
+                     for arn in sorted(c.admins)),
         instance_groups=groups,
         addon_versions=c.addon_versions,
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
@@ -333,8 +393,9 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
     )
 
 
-def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
-            identities: tuple[IdentityPlan, ...]) -> StackLayout:
+def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
+                 identities: tuple[IdentityPlan, ...], connections: tuple[ConnectionPlan, ...]) -> StackLayout:
+    """Every stack of the capacity and consumer accounts, named and filled: the one place that decides it."""
     d = spec.deployment
 
     def shards(keys: list[str], count: int, label) -> tuple[Shard, ...]:
@@ -348,6 +409,9 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
         mine = tuple(i for i in identities if i.consumer == c.name)
         if mine:
             consumers.append(ConsumerStack(names.stack(spec.name, f"consumer-{c.name}"), c.name, c.id, c.region, mine))
+    # The first cluster dashboard page lives in the monitoring stack, each further page in a stack of its own: a page
+    # stays in its stack when teams are added (rows shift between pages in place), and no stack nears 1 MB.
+    pages = cluster_dashboard_pages(tuple(t.name for t in teams))
     return StackLayout(
         capacity=names.stack(spec.name, "capacity"),
         governance=names.stack(spec.name, "governance"),
@@ -356,6 +420,10 @@ def _stacks(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple
         teams=shards([t.name for t in teams if not t.is_shared_pool], d.team_stacks, names.team_shard),
         consumers=tuple(consumers),
         pipeline=names.stack(spec.name, "pipeline"),
+        dashboards=tuple(names.stack(spec.name, names.dashboards_shard(i)) for i in range(1, len(pages))),
+        team_shards=d.team_stacks,
+        access_shards=d.access_stacks,
+        studio=studio_stacks(spec.name, connections),
     )
 
 
@@ -377,23 +445,26 @@ def _mig_resource(facts: catalog.InstanceType, profile: Optional[str]) -> Option
 
 
 def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
-    """Every decision of the spec, unchecked (``build.build_plan`` checks the invariants on it)."""
+    """Every decision of the spec in one pass, unchecked (``build.build_plan`` checks the invariants on it)."""
     region = spec.accounts.capacity.region
     partition = partition_of(region)
     cat = spec_catalog(spec)
     migs = mig_profiles(spec)
-    teams = [plan_team(spec, t, cat) for t in spec.teams]
-    pool = plan_shared_pool(spec)
+    teams = [plan_team(spec, t, cat, path=f"teams[{i}]") for i, t in enumerate(spec.teams)]
+    pool = plan_shared_pool(spec, cat)
     if pool is not None:
         teams.append(pool)
     sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     flavors = tuple(
         FlavorPlan(names.flavor(t), t, n, cat.lookup(t).accelerator_kind,
-                   _mig_resource(cat.lookup(t), migs.get(t)))
+                   _mig_resource(cat.lookup(t), migs.get(t)),
+                   per_instance=amounts_for(t, count=1, mig_profile=migs.get(t), catalog=cat),
+                   capacity=amounts_for(t, count=n, mig_profile=migs.get(t), catalog=cat))
         for t, n in spec.cluster.capacity.items()
     )
     principals = principal_access(spec)
     identities = identity_plans(spec, partition=partition)
+    stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
     mode: Mode = spec.scheduler.mode
     fair_sharing = spec.scheduler.idle_compute == "fair-share"
     return Plan(
@@ -431,11 +502,13 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
             if mode == "task-governance" else None
         ),
         policy_name=names.cluster_policy(spec.name),
-        stacks=_stacks(spec, sorted_teams, principals, identities),
+        stacks=stacks,
         pipeline=_pipeline(spec),
         kueue_config=kueue_manager_config(fair_sharing),
+        alerting=spec.monitoring,
+        shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
-        contracts=contracts_plan(spec),
+        contracts=ContractsPlan(studio=stacks.studio, retiring=retiring_teams(spec)),
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
     )

@@ -9,14 +9,15 @@ Every instance type fact comes from the spec's ``catalog.Catalog``
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 from .. import catalog as catalog_module
 from ..catalog import Catalog
 from ..spec.allocation import Allocation, describe_amount
 from ..spec.instance_types import allocation_units, group_mig_profiles, spec_catalog
-from ..spec.models import Contract, GovernanceSpec, QuotaEntry, Team
+from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, Contract, GovernanceSpec, Team
+from ..spec.monitoring import AlarmOverrides
 from . import names
 from .network import EgressPlan, egress_plan
 
@@ -58,6 +59,14 @@ class Amounts:
 
 
 ZERO = Amounts(0, 0, 0)
+
+
+def governed_units(amounts: Amounts, accelerator_kind: Optional[str], mig_resource: Optional[str]) -> int:
+    """``amounts`` in the one unit a quota on the type is counted in: its MIG partitions, else its accelerators,
+    else vCPU."""
+    if mig_resource:
+        return amounts.partition(mig_resource)
+    return amounts.accelerators if accelerator_kind else amounts.vcpu
 
 
 @dataclass(frozen=True)
@@ -105,9 +114,7 @@ class FlavorQuota:
 
     def governed(self, amounts: "Amounts") -> int:
         """``amounts`` in the unit of ``governed_resource`` (partitions, accelerators or vCPU)."""
-        if self.mig_resource:
-            return amounts.partition(self.mig_resource)
-        return amounts.accelerators if self.accelerator_kind else amounts.vcpu
+        return governed_units(amounts, self.accelerator_kind, self.mig_resource)
 
     @property
     def given(self) -> Optional[Allocated]:
@@ -148,6 +155,10 @@ class TeamPlan:
     active: bool = True  # False: paused (ActivationState Disabled; kueue stopPolicy Hold)
     absolute_borrow_limits: tuple[Allocated, ...] = ()  # sorted by instance type; only with LendAndBorrow
     idle_resource_sharing: bool = True  # the cluster's scheduler.idleResourceSharing
+    alarms: Optional[AlarmOverrides] = None  # teams[].alarms: this team's thresholds (None: monitoring.alarms)
+    # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
+    # not part of the team's identity (reordering teams changes no decision).
+    path: str = field(kw_only=True, compare=False)
 
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:
@@ -192,11 +203,6 @@ def allocation_amounts(a: Allocation | Allocated, *, catalog: Catalog = catalog_
                        catalog=catalog)
 
 
-def entry_amounts(entry: QuotaEntry, *, catalog: Catalog = catalog_module.BASE,
-                  mig_profile: str | None = None) -> Amounts:
-    return allocation_amounts(entry, catalog=catalog, mig_profile=mig_profile)
-
-
 def _limits(strategy: Strategy, percent: int, nominal: Amounts, absolute: Optional[Amounts],
             sharing: bool) -> tuple[Optional[Amounts], Amounts]:
     """(lendingLimit, borrowingLimit) per DESIGN.md's semantics table.
@@ -210,9 +216,9 @@ def _limits(strategy: Strategy, percent: int, nominal: Amounts, absolute: Option
     return None, absolute if absolute is not None else nominal.percent(percent)
 
 
-def _flavor(instance_type: str, strategy: Strategy, percent: int, entry: QuotaEntry | None, *, catalog: Catalog,
+def _flavor(instance_type: str, strategy: Strategy, percent: int, given: Optional[Allocated], *, catalog: Catalog,
             mig_profile: Optional[str], absolute: Optional[Allocated], sharing: bool) -> FlavorQuota:
-    nominal = entry_amounts(entry, catalog=catalog, mig_profile=mig_profile) if entry else ZERO
+    nominal = allocation_amounts(given, catalog=catalog, mig_profile=mig_profile) if given else ZERO
     cap = allocation_amounts(absolute, catalog=catalog, mig_profile=mig_profile) if absolute else None
     lending, borrowing = _limits(strategy, percent, nominal, cap, sharing)
     facts = catalog.lookup(instance_type)
@@ -223,25 +229,36 @@ def _flavor(instance_type: str, strategy: Strategy, percent: int, entry: QuotaEn
         nominal=nominal,
         lending_limit=lending,
         borrowing_limit=borrowing,
-        count=entry.count if entry else None,
-        accelerators=entry.accelerators if entry else None,
-        vcpu=entry.vcpu if entry else None,
-        memory_gib=entry.memory_gib if entry else None,
-        partition=(entry.partitions.profile, entry.partitions.count) if entry and entry.partitions else None,
+        count=given.count if given else None,
+        accelerators=given.accelerators if given else None,
+        vcpu=given.vcpu if given else None,
+        memory_gib=given.memory_gib if given else None,
+        partition=given.partition if given else None,
         mig_resource=found.resource if found else None,
     )
 
 
-def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None) -> TeamPlan:
+def _flavors(spec: GovernanceSpec, cat: Catalog, strategy: Strategy, percent: int, given: dict[str, Allocated],
+             absolute: dict[str, Allocated]) -> tuple[FlavorQuota, ...]:
+    """One flavor quota per instance type of the cluster, in the cluster's order."""
+    migs = mig_profiles(spec)
+    sharing = spec.scheduler.idle_resource_sharing
+    return tuple(
+        _flavor(t, strategy, percent, given.get(t), catalog=cat, mig_profile=migs.get(t), absolute=absolute.get(t),
+                sharing=sharing)
+        for t in capacity(spec)
+    )
+
+
+def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *, path: str) -> TeamPlan:
+    """Everything one team of the spec gets; ``path`` is where the spec declares it (``teams[3]``)."""
     cat = cat or spec_catalog(spec)
-    by_type = {q.instance_type: q for q in team.quota}
     percent = team.sharing.effective_borrow_limit_percent
     strategy = team.sharing.strategy
-    sharing = spec.scheduler.idle_resource_sharing
-    migs = mig_profiles(spec)
     absolute = {b.instance_type: Allocated.of(b) for b in team.sharing.absolute_borrow_limits}
     return TeamPlan(
         name=team.name,
+        path=path,
         namespace=names.namespace(team.name),
         cluster_queue=names.cluster_queue(team.name),
         local_queue=names.local_queue(team.name),
@@ -251,11 +268,8 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None) -
         strategy=strategy,
         borrow_limit_percent=percent,
         preempt_team_tasks=team.preempt_team_tasks,
-        flavors=tuple(
-            _flavor(t, strategy, percent, by_type.get(t), catalog=cat, mig_profile=migs.get(t),
-                    absolute=absolute.get(t), sharing=sharing)
-            for t in capacity(spec)
-        ),
+        flavors=_flavors(spec, cat, strategy, percent, {q.instance_type: Allocated.of(q) for q in team.quota},
+                         absolute),
         quota_name=names.compute_quota(team.name),
         queue_reader=names.queue_reader(team.name),
         contract=team.contract,
@@ -269,12 +283,13 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None) -
         write_config_maps=team.access.write_config_maps,
         active=team.active,
         absolute_borrow_limits=tuple(absolute[t] for t in sorted(absolute)) if strategy == "LendAndBorrow" else (),
-        idle_resource_sharing=sharing,
+        idle_resource_sharing=spec.scheduler.idle_resource_sharing,
+        alarms=team.alarms,
     )
 
 
-def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tuple[QuotaEntry, ...]:
-    """``capacity - sum(quotas)`` per instance type, as quota entries (empty types left out).
+def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tuple[Allocated, ...]:
+    """``capacity - sum(quotas)`` per instance type, as the pool's quota (empty types left out).
 
     On a type whose GPUs are partitioned (instanceGroups[].mig), the pool gets the partitions left; on a type
     some team owns in vCPU and memory, the vCPU and memory left. Otherwise types that any team quotes in
@@ -291,7 +306,7 @@ def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tu
             facts = cat.get(q.instance_type)
             if facts is None:
                 continue
-            used[q.instance_type] = used[q.instance_type] + entry_amounts(
+            used[q.instance_type] = used[q.instance_type] + allocation_amounts(
                 q, catalog=cat, mig_profile=migs.get(q.instance_type))
             if q.vcpu is not None:
                 in_vcpu.add(q.instance_type)
@@ -308,40 +323,58 @@ def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tu
             total = amounts_for(itype, count=instances, mig_profile=profile, catalog=cat)
             left_parts = total.partition(found.resource) - used[itype].partition(found.resource)
             if left_parts > 0:
-                entries.append(QuotaEntry(instance_type=itype,
-                                          partitions={"profile": found.name, "count": left_parts}))
+                entries.append(Allocated(itype, partition=(found.name, left_parts)))
             continue
         if itype in in_vcpu:
             total = amounts_for(itype, count=instances, catalog=cat)
             vcpu, memory = total.vcpu - used[itype].vcpu, total.memory_gib - used[itype].memory_gib
             if vcpu > 0 and memory > 0:
-                entries.append(QuotaEntry(instance_type=itype, vcpu=vcpu, memory_gib=memory))
+                entries.append(Allocated(itype, vcpu=vcpu, memory_gib=memory))
             continue
         per = max(facts.accelerators, 1)
         left = instances * per - used_acc.get(itype, 0)
         if left <= 0:
             continue
         if itype in in_acc and facts.accelerators:
-            entries.append(QuotaEntry(instance_type=itype, accelerators=left))
+            entries.append(Allocated(itype, accelerators=left))
         elif left % per == 0:
-            entries.append(QuotaEntry(instance_type=itype, count=left // per))
+            entries.append(Allocated(itype, count=left // per))
         else:
-            entries.append(QuotaEntry(instance_type=itype, accelerators=left))
+            entries.append(Allocated(itype, accelerators=left))
     return tuple(entries)
 
 
-def plan_shared_pool(spec: GovernanceSpec) -> Optional[TeamPlan]:
+def plan_shared_pool(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> Optional[TeamPlan]:
+    """The shared pool's plan, built from what no team owns (None: no pool asked for, or nothing left).
+
+    Like a team with no access, identities or egress; what a team gets by default and the pool does not set
+    (preemption of its own tasks, Pod Security level) is read from the spec's ``Team`` field defaults.
+    """
     pool = spec.shared_pool
     if pool is None:
         return None
-    entries = shared_pool_quota(spec)
-    if not entries:
+    cat = cat or spec_catalog(spec)
+    given = shared_pool_quota(spec, cat)
+    if not given:
         return None
-    pseudo = Team(
+    percent = DEFAULT_BORROW_LIMIT_PERCENT if pool.strategy == "LendAndBorrow" else 0
+    defaults = Team.model_fields
+    return TeamPlan(
         name=pool.name,
+        path="sharedPool",
+        namespace=names.namespace(pool.name),
+        cluster_queue=names.cluster_queue(pool.name),
+        local_queue=names.local_queue(pool.name),
+        viewers_group=names.viewers_group(pool.name),
+        submitters_group=names.submitters_group(pool.name),
         fair_share_weight=pool.fair_share_weight,
-        quota=entries,
-        sharing={"strategy": pool.strategy},
+        strategy=pool.strategy,
+        borrow_limit_percent=percent,
+        preempt_team_tasks=defaults["preempt_team_tasks"].default,
+        flavors=_flavors(spec, cat, pool.strategy, percent, {g.instance_type: g for g in given}, {}),
+        is_shared_pool=True,
+        quota_name=names.compute_quota(pool.name),
+        queue_reader=names.queue_reader(pool.name),
+        pod_security=defaults["pod_security"].default,
+        idle_resource_sharing=spec.scheduler.idle_resource_sharing,
     )
-    plan = plan_team(spec, pseudo)
-    return TeamPlan(**{**plan.__dict__, "is_shared_pool": True})

@@ -55,12 +55,9 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
     except SpecError as exc:  # whole-app invariants the plan checks
         print(f"{args.spec}: {exc.render()}", file=sys.stderr)
         return EXIT_INVALID
-    monitoring = plan.monitoring
-    assert monitoring is not None, "build_plan always sets plan.monitoring"
     window = window_ending(now or dt.datetime.now(dt.timezone.utc), args.days)
     try:
-        report = build_report(spec, data, monitoring, plan.fair_sharing,
-                              client or cloudwatch_client(monitoring.region), window, today)
+        report = build_report(plan, spec, data, client or cloudwatch_client(plan.region), window, today)
     except ReadError as exc:
         print(f"could not read the metrics: {exc.call}: {exc.reason}; {exc.fix}", file=sys.stderr)
         return EXIT_UNREADABLE

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .. import catalog
-from ..spec.instance_types import spec_catalog
+from ..plan import Plan
 from ..spec import SpecError, parse_spec
-from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, GovernanceSpec
+from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, GovernanceSpec, QuotaEntry
 from .analysis import TeamUsage, Window, cohort_free, contended_hours
 
 MAX_BORROW_LIMIT_PERCENT = 500
@@ -123,25 +123,45 @@ def _index(spec: GovernanceSpec, team: str) -> int:
     return next(i for i, t in enumerate(spec.teams) if t.name == team)
 
 
-def _per(spec: GovernanceSpec, itype: str) -> int:
-    return max(spec_catalog(spec).lookup(itype).accelerators, 1)
+def unallocated(plan: Plan, itype: str) -> int:
+    """Capacity of a type no team owns, from the plan, in the unit its quotas are counted in (partitions on a
+    partitioned type, else accelerators, else vCPU)."""
+    return plan.unallocated(itype)
 
 
-def _in_acc(spec: GovernanceSpec, itype: str, count: Optional[int], accelerators: Optional[int]) -> int:
-    return accelerators if accelerators is not None else (count or 0) * _per(spec, itype)
+@dataclass(frozen=True)
+class _Given:
+    """How the spec gives a team's quota on one type: the key, the value, and its size in governed units."""
+
+    key: str  # JSON pointer below the quota entry: count, accelerators, vcpu or partitions/count
+    have: int
+    size: int  # governed units (partitions, accelerators or vCPU) per unit of ``have``
+    word: str  # what one unit of ``have`` is called in a sentence
+
+    @property
+    def whole_instances(self) -> bool:
+        return self.key == "count"
 
 
-def unallocated(spec: GovernanceSpec, itype: str) -> int:
-    """Accelerators (instances x per-instance accelerators; vCPU-only types count 1 per instance) no team owns."""
-    total = spec.cluster.capacity.get(itype, 0) * _per(spec, itype)
-    used = sum(_in_acc(spec, itype, q.count, q.accelerators) for t in spec.teams for q in t.quota
-               if q.instance_type == itype)
-    return max(total - used, 0)
+def _given(plan: Plan, itype: str, entry: QuotaEntry) -> _Given:
+    f = plan.flavor(itype)
+    per = max(f.governed(f.per_instance), 1)
+    if entry.count is not None:
+        return _Given("count", entry.count, per, "instances")
+    if entry.accelerators is not None:
+        return _Given("accelerators", entry.accelerators, 1, "accelerators")
+    if entry.vcpu is not None:
+        return _Given("vcpu", entry.vcpu, 1, "vCPU")
+    assert entry.partitions is not None  # a quota entry gives exactly one of the four (spec rule)
+    return _Given("partitions/count", entry.partitions.count, 1, f"{entry.partitions.profile} partitions")
 
 
-def _unit(spec: GovernanceSpec, itype: str) -> str:
-    kind = spec_catalog(spec).lookup(itype).accelerator_kind
-    return {catalog.NVIDIA_GPU: "GPUs", catalog.NEURON_DEVICE: "Neuron devices"}.get(kind or "", "instances")
+def _unit(plan: Plan, itype: str) -> str:
+    f = plan.flavor(itype)
+    if f.mig_resource:
+        return f"{f.mig_resource.removeprefix('nvidia.com/')} partitions"
+    return {catalog.NVIDIA_GPU: "GPUs", catalog.NEURON_DEVICE: "Neuron devices"}.get(f.accelerator_kind or "",
+                                                                                       "vCPUs")
 
 
 def _fmt(x: Optional[float]) -> str:
@@ -172,7 +192,7 @@ def _lend(spec: GovernanceSpec, u: TeamUsage, idle_percent: int, window: Window)
     )
 
 
-def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], window: Window
+def _needs_more(spec: GovernanceSpec, plan: Plan, u: TeamUsage, usage: Sequence[TeamUsage], window: Window
                 ) -> Optional[Proposal]:
     if not u.days_with_data or u.days_pending_at_quota * 2 <= u.days_with_data:
         return None
@@ -182,24 +202,31 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
     i = _index(spec, u.team)
     team = spec.teams[i]
     qi, entry = next((qi, q) for qi, q in enumerate(team.quota) if q.instance_type == f.instance_type)
-    itype, unit = f.instance_type, _unit(spec, f.instance_type)
+    itype, unit = f.instance_type, _unit(plan, f.instance_type)
     why = (f"{u.team} had work waiting while using all of its {f.nominal} {f.unit} on {itype} on "
            f"{u.days_pending_at_quota} of {u.days_with_data} days ({u.pending_hours_at_quota} hours).")
-    by_count = entry.count is not None
-    have = entry.count if by_count else entry.accelerators
-    step = max(1, math.ceil((have or 0) * QUOTA_STEP))
-    step_acc = step * _per(spec, itype) if by_count else step
-    key = "count" if by_count else "accelerators"
-    free = unallocated(spec, itype)
-    if free >= step_acc or (free and not by_count):
-        add = step if free >= step_acc else free
-        pool = spec.shared_pool.name if spec.shared_pool else None
+    given = _given(plan, itype, entry)
+    flavor = plan.flavor(itype)
+    whole_gpus = flavor.accelerator_kind is not None and flavor.mig_resource is None
+    by_count, have, key = given.whole_instances, given.have, given.key
+    step = max(1, math.ceil(have * QUOTA_STEP))
+    step_units = step * given.size
+    free = unallocated(plan, itype)
+    if free >= step_units or (free and not by_count):
+        add = step if free >= step_units else free
+        ops = [PatchOp("replace", f"/teams/{i}/quota/{qi}/{key}", have + add, have)]
+        if entry.vcpu is not None and entry.memory_gib is not None:  # memory grows with the vCPU, pro rata
+            facts = plan.catalog.lookup(itype)
+            more = add * facts.memory_gib // facts.vcpu
+            ops.append(PatchOp("replace", f"/teams/{i}/quota/{qi}/memoryGib", entry.memory_gib + more,
+                               entry.memory_gib))
+        pool = plan.shared_pool_asked
         return Proposal(
-            team=u.team, kind="more-quota",
-            ops=(PatchOp("replace", f"/teams/{i}/quota/{qi}/{key}", (have or 0) + add, have),),
-            reason=why + f" {free} {unit if not by_count else 'accelerators'} of {itype} belong to no team.",
-            cost=(f"nothing owned by another team; the shared pool '{pool}' holds {add} fewer {key} to lend."
-                  if pool else f"nothing owned by another team: the {add} {key} were unallocated."),
+            team=u.team, kind="more-quota", ops=tuple(ops),
+            reason=why + f" {free} {'accelerators' if by_count and whole_gpus else unit} of {itype} belong to no "
+                         "team.",
+            cost=(f"nothing owned by another team; the shared pool '{pool}' holds {add} fewer {given.word} to lend."
+                  if pool else f"nothing owned by another team: the {add} {given.word} were unallocated."),
         )
     # What the cohort could have lent while the team waited (lenders' idle minus what borrowers already took).
     waited = sorted(u.pending_at_quota)
@@ -231,7 +258,7 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
             cost=f"{u.team} may borrow up to {DEFAULT_BORROW_LIMIT_PERCENT}% of its quota; " + reclaim,
         )
     donors = []
-    for other in usage:
+    for other in usage if key in ("count", "accelerators") else ():  # quota moves between GPU counts only
         if other.team == u.team or other.is_shared_pool:
             continue
         of = next((o for o in other.flavors if o.instance_type == itype and o.nominal), None)
@@ -241,13 +268,16 @@ def _needs_more(spec: GovernanceSpec, u: TeamUsage, usage: Sequence[TeamUsage], 
         oq = next((qj, q) for qj, q in enumerate(spec.teams[oi].quota) if q.instance_type == itype)
         donors.append((of.average_percent or 0.0, other.team, of, oi, oq, other.strategy == "LendAndBorrow"))
     for _, donor, of, oi, (qj, q), borrows in sorted(donors, key=lambda d: (d[0], d[1])):
+        if q.count is None and q.accelerators is None:
+            continue
+        per = max(plan.flavor(itype).governed(plan.flavor(itype).per_instance), 1)
         # Move whole instances unless both quotas are in accelerators.
         in_acc = not by_count and q.accelerators is not None
-        move_acc = step_acc if in_acc else math.ceil(step_acc / _per(spec, itype)) * _per(spec, itype)
+        move_acc = step_units if in_acc else math.ceil(step_units / per) * per
         if of.peak + move_acc > of.nominal:
             continue
-        d_new = (q.accelerators - move_acc) if q.accelerators is not None else (q.count or 0) - move_acc // _per(spec, itype)
-        r_new = (have or 0) + (move_acc // _per(spec, itype) if by_count else move_acc)
+        d_new = (q.accelerators - move_acc) if q.accelerators is not None else (q.count or 0) - move_acc // per
+        r_new = have + (move_acc // per if by_count else move_acc)
         d_key = "accelerators" if q.accelerators is not None else "count"
         if d_new <= 0:
             continue
@@ -295,18 +325,18 @@ def _weights(spec: GovernanceSpec, usage: Sequence[TeamUsage], fair_sharing: boo
     )
 
 
-def propose(spec: GovernanceSpec, usage: Sequence[TeamUsage], window: Window, *, idle_percent: dict[str, int],
-            fair_sharing: bool) -> tuple[Proposal, ...]:
+def propose(spec: GovernanceSpec, plan: Plan, usage: Sequence[TeamUsage], window: Window, *,
+            idle_percent: dict[str, int]) -> tuple[Proposal, ...]:
     """Proposals in a stable order: per team (by name) lending or more capacity, then fair-share weights."""
     out = []
     names = {t.name for t in spec.teams}
     for u in sorted(usage, key=lambda u: u.team):
         if u.is_shared_pool or u.team not in names or u.hours_with_data < window.hours * MIN_COVERAGE:
             continue
-        p = _lend(spec, u, idle_percent.get(u.team, 20), window) or _needs_more(spec, u, usage, window)
+        p = _lend(spec, u, idle_percent.get(u.team, 20), window) or _needs_more(spec, plan, u, usage, window)
         if p is not None:
             out.append(p)
-    w = _weights(spec, usage, fair_sharing, window)
+    w = _weights(spec, usage, plan.fair_sharing, window)
     if w is not None:
         out.append(w)
     return tuple(out)

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..plan.monitoring import MonitoringPlan
+from ..plan import Plan
 from ..spec.models import GovernanceSpec
 from . import metrics
 from .analysis import TeamUsage, Window, analyse, contended_hours
@@ -34,16 +34,17 @@ def window_ending(now: dt.datetime, days: int) -> Window:
     return Window(end - dt.timedelta(days=days), end)
 
 
-def build_report(spec: GovernanceSpec, data: Any, monitoring: MonitoringPlan, fair_sharing: bool, client: Any,
-                 window: Window, today: dt.date) -> Report:
+def build_report(plan: Plan, spec: GovernanceSpec, data: Any, client: Any, window: Window, today: dt.date) -> Report:
     """Read the metrics (raises ``metrics.ReadError``), analyse them, propose checked changes.
 
-    ``data`` is the spec as loaded from YAML: proposals are patches on it, checked with ``parse_spec``.
+    What is watched and the capacity come from ``plan``; ``spec`` and ``data`` (the spec as loaded from YAML) say
+    where a proposal patches it, and the patches are checked with ``parse_spec``.
     """
+    monitoring = plan.monitoring
     queries, results = metrics.read(client, monitoring, window.start, window.end)
     usage = analyse(monitoring, window, queries, results)
     idle = {w.team: w.thresholds.idle_percent for w in monitoring.teams}
-    proposals = propose(spec, usage, window, idle_percent=idle, fair_sharing=fair_sharing)
+    proposals = propose(spec, plan, usage, window, idle_percent=idle)
     kept, rejected = check(data, proposals, today)
     return Report(spec.name, monitoring.cluster_name, monitoring.region, window, usage, contended_hours(usage),
                   kept, rejected, len(queries))

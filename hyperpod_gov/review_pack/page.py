@@ -191,7 +191,7 @@ def contract_section(plan: Plan, today: dt.date) -> Section:
     """Per team: owners, review date (overdue in red), approved workloads, alarms and who receives them."""
     s = Section("contracts", f"Contract status on {today.isoformat()}")
     state = {r.team: r for r in reviews(plan, today=today)}
-    watches = {w.team: w for w in (plan.monitoring.teams if plan.monitoring else ())}
+    watches = {w.team: w for w in plan.monitoring.teams}
     body = []
     for team in plan.tenants:
         c = team.contract

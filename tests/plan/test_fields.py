@@ -157,7 +157,8 @@ def test_an_unread_attribute_is_found():
         new_knob: int = 0
 
     read = set().union(*(_read(r) for r in READERS[TeamPlan]))
-    assert [f.name for f in dataclasses.fields(Grown) if f.name not in read] == ["new_knob"]
+    assert [f.name for f in dataclasses.fields(Grown)
+            if f.name not in read and f"TeamPlan.{f.name}" not in NOT_GOVERNED] == ["new_knob"]
 
 
 def test_every_exemption_names_an_attribute_that_exists():

@@ -23,8 +23,9 @@ def _team(name: str, *, service_accounts=(), **extra) -> dict:
 def test_source_role_names_that_collide_are_rejected_naming_both_sides(base):
     base["teams"] += [_team("ml", service_accounts=["eng-reader"]), _team("ml-eng", service_accounts=["reader"])]
     (error,) = plan_errors(base)
-    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: gives IAM role name 'acme-ml-eng-reader' "
-                            "in account 111111111111, which teams[2].workloadIdentities[0] already gives")
+    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: [HPG-P001] gives IAM role name "
+                            "'acme-ml-eng-reader' in account 111111111111, which teams[2].workloadIdentities[0] "
+                            "already gives")
     assert "rename one of the two service accounts" in error
 
 
@@ -68,7 +69,8 @@ def test_too_many_principals_for_one_access_stack_names_the_key(base):
     base["teams"][1]["access"] = {
         "viewers": [f"arn:aws:iam::111111111111:role/viewer-{i}" for i in range(RESOURCE_BUDGET + 1)]}
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.accessStacks: stack acme-access would hold 452 access entries, over 450")
+    assert error.startswith("deployment.accessStacks: [HPG-P004] stack acme-access would hold 452 access entries, "
+                            "over 450")
     base["deployment"] = {"accessStacks": 2}
     plan = build_plan(parse_spec(base, today=TODAY))
     assert [s.name for s in plan.stacks.access] == ["acme-access", "acme-access-01"]
@@ -78,7 +80,7 @@ def test_too_many_teams_for_one_team_stack_names_the_key(base):
     base["deployment"] = {"teamStacks": 1}
     base["teams"] += [_team(f"t{i:03d}", service_accounts=["a", "b", "c"]) for i in range(60)]
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.teamStacks: stack acme-teams-00 would hold about")
+    assert error.startswith("deployment.teamStacks: [HPG-P004] stack acme-teams-00 would hold about")
 
 
 def test_stack_names_of_consumer_accounts_are_unique_and_short(base):
@@ -119,14 +121,14 @@ def test_a_shared_pool_without_capacity_is_a_warning(base):
                                          {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
     base["sharedPool"] = {"name": "shared"}
     plan = build_plan(parse_spec(base, today=TODAY))
-    assert any(str(w).startswith("sharedPool: would hold nothing") for w in plan.warnings)
-    with pytest.raises(SpecError, match="sharedPool: would hold nothing"):
+    assert any(str(w).startswith("sharedPool: [HPG-P005] would hold nothing") for w in plan.warnings)
+    with pytest.raises(SpecError, match=r"sharedPool: \[HPG-P005\] would hold nothing"):
         build_plan(parse_spec(base, today=TODAY), strict=True)
 
 
 def test_a_borrow_limit_nobody_can_lend_is_a_warning_that_says_what_it_means(base):
     warnings = [str(w) for w in build_plan(parse_spec(base, today=TODAY)).warnings]
-    assert ("teams[0].sharing.borrowLimitPercent: lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
+    assert ("teams[0].sharing.borrowLimitPercent: [HPG-P006] lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
             "teams can lend at most 0: the team will never borrow more than 0 (50)") in " ".join(warnings)
 
 
@@ -159,3 +161,87 @@ def test_cluster_dashboard_pages_after_the_first_get_a_stack_each():
     assert set(plan.stacks.dashboards) <= set(plan.stacks.all_names)
     small = build_plan(parse_spec(many_teams_spec(50), today=TODAY))
     assert small.stacks.dashboards == ()  # one page: nothing but the monitoring stack
+
+
+def test_every_invariant_has_a_stable_unique_id_that_leads_its_findings(base):
+    from hyperpod_gov.plan.invariants import INVARIANTS
+
+    ids = [i.id for i in INVARIANTS]
+    assert ids == [f"HPG-P{n:03d}" for n in range(1, len(ids) + 1)]
+    base["sharedPool"] = {"name": "shared"}
+    base["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 1},
+                                         {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert {w.problem.split("]")[0] + "]" for w in plan.warnings} == {"[HPG-P005]", "[HPG-P006]"}
+
+
+def test_an_invariant_that_raises_is_reported_as_a_defect_naming_its_id(base):
+    from hyperpod_gov.plan.invariants import INVARIANTS, Invariant, run_invariants
+
+    def broken(plan):
+        yield from ()
+        raise KeyError("team-z")
+
+    plan = build_plan(parse_spec(base, today=TODAY))
+    found = run_invariants(plan, (*INVARIANTS, Invariant("HPG-P999", "a broken check", broken)))
+    defect = found[-1]
+    assert (defect.path, defect.severity) == ("(plan)", "error")
+    assert defect.problem == "[HPG-P999] the invariant 'a broken check' failed with KeyError: 'team-z'"
+    assert "defect of hyperpod-gov" in defect.fix
+    assert found[:-1] == run_invariants(plan)  # the other invariants still ran
+
+
+def test_invariants_read_the_plan_only():
+    import inspect
+
+    from hyperpod_gov.plan import invariants, monitoring
+
+    for invariant in invariants.INVARIANTS:
+        assert list(inspect.signature(invariant.check).parameters) == ["plan"], invariant.id
+    assert list(inspect.signature(invariants.check_plan).parameters) == ["plan"]
+    assert list(inspect.signature(monitoring.monitoring_plan).parameters) == ["plan"]
+
+
+def test_plan_parts_carry_the_spec_path_they_came_from(base):
+    base["teams"].insert(0, {"name": "zeta", "workloadIdentities": [{"serviceAccount": "b"}, {"serviceAccount": "a"}],
+                             "access": {"viewers": ["arn:aws:iam::111111111111:role/Z"]}})
+    base["cluster"]["admins"].insert(0, "arn:aws:iam::111111111111:role/Zed")
+    base["sharedPool"] = {"name": "shared"}
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert {t.name: t.path for t in plan.teams} == {"zeta": "teams[0]", "team-a": "teams[1]", "team-b": "teams[2]",
+                                                    "shared": "sharedPool"}
+    assert {(i.team, i.service_account): i.path for i in plan.identities} == {
+        ("zeta", "a"): "teams[0].workloadIdentities[1]", ("zeta", "b"): "teams[0].workloadIdentities[0]",
+        ("team-a", "trainer"): "teams[1].workloadIdentities[0]"}
+    assert {g.name: g.path for g in plan.instance_groups} == {"gpu": "cluster.instanceGroups[0]",
+                                                              "small": "cluster.instanceGroups[1]"}
+    assert {a.principal_arn.rsplit("/", 1)[1]: a.path for a in plan.cluster.admins} == {
+        "Zed": "cluster.admins[0]", "Admin": "cluster.admins[1]"}
+    assert {p.principal_arn.rsplit("/", 1)[1]: p.path for p in plan.principals} == {
+        "Z": "teams[0].access.viewers[0]", "A": "teams[1].access.submitters[0]"}
+
+
+def test_the_plan_builds_no_spec_objects():
+    """The plan reads spec models; it never constructs one (the shared pool used to be a pseudo Team)."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    import pydantic
+
+    import hyperpod_gov.spec.models as models
+
+    spec_models = {name for name, obj in vars(models).items()
+                   if inspect.isclass(obj) and issubclass(obj, pydantic.BaseModel)}
+    plan_dir = Path(__file__).resolve().parents[2] / "hyperpod_gov" / "plan"
+    for path in plan_dir.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                assert name not in spec_models or name in {"model_validate"}, f"{path.name}: {name}(...)"
+
+
+def test_the_stack_layout_holds_every_dashboard_page_after_the_first(base):
+    plan = build_plan(parse_spec(base, today=TODAY))
+    assert len(plan.monitoring.cluster_dashboards) == 1 + len(plan.stacks.dashboards)

@@ -107,11 +107,12 @@ def test_shared_pool_holds_capacity_minus_quotas(base):
 
 def test_plan_does_not_depend_on_team_order(base):
     reordered = dict(base, teams=list(reversed(base["teams"])))
-    from dataclasses import replace
-
-    # Warnings point at spec paths (list positions); every decision is the same.
-    decisions = [replace(build_plan(parse_spec(d, today=TODAY)), warnings=()) for d in (base, reordered)]
+    # Paths and warnings point at list positions of the spec; every decision is the same.
+    decisions = [build_plan(parse_spec(d, today=TODAY)) for d in (base, reordered)]
     assert decisions[0] == decisions[1]
+    assert decisions[0].monitoring == decisions[1].monitoring
+    assert [t.path for t in decisions[0].tenants] == ["teams[0]", "teams[1]"]
+    assert [t.path for t in decisions[1].tenants] == ["teams[1]", "teams[0]"]
 
 
 def test_spec_and_plan_never_import_cdk():

@@ -30,7 +30,7 @@ from tests.conftest import TODAY
 ])
 def test_counts_for_explain(request, example, dashboards, alarms, alarm_metrics, streams, topics):
     spec = request.getfixturevalue(f"{example}_spec")
-    counts = monitoring_plan(build_plan(spec), spec).counts
+    counts = monitoring_plan(build_plan(spec)).counts
     assert (counts.dashboards, counts.alarms, counts.alarm_metrics, counts.kueue_metric_streams, counts.topics) == (
         dashboards, alarms, alarm_metrics, streams, topics)
     assert counts.lines()[0] == f"dashboards: {dashboards}"
@@ -39,7 +39,7 @@ def test_counts_for_explain(request, example, dashboards, alarms, alarm_metrics,
 def test_queue_names_come_from_the_plan_in_both_modes(startup_spec, enterprise_spec):
     for spec in (startup_spec, enterprise_spec):
         plan = build_plan(spec)
-        m = monitoring_plan(plan, spec)
+        m = monitoring_plan(plan)
         for team in plan.teams:
             w = m.team(team.name)
             assert w.cluster_queue == team.cluster_queue == f"hyperpod-ns-{team.name}-clusterqueue"
@@ -48,7 +48,7 @@ def test_queue_names_come_from_the_plan_in_both_modes(startup_spec, enterprise_s
 
 
 def test_usage_is_read_per_flavor_and_resource_with_limits_from_the_plan(enterprise_spec):
-    m = monitoring_plan(build_plan(enterprise_spec), enterprise_spec)
+    m = monitoring_plan(build_plan(enterprise_spec))
     (f,) = m.team("applied-research").flavors
     assert (f.instance_type, f.resource, f.nominal, f.borrowing_limit, f.lending_limit) == (
         "ml.p5.48xlarge", "nvidia.com/gpu", 5, 7, None)  # 150% of 5, rounded down
@@ -66,7 +66,7 @@ def test_alarm_names_cannot_collide_across_teams_and_kinds():
 def test_the_shared_pool_is_on_the_dashboard_without_alarms(base):
     base["sharedPool"] = {"name": "shared"}
     spec = parse_spec(base, today=TODAY)
-    m = monitoring_plan(build_plan(spec), spec)
+    m = monitoring_plan(build_plan(spec))
     pool = m.team("shared")
     assert pool.is_shared_pool and pool.alarms == () and pool.dashboard is None
     assert "shared" in m.cluster_dashboards[0][1]
@@ -74,7 +74,7 @@ def test_the_shared_pool_is_on_the_dashboard_without_alarms(base):
 
 def test_a_team_override_changes_only_its_own_thresholds(startup_spec):
     plan = build_plan(startup_spec)
-    inputs = monitoring_inputs(plan, startup_spec)
+    inputs = monitoring_inputs(plan)
     overridden = MonitoringInputs(**{**inputs.__dict__,
                                      "monitoring": Monitoring(alarms=AlarmThresholds(idle_percent=10)),
                                      "overrides": {"chatbot": AlarmOverrides(idle_percent=5, idle_hours=48)}})
@@ -87,7 +87,7 @@ def test_a_team_override_changes_only_its_own_thresholds(startup_spec):
 
 def test_teams_without_a_contract_alarm_on_the_platform_topic(base):
     spec = parse_spec(base, today=TODAY)
-    m = monitoring_plan(build_plan(spec), spec)
+    m = monitoring_plan(build_plan(spec))
     assert [t.key for t in m.topics] == ["platform"]
     assert {a.topic for a in m.alarms} == {"platform"}
 
@@ -98,7 +98,7 @@ def test_more_than_ten_flavors_keep_an_alarm_within_cloudwatchs_ten_metrics(base
     base["cluster"]["instanceGroups"] = [{"name": f"g{i}", "instanceType": t, "count": 1} for i, t in enumerate(types)]
     base["teams"] = [{"name": "wide", "quota": [{"instanceType": t, "count": 1} for t in types]}]
     spec = parse_spec(base, today=TODAY)
-    m = monitoring_plan(build_plan(spec), spec)
+    m = monitoring_plan(build_plan(spec))
     assert all(len(a.metrics) <= 10 for a in m.alarms)
 
 

@@ -38,17 +38,21 @@ def _results(spec_path: Path, values: Values) -> list[list[dict]]:
     """Results for the two calls the report makes: metric queries first, then the SEARCH queries."""
     spec = parse_spec(yaml.safe_load(spec_path.read_text()), today=TODAY)
     plain, searches = [], []
-    for q in queries(monitoring_plan(build_plan(spec), spec)):
+    for q in queries(monitoring_plan(build_plan(spec))):
         for series_label, hourly in values(q):
             ("Expression" in q.body and searches or plain).append(result(q.id, series_label or q.id, hourly))
     return [plain, searches]
 
 
+def _plan(spec_path: Path):
+    return build_plan(parse_spec(yaml.safe_load(spec_path.read_text()), today=TODAY))
+
+
 def _run(capsys, spec_path: Path, calls: list[list[list[dict]]], *extra: str) -> tuple[int, str, str]:
-    """``calls``: per GetMetricData call, its pages of results."""
+    """``calls``: per GetMetricData call, its pages of results; each request must ask for the expected queries."""
     client, stubber = recorded.client()
-    for pages in calls:
-        recorded.stub_pages(stubber, pages)
+    for queries_of_call, pages in zip(recorded.expected_calls(_plan(spec_path)), calls):
+        recorded.stub_pages(stubber, queries_of_call, pages)
     with stubber:
         code = run(_args(spec_path, *extra), client=client, now=NOW, today=TODAY)
         stubber.assert_no_pending_responses()
@@ -280,10 +284,93 @@ def test_queries_are_batched_500_per_call_and_searches_50(capsys, tmp_path):
     sizes: list[int] = []
     client.meta.events.register("provide-client-params.cloudwatch.GetMetricData",
                                 lambda params, **_: sizes.append(len(params["MetricDataQueries"])))
-    for _ in range(5):
-        recorded.stub_pages(stubber, [[]])
+    calls = recorded.expected_calls(_plan(path))
+    assert len(calls) == 5
+    for queries_of_call in calls:
+        recorded.stub_pages(stubber, queries_of_call, [[]])
     with stubber:
         assert run(_args(path), client=client, now=NOW, today=TODAY) == 0
         stubber.assert_no_pending_responses()
     # 130 teams x (2 usage + pending + utilisation) = 520 metric queries, then 130 SEARCHes
     assert sizes == [500, 20, 50, 50, 30]
+
+
+# --- capacity in the unit each quota is counted in: vCPU on a CPU type, MIG partitions on a partitioned type ----
+
+
+def _vcpu_and_mig_spec() -> dict:
+    """2 x p5 partitioned into mig-1g.10gb (2 x 8 GPUs x 7 = 112 partitions) and 4 x m5.8xlarge (4 x 32 = 128
+    vCPU, 4 x 128 = 512 GiB). cpu owns 64 vCPU + 256 GiB, mig 56 partitions, other 1 m5 (32 vCPU) and 28
+    partitions: 32 vCPU and 28 partitions belong to no team."""
+    data = copy.deepcopy(BASE)
+    data["cluster"]["instanceGroups"] = [
+        {"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 2, "mig": {"profile": "mig-1g.10gb"}},
+        {"name": "cpu", "instanceType": "ml.m5.8xlarge", "count": 4},
+    ]
+    data["teams"] = [
+        {"name": "cpu", "quota": [{"instanceType": "ml.m5.8xlarge", "vcpu": 64, "memoryGib": 256}]},
+        {"name": "mig", "quota": [{"instanceType": "ml.p5.48xlarge",
+                                   "partitions": {"profile": "mig-1g.10gb", "count": 56}}]},
+        {"name": "other", "quota": [{"instanceType": "ml.m5.8xlarge", "count": 1},
+                                    {"instanceType": "ml.p5.48xlarge",
+                                     "partitions": {"profile": "mig-1g.10gb", "count": 28}}]},
+    ]
+    return data
+
+
+def _waiting_cpu_and_mig(q: Query):
+    at_quota = {"cpu": 64, "mig": 56}.get(q.team)
+    if at_quota is not None:  # uses all its quota and waits for more on 20 of 30 days
+        return {"usage-avg": [("", lambda h: at_quota)], "usage-max": [("", lambda h: at_quota)],
+                "pending": [("", lambda h: 1 if _day(h) % 3 else 0)], "evictions": [],
+                "utilisation": [("", lambda h: 90)]}[q.what]
+    return {"usage-avg": [("", lambda h: 10)], "usage-max": [("", lambda h: 12)], "pending": [("", lambda h: 0)],
+            "evictions": [], "utilisation": [("", lambda h: 50)]}[q.what]
+
+
+def test_unallocated_capacity_is_counted_in_vcpu_and_in_mig_partitions_from_the_plan(tmp_path):
+    from hyperpod_gov.report.proposals import unallocated
+
+    plan = _plan(_write(tmp_path, _vcpu_and_mig_spec()))
+    assert unallocated(plan, "ml.m5.8xlarge") == 128 - 64 - 32
+    assert unallocated(plan, "ml.p5.48xlarge") == 112 - 56 - 28
+
+
+def test_a_team_waiting_at_a_vcpu_or_mig_quota_gets_what_no_team_owns(capsys, tmp_path):
+    path = _write(tmp_path, _vcpu_and_mig_spec())
+    code, out, err = _run(capsys, path, [[r] for r in _results(path, _waiting_cpu_and_mig)], "--format", "json")
+    assert code == 0, err
+    patch = {p["path"]: p["value"] for p in json.loads(out)["patch"]}
+    # a quarter more: 64 + 16 vCPU, with memory pro rata (16 vCPU x 128 GiB / 32 vCPU = 64 GiB); 56 + 14 partitions
+    assert patch == {"/teams/0/quota/0/vcpu": 80, "/teams/0/quota/0/memoryGib": 320,
+                     "/teams/1/quota/0/partitions/count": 70}
+    _, text, _ = _run(capsys, path, [[r] for r in _results(path, _waiting_cpu_and_mig)])
+    assert "32 vCPUs of ml.m5.8xlarge belong to no team." in text
+    assert "the 16 vCPU were unallocated." in text
+    assert "28 mig-1g.10gb partitions of ml.p5.48xlarge belong to no team." in text
+    assert "the 14 mig-1g.10gb partitions were unallocated." in text
+
+
+def test_the_usage_metric_of_the_dashboards_is_the_one_the_report_reads(startup_spec):
+    """Both sides against the agent's metric name: the test fails if the dashboards or the report change alone."""
+    import aws_cdk as cdk
+
+    from hyperpod_gov.constructs.monitoring import TeamDashboard
+
+    plan = build_plan(startup_spec)
+    watch = plan.monitoring.teams[0]
+    stack = cdk.Stack(cdk.App(analytics_reporting=False), "dashboards",
+                      env=cdk.Environment(account="444444444444", region="us-east-1"))
+    TeamDashboard(stack, "Team", watch=watch, region=plan.region)
+    (dashboard,) = cdk.assertions.Template.from_stack(stack).find_resources("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    usage = [q.body["MetricStat"]["Metric"] for q in queries(plan.monitoring) if q.what == "usage-avg"
+             and q.team == watch.team]
+    assert usage and {m["MetricName"] for m in usage} == {recorded.USAGE_METRIC}
+    assert all([d["Name"] for d in m["Dimensions"]] == ["ClusterName", "ClusterQueue", "Flavor", "Resource"]
+               for m in usage)
+    assert f'\\"{recorded.USAGE_METRIC}\\"' in body
+    for m in usage:  # the dashboard graphs each stream the report reads, dimension values in the agent's order
+        values = [d["Value"] for d in m["Dimensions"]]
+        assert '\\",\\"'.join([m["MetricName"], *[x for d in m["Dimensions"] for x in (d["Name"], d["Value"])]]) \
+            in body, values

@@ -49,8 +49,10 @@ def report_json(tmp_path_factory) -> Path:
 
     results, searches = _results(EXAMPLES / "startup.yaml", startup_values)
     client, stubber = recorded.client()
-    for pages in ([results], [searches]):
-        recorded.stub_pages(stubber, pages)
+    from tests.report.test_report import _plan
+
+    for queries, pages in zip(recorded.expected_calls(_plan(EXAMPLES / "startup.yaml")), ([results], [searches])):
+        recorded.stub_pages(stubber, queries, pages)
     path = tmp_path_factory.mktemp("report") / "startup-report.json"
     args = configure_report(argparse.ArgumentParser()).parse_args([str(EXAMPLES / "startup.yaml"), "--format", "json"])
     buf = io.StringIO()

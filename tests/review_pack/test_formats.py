@@ -52,8 +52,10 @@ def test_report_html_is_the_usage_section_alone(capsys):
 
     results, searches = _results(EXAMPLES / "startup.yaml", startup_values)
     client, stubber = recorded.client()
-    for pages in ([results], [searches]):
-        recorded.stub_pages(stubber, pages)
+    from tests.report.test_report import _plan
+
+    for queries, pages in zip(recorded.expected_calls(_plan(EXAMPLES / "startup.yaml")), ([results], [searches])):
+        recorded.stub_pages(stubber, queries, pages)
     args = configure_parser(argparse.ArgumentParser()).parse_args(
         [str(EXAMPLES / "startup.yaml"), "--format", "html"])
     with stubber:

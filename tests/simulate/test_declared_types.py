@@ -28,4 +28,4 @@ def test_a_declared_type_runs_in_the_simulator_through_the_plans_catalog():
 
 def test_the_report_counts_a_declared_types_unallocated_accelerators():
     spec = parse_spec(declared_spec("task-governance"), today=TODAY)
-    assert unallocated(spec, DECLARED) == 2 * 8 - 4
+    assert unallocated(build_plan(spec), DECLARED) == 2 * 8 - 4

@@ -1,0 +1,27 @@
+"""The settings every stack of a spec shares: its environment, a description naming the spec, the spec tag."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aws_cdk import Environment, Stack, Tags
+from constructs import Construct
+
+from hyperpod_gov.plan import Plan
+
+SPEC_TAG = "hyperpod-gov:spec"
+
+
+def capacity_env(plan: Plan) -> Environment:
+    return Environment(account=plan.account, region=plan.region)
+
+
+class SpecStack(Stack):
+    """A stack of one spec: ``hyperpod-gov <spec>: <what>`` as its description, tagged with the spec's name,
+    deployed to ``env`` (default: the capacity account and region)."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, what: str, env: Optional[Environment] = None,
+                 **kwargs: Any) -> None:
+        super().__init__(scope, id, env=env or capacity_env(plan), description=f"hyperpod-gov {plan.name}: {what}",
+                         **kwargs)
+        Tags.of(self).add(SPEC_TAG, plan.name)
