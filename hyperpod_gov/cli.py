@@ -28,8 +28,9 @@ def review_of(path: str, *, strict: bool = False, warn: bool = True) -> tuple["P
     acknowledged ones are not printed; with ``strict`` any other one is an error (``SpecError``, exit 1).
     """
     from .plan import build_plan
+    from .plan.invariants import INVARIANTS
 
-    spec = load_spec(path)  # errors, and acknowledgements of no warning rule, stop here
+    spec = load_spec(path, known=RULES + INVARIANTS)  # errors, and acknowledgements of no warning rule, stop here
     plan = build_plan(spec, base_dir=Path(path).resolve().parent)  # the invariants' errors stop here
     review = acknowledge([*check_spec(spec, today=dt.date.today()), *plan.warnings], spec.acknowledgements)
     if strict and review.warnings:

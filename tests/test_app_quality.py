@@ -118,8 +118,6 @@ def test_the_plans_resource_estimate_is_the_synthesized_count_of_every_team_and_
     assert estimate == {name: len(synthesized.templates[name]["Resources"]) for name in estimate}
 
 
-@pytest.mark.xfail(strict=True, reason="the plan budgets 20 resources for the task-governance provider; it adds 19 "
-                                       "(5 functions, 5 roles, 6 policies, 2 log groups, 1 state machine)")
 def test_the_resource_estimate_counts_the_task_governance_provider_exactly(tmp_path):
     from hyperpod_gov.plan import build_plan
     from tests.conftest import BASE

@@ -177,3 +177,23 @@ def test_a_rule_that_raises_fails_the_cli_with_its_id_and_no_traceback(monkeypat
     assert "Traceback" not in err
     assert "1 problem in the spec:\n  - HPG-Q999 (rule HPG-Q999): rule HPG-Q999 (broken) threw IndexError: " \
         "tuple index out of range; this is a defect in hyperpod-gov" in err
+
+
+def test_a_plan_invariant_warning_can_be_acknowledged_like_a_rule(tmp_path, capsys):
+    import yaml
+
+    from hyperpod_gov.spec import read_yaml
+
+    data = read_yaml(EXAMPLES / "startup.yaml")
+    data["sharedPool"] = {"name": "shared"}  # the startup teams take all capacity: HPG-P005 warns
+    path = tmp_path / "pool.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["validate", str(path), "--strict"]) == 1
+    assert "HPG-P005 sharedPool: would hold nothing" in capsys.readouterr().err
+    data["acknowledgements"] = [{"id": "HPG-P005", "reason": "the pool is planned for next quarter's capacity"},
+                                {"id": "HPG-D001", "reason": "the dependencies chart is installed by the node team"}]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    code = main(["validate", str(path), "--strict"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "2 warnings acknowledged" in out.out

@@ -6,19 +6,21 @@ construct key unique in its scope, every stack under CloudFormation's limits.
 Each problem names both sides and the spec path that fixes it, read from the
 plan part it concerns (the plan carries where each part came from).
 
-Every invariant has a stable id (``HPG-P001`` ...), is a pure function of the
-plan, and runs through ``check_plan``: an invariant that raises is reported as
-a defect naming its id, never as a traceback and never as a silent pass. The
-id leads each finding's message (``[HPG-P001] ...``).
+Every invariant has a stable id (``HPG-P001`` ...), a level and an explanation,
+is a pure function of the plan, and runs through the same crash-safe runner as
+the spec rules (``spec.rulebook``): an invariant that raises is reported as a
+defect naming its id, never as a traceback and never as a silent pass. Each
+finding carries its id (printed first), and a spec can acknowledge a warning by
+it like any rule's.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from ..spec.errors import SpecIssue
+from ..spec.rulebook import Rule, RuleBook
 
 if TYPE_CHECKING:  # the plan derives its warnings with this module: no import back at run time
     from .plan import Plan
@@ -27,23 +29,14 @@ if TYPE_CHECKING:  # the plan derives its warnings with this module: no import b
 # providers, policies) so that an estimate close to the limit is not trusted.
 RESOURCE_BUDGET = 450
 # What the SDK-backed task-governance provider adds to every stack that holds a policy or quota through it
-# (Lambda functions, roles, policies, log groups, the polling state machine).
-PROVIDER_RESOURCES = 20
+# (5 Lambda functions, 5 roles, 6 policies, 2 log groups, the polling state machine; counted by a test).
+PROVIDER_RESOURCES = 19
 TOPIC_RESOURCES = 3  # topic, topic policy, email subscription
 STACK_NAME_MAX = 128
 
 
-@dataclass(frozen=True)
-class Invariant:
-    """One whole-app invariant: a stable id, what it protects, and the pure check over the plan."""
-
-    id: str
-    title: str
-    check: Callable[[Plan], Iterable[SpecIssue]]
-
-
 def _issue(rule: str, path: str, problem: str, value, fix: str, severity: str = "error") -> SpecIssue:
-    return SpecIssue(path, f"[{rule}] {problem}", value, fix, severity=severity)  # type: ignore[arg-type]
+    return SpecIssue(path, problem, value, fix, severity=severity, rule=rule)  # type: ignore[arg-type]
 
 
 def _first_clash(items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
@@ -173,31 +166,16 @@ def borrow_limits_can_be_met(plan: Plan) -> Iterator[SpecIssue]:
                 )
 
 
-INVARIANTS: tuple[Invariant, ...] = (
-    Invariant("HPG-P001", "IAM role names are unique per account", role_names_unique),
-    Invariant("HPG-P002", "stack names are unique and short enough", stack_names_unique),
-    Invariant("HPG-P003", "construct ids are unique in their scope", construct_keys_unique),
-    Invariant("HPG-P004", "every stack fits CloudFormation's resource limit", stacks_fit_cloudformation),
-    Invariant("HPG-P005", "a shared pool holds capacity", shared_pool_has_capacity),
-    Invariant("HPG-P006", "borrow limits can be met by what others lend", borrow_limits_can_be_met),
-)
-
-
-def run_invariants(plan: Plan, invariants: Iterable[Invariant] = INVARIANTS) -> list[SpecIssue]:
-    """Every finding of ``invariants`` in order; one that raises becomes a finding naming its id."""
-    found: list[SpecIssue] = []
-    for invariant in invariants:
-        try:
-            found.extend(invariant.check(plan))
-        except Exception as exc:  # a defect of the invariant, never of the spec: report it, do not crash
-            found.append(_issue(
-                invariant.id, "(plan)",
-                f"the invariant '{invariant.title}' failed with {type(exc).__name__}: {exc}", invariant.id,
-                "this is a defect of hyperpod-gov, not of the spec: report it with the spec",
-            ))
-    return found
+INVARIANTS = RuleBook("invariants", (
+    Rule("HPG-P001", "error", "IAM role names are unique per account", role_names_unique),
+    Rule("HPG-P002", "error", "stack names are unique and short enough", stack_names_unique),
+    Rule("HPG-P003", "error", "construct ids are unique in their scope", construct_keys_unique),
+    Rule("HPG-P004", "error", "every stack fits CloudFormation's resource limit", stacks_fit_cloudformation),
+    Rule("HPG-P005", "warning", "a shared pool the spec asks for holds capacity", shared_pool_has_capacity),
+    Rule("HPG-P006", "warning", "borrow limits can be met by what the other teams lend", borrow_limits_can_be_met),
+))
 
 
 def check_plan(plan: Plan) -> list[SpecIssue]:
-    """Every finding of every invariant, errors and warnings, in a stable order."""
-    return run_invariants(plan)
+    """Every finding of every invariant, errors and warnings, in id order (one that raises is a defect)."""
+    return INVARIANTS.run(plan)

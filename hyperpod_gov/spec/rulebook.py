@@ -20,7 +20,7 @@ is removed leaves its id retired. Areas:
 - ``E`` network exposure: the API endpoint, administrator CIDRs, egress, availability zones
 - ``C`` team contracts
 - ``D`` what the cluster depends on to deploy and run (e.g. the HyperPod dependencies chart)
-- ``P`` reserved for the plan's whole-app invariants (``plan/invariants.py``)
+- ``P`` the plan's whole-app invariants (``plan/invariants.py``), run by the same runner
 
 docs/rules.md lists every rule, generated from the registry (``RuleBook.markdown``).
 """

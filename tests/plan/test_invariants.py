@@ -23,7 +23,7 @@ def _team(name: str, *, service_accounts=(), **extra) -> dict:
 def test_source_role_names_that_collide_are_rejected_naming_both_sides(base):
     base["teams"] += [_team("ml", service_accounts=["eng-reader"]), _team("ml-eng", service_accounts=["reader"])]
     (error,) = plan_errors(base)
-    assert error.startswith("teams[3].workloadIdentities[0].serviceAccount: [HPG-P001] gives IAM role name "
+    assert error.startswith("HPG-P001 teams[3].workloadIdentities[0].serviceAccount: gives IAM role name "
                             "'acme-ml-eng-reader' in account 111111111111, which teams[2].workloadIdentities[0] "
                             "already gives")
     assert "rename one of the two service accounts" in error
@@ -69,7 +69,7 @@ def test_too_many_principals_for_one_access_stack_names_the_key(base):
     base["teams"][1]["access"] = {
         "viewers": [f"arn:aws:iam::111111111111:role/viewer-{i}" for i in range(RESOURCE_BUDGET + 1)]}
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.accessStacks: [HPG-P004] stack acme-access would hold 452 access entries, "
+    assert error.startswith("HPG-P004 deployment.accessStacks: stack acme-access would hold 452 access entries, "
                             "over 450")
     base["deployment"] = {"accessStacks": 2}
     plan = build_plan(parse_spec(base, today=TODAY))
@@ -80,7 +80,7 @@ def test_too_many_teams_for_one_team_stack_names_the_key(base):
     base["deployment"] = {"teamStacks": 1}
     base["teams"] += [_team(f"t{i:03d}", service_accounts=["a", "b", "c"]) for i in range(60)]
     (error,) = plan_errors(base)
-    assert error.startswith("deployment.teamStacks: [HPG-P004] stack acme-teams-00 would hold about")
+    assert error.startswith("HPG-P004 deployment.teamStacks: stack acme-teams-00 would hold about")
 
 
 def test_stack_names_of_consumer_accounts_are_unique_and_short(base):
@@ -121,14 +121,14 @@ def test_a_shared_pool_without_capacity_is_a_warning(base):
                                          {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
     base["sharedPool"] = {"name": "shared"}
     plan = build_plan(parse_spec(base, today=TODAY))
-    assert any(str(w).startswith("sharedPool: [HPG-P005] would hold nothing") for w in plan.warnings)
-    with pytest.raises(SpecError, match=r"sharedPool: \[HPG-P005\] would hold nothing"):
+    assert any(str(w).startswith("HPG-P005 sharedPool: would hold nothing") for w in plan.warnings)
+    with pytest.raises(SpecError, match=r"HPG-P005 sharedPool: would hold nothing"):
         build_plan(parse_spec(base, today=TODAY), strict=True)
 
 
 def test_a_borrow_limit_nobody_can_lend_is_a_warning_that_says_what_it_means(base):
     warnings = [str(w) for w in build_plan(parse_spec(base, today=TODAY)).warnings]
-    assert ("teams[0].sharing.borrowLimitPercent: [HPG-P006] lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
+    assert ("HPG-P006 teams[0].sharing.borrowLimitPercent: lets team-a borrow 4 accelerators of ml.p5.48xlarge, but the other "
             "teams can lend at most 0: the team will never borrow more than 0 (50)") in " ".join(warnings)
 
 
@@ -172,23 +172,25 @@ def test_every_invariant_has_a_stable_unique_id_that_leads_its_findings(base):
     base["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 1},
                                          {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
     plan = build_plan(parse_spec(base, today=TODAY))
-    assert {w.problem.split("]")[0] + "]" for w in plan.warnings} == {"[HPG-P005]", "[HPG-P006]"}
+    assert {w.rule for w in plan.warnings} == {"HPG-P005", "HPG-P006"}
+    assert all(str(w).startswith(w.rule + " ") for w in plan.warnings)
 
 
 def test_an_invariant_that_raises_is_reported_as_a_defect_naming_its_id(base):
-    from hyperpod_gov.plan.invariants import INVARIANTS, Invariant, run_invariants
+    from hyperpod_gov.plan.invariants import INVARIANTS
+    from hyperpod_gov.spec.rulebook import Rule, RuleBook
 
     def broken(plan):
         yield from ()
         raise KeyError("team-z")
 
     plan = build_plan(parse_spec(base, today=TODAY))
-    found = run_invariants(plan, (*INVARIANTS, Invariant("HPG-P999", "a broken check", broken)))
+    found = (INVARIANTS + RuleBook("broken", (Rule("HPG-P999", "warning", "a broken check", broken),))).run(plan)
     defect = found[-1]
-    assert (defect.path, defect.severity) == ("(plan)", "error")
-    assert defect.problem == "[HPG-P999] the invariant 'a broken check' failed with KeyError: 'team-z'"
-    assert "defect of hyperpod-gov" in defect.fix
-    assert found[:-1] == run_invariants(plan)  # the other invariants still ran
+    assert (defect.path, defect.severity, defect.rule) == ("(rule HPG-P999)", "error", "HPG-P999")
+    assert defect.problem == "rule HPG-P999 (broken) threw KeyError: 'team-z'"
+    assert "defect in hyperpod-gov" in defect.fix
+    assert found[:-1] == INVARIANTS.run(plan)  # the other invariants still ran
 
 
 def test_invariants_read_the_plan_only():

@@ -103,9 +103,12 @@ def test_docs_rules_page_lists_every_rule_as_the_registry_says():
     begin, end = "<!-- rules:begin (generated from RULES) -->\n", "<!-- rules:end -->"
     assert begin in page and end in page
     listed = page.split(begin, 1)[1].split(end, 1)[0]
-    assert listed == RULES.markdown(), (
+    from hyperpod_gov.plan.invariants import INVARIANTS
+
+    assert listed == (RULES + INVARIANTS).markdown(), (
         "docs/rules.md is out of date: replace the text between the markers with the output of\n"
-        "  .venv/bin/python -c 'from hyperpod_gov.spec import RULES; print(RULES.markdown(), end=\"\")'")
+        "  .venv/bin/python -c 'from hyperpod_gov.spec import RULES; from hyperpod_gov.plan.invariants import "
+        "INVARIANTS; print((RULES + INVARIANTS).markdown(), end=\"\")'")
 
 
 # --- the runner --------------------------------------------------------------------------
