@@ -127,6 +127,7 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
                                                   else ""))
         out.append(f"      instanceType: {_s(values.get('instanceType', ''))}")
         out.append(f"      count: {values.get('count', 0)}" + ("" if "TargetCount" in g else "  # guessed from CurrentCount"))
+        out += _other_values(values, _GROUP_WRITTEN, "      ")
         volume = values.get("volumeSizeGb")
         if volume:
             out.append(f"      volumeSizeGb: {volume}")
@@ -158,6 +159,19 @@ def _scheduler_lines(policies: tuple[dict[str, Any], ...]) -> list[str]:
         out.append("  priorityClasses:")
         out += [f"    - {{name: {_s(p['name'])}, weight: {p['weight']}}}" for p in classes]
     return out
+
+
+# Spec keys the writers above put in place themselves (with comments where a value is guessed); any other value
+# a table maps back (a new row with ``to_spec``) is written as it is by ``_other_values``.
+_TEAM_WRITTEN = {"name", "active", "fairShareWeight", "sharing.strategy", "sharing.borrowLimitPercent",
+                 "preemptTeamTasks"}
+_GROUP_WRITTEN = {"name", "instanceType", "count", "volumeSizeGb"}
+
+
+def _other_values(values: dict[str, Any], written: set[str], indent: str) -> list[str]:
+    """``key: value`` lines for the table values the writer does not place itself (flat keys only)."""
+    return [f"{indent}{key}: {_s(value)}" for key, value in sorted(values.items())
+            if key not in written and "." not in key and isinstance(value, (str, int, bool))]
 
 
 def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
@@ -218,6 +232,7 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
         out.append("    preemptTeamTasks: LowerPriority  # guessed: the quota does not set PreemptTeamTasks")
     else:
         out.append(f"    preemptTeamTasks: {preempt}")
+    out += _other_values(values, _TEAM_WRITTEN, "    ")
     ns = f"hyperpod-ns-{team}"
     out += [
         f"    # access: IAM roles mapped onto the groups {ns}-viewers and {ns}-submitters (not held by the quota)",
