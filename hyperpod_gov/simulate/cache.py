@@ -75,7 +75,7 @@ class ClusterQueue:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk", "on_flavor", "on_cache",
+        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -109,6 +109,10 @@ class ClusterQueue:
         self.ver = 0  # bumped on every usage change: keys the cached dominant resource share
         self.drs_cache: Optional[tuple] = None
         self.quota_list = [(fr, fr[1], n) for fr, n in self.nominal.items()]
+        # Kept by resource_node.add_usage/remove_usage for the dominant resource share: per resource name,
+        # the usage above nominal summed over the flavors; and the (flavor, resource)s above nominal.
+        self.over_r: dict[str, int] = {fr[1]: 0 for fr in self.nominal}
+        self.over: set[FR] = set()
         self.bulk: set = set()  # hashToBulkMoveReason: equivalence classes parked as inadmissible
         self.on_flavor: dict[str, dict[str, Workload]] = defaultdict(dict)  # admitted workloads by flavor
         self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change

@@ -66,62 +66,71 @@ def drs(cq: ClusterQueue, extra: Optional[dict[FR, int]] = None) -> DRS:
     co = cq.cohort
     if co is None:
         return DRS(0.0, cq.weight, ())
+    lendable_of = co.lendable
+    if extra is None:
+        # The borrowed amounts per resource name are kept incrementally (resource_node.add_usage).
+        if not cq.over:
+            d = DRS(0.0, cq.weight, ())
+        else:
+            ratio = 0.0
+            for r, b in cq.over_r.items():
+                if b > 0:
+                    lendable = lendable_of.get(r, 0)
+                    if lendable > 0:
+                        x = b * 1000.0 / lendable
+                        if x > ratio:
+                            ratio = x
+            d = DRS(ratio, cq.weight, tuple(cq.over))
+        cq.drs_cache = (cq.ver, d)
+        return d
     borrowing: dict[str, int] = {}
     borrowed: list[FR] = []
     usage = cq.usage
     for fr, r, quota in cq.quota_list:
-        amount = usage[fr] - quota
-        if extra is not None:
-            amount += extra.get(fr, 0)
+        amount = usage[fr] - quota + extra.get(fr, 0)
         if amount > 0:
             borrowing[r] = borrowing.get(r, 0) + amount
             borrowed.append(fr)
     if not borrowing:
-        d = DRS(0.0, cq.weight, ())
-    else:
-        ratio, dominant = 0.0, ""
-        lendable_of = co.lendable
-        for r, b in borrowing.items():
-            lendable = lendable_of.get(r, 0)
-            if lendable > 0:
-                x = b * 1000.0 / lendable
-                if x > ratio or (x == ratio and r < dominant):
-                    ratio, dominant = x, r
-        d = DRS(ratio, cq.weight, tuple(borrowed))
-    if extra is None:
-        cq.drs_cache = (cq.ver, d)
-    return d
+        return DRS(0.0, cq.weight, ())
+    ratio = 0.0
+    for r, b in borrowing.items():
+        lendable = lendable_of.get(r, 0)
+        if lendable > 0:
+            x = b * 1000.0 / lendable
+            if x > ratio:
+                ratio = x
+    return DRS(ratio, cq.weight, tuple(borrowed))
 
 
 class ShareAfterRemoval:
     """A queue's dominant resource share (as a CompareDRS key) with one of its workloads taken out.
 
-    Equal to ``drs(cq, {fr: -v})`` but computed from the queue's borrowed amounts once per queue visit:
+    Equal to ``drs(cq, {fr: -v})`` but computed from the queue's borrowed amounts per resource name:
     only the removed workload's flavor-resources change.
     """
 
-    __slots__ = ("amounts", "base", "lendable", "weight")
+    __slots__ = ("cq", "lendable", "weight")
 
     def __init__(self, cq: ClusterQueue):
-        self.amounts = {fr: cq.usage[fr] - quota for fr, _r, quota in cq.quota_list}
-        self.base: dict[str, int] = {}
-        for fr, amount in self.amounts.items():
-            if amount > 0:
-                self.base[fr[1]] = self.base.get(fr[1], 0) + amount
+        self.cq = cq
         self.lendable = cq.cohort.lendable
         self.weight = cq.weight
 
     def key(self, wl: Workload) -> tuple:
         """The CompareDRS key of the queue's share with ``wl`` taken out (ComputeTargetShareAfterRemoval)."""
-        borrowed = dict(self.base)
+        cq = self.cq
+        borrowed = dict(cq.over_r)
+        usage, nominal = cq.usage, cq.nominal
         for fr, v in wl.usage.items():
-            amount = self.amounts.get(fr)
-            if amount is None:
+            quota = nominal.get(fr)
+            if quota is None:
                 continue
+            amount = usage[fr] - quota
             before = amount if amount > 0 else 0
             after = amount - v if amount > v else 0
             if before != after:
-                borrowed[fr[1]] = borrowed.get(fr[1], 0) - before + after
+                borrowed[fr[1]] += after - before
         ratio = 0.0
         for r, b in borrowed.items():
             if b > 0:

@@ -31,22 +31,45 @@ class Oracle(Protocol):
 class Assignment:
     """flavorassigner.Assignment for one pod set: the chosen flavor, its modes, borrowing level, targets."""
 
-    __slots__ = ("flavor", "modes", "borrow", "mode", "tried", "reasons", "usage", "targets", "fungible_mode")
+    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending")
 
     def __init__(self):
         self.flavor: Optional[str] = None
         self.modes: dict[str, int] = {}  # resource -> granular mode on the chosen flavor
-        self.borrow = 0
+        self._borrow = 0
         self.mode = NO_FIT  # representative granular mode
         self.tried: Optional[int] = None
         self.reasons: list[str] = []
         self.usage: dict[FR, int] = {}
         self.targets: list[tuple[Workload, str]] = []
+        # Preemption simulations whose answers can only refine the mode among the preempting ones and the
+        # borrowing level (see assign_flavors); run by resolve() when something reads those.
+        self.pending: Optional[tuple] = None
+
+    @property
+    def borrow(self) -> int:
+        """The borrowing level of the assignment (0: within nominal)."""
+        if self.pending is not None:
+            raise RuntimeError("the borrowing level of an assignment was read before its preemption simulations ran")
+        return self._borrow
+
+    @borrow.setter
+    def borrow(self, value: int) -> None:
+        self._borrow = value
 
     @property
     def representative(self) -> str:
         """Assignment.RepresentativeMode: NoFit, Preempt or Fit."""
         return _MODE_NAMES[self.mode] if self.flavor is not None else "NoFit"
+
+    def resolve(self) -> None:
+        """Run the deferred preemption simulations (in the state the assignment was made in)."""
+        if self.pending is None:
+            return
+        wl, rep, to_simulate, oracle = self.pending
+        self.pending = None
+        rep = _simulate_all(wl, rep, to_simulate, self.modes, oracle)
+        self.mode, self._borrow = rep
 
 
 def is_preferred(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -87,11 +110,14 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     last = wl.last_tried
     if last is not None and not last_assignment_outdated(wl, cycle):
         start = last + 1
+    allowed = wl.d.allowed_flavors
+    left = cq.flavors[start:] if allowed is None else [f for f in cq.flavors[start:] if f in allowed]
+    sole = len(left) == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+    pending = None
     attempted = -1
     for idx in range(start, len(cq.flavors)):
         attempted = idx
         fname = cq.flavors[idx]
-        allowed = wl.d.allowed_flavors
         if allowed is not None and fname not in allowed:
             a.reasons.append(f"flavor {fname} doesn't match node affinity")
             continue
@@ -114,16 +140,17 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
             if rep[0] == NO_FIT:
                 break
             modes[r] = mode
-        if rep[0] != NO_FIT:
-            for r, fr, val, borrow_now in to_simulate:
-                if rep[0] == NO_CANDIDATES and borrow_now <= rep[1]:
-                    # Whatever the simulation finds, (NoCandidates, rep borrow) stays the worst mode.
-                    modes[r] = NO_CANDIDATES
-                    continue
-                m = oracle.simulate_preemption(wl, fr, val)
-                if is_preferred(rep, m):
-                    rep = m
-                modes[r] = m[0]
+        if rep[0] != NO_FIT and to_simulate:
+            if sole:
+                # The oracle's answers are NoCandidates, Preempt or Reclaim: for the only flavor left to try,
+                # with TryNextFlavor on preemption, each of them keeps this flavor and the scan's progress;
+                # they only refine the mode among the preempting ones and the borrowing level.
+                pending = (wl, rep, to_simulate, oracle)
+                for r, _fr, _val, _borrow in to_simulate:
+                    modes[r] = PREEMPT
+                rep = (PREEMPT, rep[1])
+            else:
+                rep = _simulate_all(wl, rep, to_simulate, modes, oracle)
         if not should_try_next(rep, cq):
             best, best_mode = (fname, modes, rep), rep
             break
@@ -134,9 +161,25 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     a.flavor, a.modes, rep = best
     a.mode = rep[0]
     a.borrow = rep[1]
+    a.pending = pending
     a.tried = None if attempted == len(cq.flavors) - 1 else attempted
     a.usage = {(a.flavor, r): v for r, v in wl.requests}
     return a
+
+
+def _simulate_all(wl: Workload, rep: tuple[int, int], to_simulate: list, modes: dict[str, int],
+                  oracle: Oracle) -> tuple[int, int]:
+    """The preemption oracle on each resource that needs it, folded into the flavor's mode ``rep``."""
+    for r, fr, val, borrow_now in to_simulate:
+        if rep[0] == NO_CANDIDATES and borrow_now <= rep[1]:
+            # Whatever the simulation finds, (NoCandidates, rep borrow) stays the worst mode.
+            modes[r] = NO_CANDIDATES
+            continue
+        m = oracle.simulate_preemption(wl, fr, val)
+        if is_preferred(rep, m):
+            rep = m
+        modes[r] = m[0]
+    return rep
 
 
 def last_assignment_outdated(wl: Workload, cycle: int) -> bool:

@@ -24,28 +24,48 @@ def local_available(cq: ClusterQueue, fr: FR) -> int:
 
 def add_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     """addUsage: the part beyond the queue's local quota is stored in the cohort."""
-    local = local_available(cq, fr)
-    u = cq.usage[fr] = cq.usage[fr] + v
+    usage = cq.usage
+    before = usage[fr]
+    lq = cq.lq.get(fr, 0)
+    local = lq - before if lq > before else 0  # LocalAvailable
+    u = usage[fr] = before + v
     cq.ver += 1
+    nominal = cq.nominal.get(fr)
+    if nominal is not None and (u > nominal or before > nominal):
+        _over(cq, fr, before - nominal if before > nominal else 0, u - nominal if u > nominal else 0)
     co = cq.cohort
     if co is not None:
         if v > local:
             co.usage[fr] += v - local
-        if u > cq.nominal.get(fr, 0):
+        if u > (nominal or 0):
             co.borrowers[fr].add(cq)
 
 
 def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     """removeUsage."""
-    stored_in_parent = cq.usage[fr] - cq.lq.get(fr, 0)
-    u = cq.usage[fr] = cq.usage[fr] - v
+    usage = cq.usage
+    before = usage[fr]
+    stored_in_parent = before - cq.lq.get(fr, 0)
+    u = usage[fr] = before - v
     cq.ver += 1
+    nominal = cq.nominal.get(fr)
+    if nominal is not None and (u > nominal or before > nominal):
+        _over(cq, fr, before - nominal if before > nominal else 0, u - nominal if u > nominal else 0)
     co = cq.cohort
     if co is not None:
         if stored_in_parent > 0:
             co.usage[fr] -= min(v, stored_in_parent)
-        if u <= cq.nominal.get(fr, 0):
+        if u <= (nominal or 0):
             co.borrowers[fr].discard(cq)
+
+
+def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:
+    """The queue's usage above nominal on ``fr`` goes from ``before`` to ``after``."""
+    cq.over_r[fr[1]] += after - before
+    if after > 0:
+        cq.over.add(fr)
+    else:
+        cq.over.discard(fr)
 
 
 def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:

@@ -170,6 +170,7 @@ class Scheduler:
         return a
 
     def _nominate_uncached(self, wl: Workload) -> Assignment:
+        self.preemptor.new_state()
         a = assign_flavors(wl, self.cycle, self.preemptor)
         wl.last_tried = a.tried
         wl.last_cycle = self.cycle
@@ -177,6 +178,11 @@ class Scheduler:
         if a.flavor is not None and a.mode in (NO_CANDIDATES, PREEMPT, RECLAIM):
             frs = {(a.flavor, r) for r, m in a.modes.items() if m in (NO_CANDIDATES, PREEMPT, RECLAIM)}
             a.targets = self.preemptor.get_targets(wl, frs, a.usage)
+        # The borrowing level is read by the classical ordering, and by the capacity reservation of a head
+        # without candidates whose queue cannot reclaim everything (see the cycle).
+        if a.pending is not None and (not self.fair or (not a.targets and
+                                                        wl.cq.d.preemption.reclaim_within_cohort != "Any")):
+            a.resolve()
         return a
 
     def run_cycle(self) -> tuple[bool, int]:

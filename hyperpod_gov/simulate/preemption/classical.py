@@ -16,11 +16,9 @@ from .common import (
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
     borrowers,
-    candidate_key,
     fill_back,
     on,
     satisfies_policy,
-    uses,
     workload_fits,
 )
 
@@ -34,12 +32,10 @@ _VARIANT_REASON = {
 }
 
 
-def classify(wl: Workload, cand: Workload, frs: set[FR], advantage: bool) -> int:
-    """classical.classifyPreemptionVariant (0 = Never)."""
+def classify(wl: Workload, cand: Workload, advantage: bool) -> int:
+    """classical.classifyPreemptionVariant (0 = Never) of a candidate that uses the resources to free."""
     cq = wl.cq
     p = cq.d.preemption
-    if not uses(cand, frs):
-        return 0
     policy = p.within_cluster_queue if cand.cq is cq else p.reclaim_within_cohort
     if not satisfies_policy(wl, cand, policy):
         return 0
@@ -59,13 +55,11 @@ def classical_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int]) -> l
     """Preemptor.classicalPreemptions with classical.NewCandidateIterator (flat cohort)."""
     cq = wl.cq
     p = cq.d.preemption
-    key = candidate_key(cq)
     same: list[tuple[Workload, int]] = []
     if p.within_cluster_queue != "Never":
-        for cand in on(cq, frs):
-            v = classify(wl, cand, frs, False)
-            if v:
-                same.append((cand, v))
+        # on() holds the workloads using frs, already in CandidatesOrdering.
+        policy = p.within_cluster_queue
+        same = [(cand, _WITHIN_CQ) for cand in on(cq, frs) if satisfies_policy(wl, cand, policy)]
     hierarchy: list[tuple[Workload, int]] = []
     priority: list[tuple[Workload, int]] = []
     if cq.cohort is not None and p.reclaim_within_cohort != "Never":
@@ -74,11 +68,11 @@ def classical_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int]) -> l
         bucket = hierarchy if advantage else priority
         for other in borrowers(cq, frs):
             for cand in on(other, frs):
-                v = classify(wl, cand, frs, advantage)
+                v = classify(wl, cand, advantage)
                 if v:
                     bucket.append((cand, v))
-    for lst in (same, hierarchy, priority):
-        lst.sort(key=lambda e: key(e[0]))
+        # Runs already in order per queue: the sort merges them (other queues first in CandidatesOrdering).
+        bucket.sort(key=_entry_key)
     candidates = hierarchy + priority + same
     forbidden = p.borrow_within_cohort == "Never"
     if not hierarchy and not priority or (forbidden and not under_nominal(cq, frs)):
@@ -105,6 +99,10 @@ def classical_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int]) -> l
         for t, _ in targets:
             add_workload(t)
     return []
+
+
+def _entry_key(e: tuple[Workload, int]) -> tuple:
+    return e[0].cand_key
 
 
 def under_nominal(cq: ClusterQueue, frs: set[FR]) -> bool:

@@ -40,15 +40,22 @@ def candidate_key(preemptor_cq: ClusterQueue) -> Callable[[Workload], tuple]:
 
 
 def on(cq: ClusterQueue, frs: set[FR]) -> list[Workload]:
-    """The queue's admitted workloads that use any of ``frs`` (WorkloadUsesResources), by name."""
+    """The queue's admitted workloads that use any of ``frs`` (WorkloadUsesResources), in CandidatesOrdering
+    within the queue (lower priority, most recently admitted, then by name). Kept until the queue admits or
+    releases a workload."""
     key = frozenset(frs)
     out = cq.on_cache.get(key)
     if out is None:
         out = []
         for f in sorted({f for f, _ in frs}):
             out += [w for w in cq.on_flavor.get(f, {}).values() if uses(w, frs)]
+        out.sort(key=_cand_key)
         cq.on_cache[key] = out
     return out
+
+
+def _cand_key(w: Workload) -> tuple:
+    return w.cand_key
 
 
 def borrowers(cq: ClusterQueue, frs: set[FR]) -> list[ClusterQueue]:

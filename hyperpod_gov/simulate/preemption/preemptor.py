@@ -22,12 +22,27 @@ class Preemptor:
     def __init__(self, fair: bool, strategies: tuple[FairSharingStrategy, ...]):
         self.fair = fair
         self.strategies = strategies
+        self.answers: dict = {}
+
+    def new_state(self) -> None:
+        """Forget the answers given so far: the quota state they were computed in is about to change.
+
+        Within one nomination the state does not change, and a workload asking only for the resource the
+        oracle simulates asks the same question twice (oracle, then targets): it is answered once.
+        """
+        self.answers.clear()
 
     def get_targets(self, wl: Workload, frs: set[FR], usage: dict[FR, int]) -> list[tuple[Workload, str]]:
         """Preemptor.GetTargets: the victims (with Kueue's reason each) that let ``usage`` fit, or none."""
-        if self.fair:
-            return fair_preemptions(wl, frs, usage, self.strategies)
-        return classical_preemptions(wl, frs, usage)
+        key = (wl.name, frozenset(frs), frozenset(usage.items()))
+        found = self.answers.get(key)
+        if found is None:
+            if self.fair:
+                found = fair_preemptions(wl, frs, usage, self.strategies)
+            else:
+                found = classical_preemptions(wl, frs, usage)
+            self.answers[key] = found
+        return found
 
     def simulate_preemption(self, wl: Workload, fr: FR, val: int) -> tuple[int, int]:
         """PreemptionOracle.SimulatePreemption: (mode, borrowing level after the preemptions)."""
