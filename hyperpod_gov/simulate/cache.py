@@ -18,7 +18,7 @@ from .results import FR
 class Cohort:
     """CohortSnapshot of a flat cohort: what its members lend (SubtreeQuota) and use of it."""
 
-    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers")
+    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits")
 
     def __init__(self, name: str):
         self.name = name
@@ -28,6 +28,7 @@ class Cohort:
         self.lendable: dict[str, int] = defaultdict(int)  # per resource name, over all flavors
         self.generation = 0
         self.borrowers: dict[FR, set] = defaultdict(set)  # (flavor, resource) -> queues using more than nominal
+        self.flavor_commits: dict[str, int] = defaultdict(int)  # per flavor: admissions and releases of members
 
 
 class Workload:
@@ -75,7 +76,7 @@ class ClusterQueue:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over",
+        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -116,6 +117,7 @@ class ClusterQueue:
         self.bulk: set = set()  # hashToBulkMoveReason: equivalence classes parked as inadmissible
         self.on_flavor: dict[str, dict[str, Workload]] = defaultdict(dict)  # admitted workloads by flavor
         self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change
+        self.commits = 0  # admissions and releases so far
 
 
 def build(queues: tuple[QueueDef, ...]) -> tuple[dict[str, Cohort], dict[str, ClusterQueue]]:

@@ -95,7 +95,8 @@ class Engine(Scheduler):
             changed, _heads = self.run_cycle()
             if not changed:
                 for cq in self.cq_order:
-                    self.queues.explain_waiting(cq)
+                    if cq.heap:
+                        self.queues.explain_waiting(cq)
                 return True
         self.fixed_point = False
         self.timeline.append(f"t={show_time(self.now)}: no fixed point after {cap} cycles; moving on")

@@ -9,10 +9,8 @@ queue name, then workload name.
 
 from __future__ import annotations
 
-import functools
-
 from .cache import Workload
-from .fair_sharing import compare_drs, drs
+from .fair_sharing import drs
 from .flavorassigner import Assignment
 
 Entry = tuple[Workload, Assignment]
@@ -34,30 +32,17 @@ def order_fair(entries: list[Entry]) -> list[Entry]:
     for wl, a in entries:
         cq = wl.cq
         if cq.cohort is None:
-            keyed.append(((cq.name, ""), None, (wl, a)))
+            keyed.append(((cq.name, ""), (), (wl, a)))
             continue
         d = drs(cq, a.usage)
         borrowing_on = any(fr in a.usage for fr in d.borrowed)
-        keyed.append(((cq.cohort.name, "~"), (borrowing_on, d, -wl.priority, wl.created, cq.name, wl.name), (wl, a)))
-
-    def cmp(x, y) -> int:
-        if x[0] != y[0]:
-            return -1 if x[0] < y[0] else 1
-        if x[1] is None:
-            return 0
-        if fair_less(x[1], y[1]):
-            return -1
-        return 1 if fair_less(y[1], x[1]) else 0
-
-    keyed.sort(key=functools.cmp_to_key(cmp))
+        # entryComparer.less as a sort key: not borrowing on the requested flavors first, lower share
+        # (CompareDRS's key), higher priority, older, then names.
+        keyed.append(((cq.cohort.name, "~"), (borrowing_on, d.key, -wl.priority, wl.created, cq.name, wl.name),
+                      (wl, a)))
+    keyed.sort(key=_first_two)
     return [e for _k, _f, e in keyed]
 
 
-def fair_less(a: tuple, b: tuple) -> bool:
-    """entryComparer.less: not borrowing on the requested flavors, lower share, higher priority, older, then names."""
-    if a[0] != b[0]:
-        return not a[0]
-    c = compare_drs(a[1], b[1])
-    if c != 0:
-        return c < 0
-    return a[2:] < b[2:]
+def _first_two(k: tuple) -> tuple:
+    return k[0], k[1]

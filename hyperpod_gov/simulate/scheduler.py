@@ -27,6 +27,7 @@ from .flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM, Assignment, assign_
 from .model import Scenario
 from .ordering import order_classical, order_fair
 from .preemption import Preemptor
+from .memo import NominationMemo
 from .queue import QueueManager
 from .resource_node import add_usage, add_workload, available, remove_usage, remove_workload
 from .results import FR, PreemptionRecord, show_time
@@ -36,6 +37,13 @@ _NO_FIT = "NoFit"
 _NO_CANDIDATES = "PreemptionNoCandidates"
 _FAILED_AFTER_NOMINATION = "FailedAfterNomination"
 _PENDING_PREEMPTION = "PendingPreemption"
+
+
+def _committed(cq: ClusterQueue, flavor: Optional[str]) -> None:
+    """The queue's committed state changed on ``flavor`` (what :mod:`.memo` validates against)."""
+    cq.commits += 1
+    if cq.cohort is not None:
+        cq.cohort.flavor_commits[flavor] += 1
 
 
 class Scheduler:
@@ -57,9 +65,7 @@ class Scheduler:
         self.timeline: list[str] = []
         self.finishes: list[tuple[float, str, int]] = []  # (time, name, token)
         self.fixed_point = True
-        self.epoch = 0  # bumped on every admission and release: the committed state nominations read
-        self.memo_epoch = -1
-        self.memo: dict = {}
+        self.memo = NominationMemo()
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -78,10 +84,10 @@ class Scheduler:
         """Scheduler.admit / assumeWorkload: the workload holds its quota from now on."""
         cq = wl.cq
         self._integrate(cq)
-        self.epoch += 1
         wl.flavor = a.flavor
         wl.usage = dict(a.usage)
         add_workload(wl)
+        _committed(cq, wl.flavor)
         cq.admitted[wl.name] = wl
         cq.on_flavor[wl.flavor][wl.name] = wl
         cq.on_cache.clear()
@@ -108,8 +114,8 @@ class Scheduler:
     def _release(self, wl: Workload) -> None:
         cq = wl.cq
         self._integrate(cq)
-        self.epoch += 1
         remove_workload(wl)
+        _committed(cq, wl.flavor)
         del cq.admitted[wl.name]
         del cq.on_flavor[wl.flavor][wl.name]
         cq.on_cache.clear()
@@ -149,24 +155,20 @@ class Scheduler:
     def _nominate(self, wl: Workload) -> Assignment:
         """Scheduler.getInitialAssignments: assignment, then preemption targets if it needs preemption.
 
-        Between two admissions or evictions nothing the assignment reads changes, so equivalent heads
-        (same queue, priority, requests, flavor scan start) get the same answer: it is computed once.
+        The answer is remembered while nothing it read changes (:mod:`.memo`): an equivalent head (same
+        queue, priority, requests, flavor scan start) gets it again instead of a new computation.
         """
         cq = wl.cq
         start = wl.last_tried + 1 if wl.last_tried is not None and not last_assignment_outdated(wl, self.cycle) else 0
-        loe = cq.d.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
-        memo_key = (cq.name, wl.hash, start, wl.created if loe else None)
-        if self.memo_epoch != self.epoch:
-            self.memo.clear()
-            self.memo_epoch = self.epoch
-        a = self.memo.get(memo_key)
+        key = self.memo.key(wl, start)
+        a = self.memo.get(key)
         if a is not None:
             wl.last_tried = a.tried
             wl.last_cycle = self.cycle
             wl.last_generation = cq.cohort.generation if cq.cohort is not None else 0
             return a
         a = self._nominate_uncached(wl)
-        self.memo[memo_key] = a
+        self.memo.put(key, wl, start, a)
         return a
 
     def _nominate_uncached(self, wl: Workload) -> Assignment:
@@ -179,9 +181,10 @@ class Scheduler:
             frs = {(a.flavor, r) for r, m in a.modes.items() if m in (NO_CANDIDATES, PREEMPT, RECLAIM)}
             a.targets = self.preemptor.get_targets(wl, frs, a.usage)
         # The borrowing level is read by the classical ordering, and by the capacity reservation of a head
-        # without candidates whose queue cannot reclaim everything (see the cycle).
-        if a.pending is not None and (not self.fair or (not a.targets and
-                                                        wl.cq.d.preemption.reclaim_within_cohort != "Any")):
+        # without candidates whose queue cannot reclaim everything, where it may borrow (_to_reserve).
+        if a.pending is not None and (not self.fair or (
+                not a.targets and wl.cq.d.preemption.reclaim_within_cohort != "Any"
+                and any(wl.cq.bl.get(fr) != 0 for fr in a.usage))):
             a.resolve()
         return a
 
@@ -190,6 +193,8 @@ class Scheduler:
         heads = []
         stopped_moved = False
         for cq in self.cq_order:
+            if not cq.heap:  # nothing pending (an active sticky preemptor has its entry in the heap too)
+                continue
             wl = self.queues.pop_head(cq)
             if wl is None:
                 continue
@@ -311,12 +316,13 @@ class Scheduler:
 
     @staticmethod
     def _to_reserve(cq: ClusterQueue, a: Assignment) -> dict[FR, int]:
-        """quotaResourcesToReserve."""
+        """quotaResourcesToReserve. With a borrowing limit of 0 both branches reserve what is left of the
+        nominal quota (a reservation of 0 or less is none), so the borrowing level is read only elsewhere."""
         out = {}
         for fr, v in a.usage.items():
             nominal = cq.nominal.get(fr, 0)
-            if a.borrow > 0:
-                bl = cq.bl.get(fr)
+            bl = cq.bl.get(fr)
+            if bl != 0 and a.borrow > 0:
                 out[fr] = v if bl is None else min(v, nominal + bl - cq.usage[fr])
             else:
                 out[fr] = max(0, min(v, nominal - cq.usage[fr]))

@@ -35,22 +35,25 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort)."""
     cq = wl.cq
     p = cq.d.preemption
-    candidates: list[Workload] = []
+    # The candidates in CandidatesOrdering, grouped by queue as the target ordering takes them: on() keeps
+    # each queue's in that order already.
+    by_cq: dict[str, list[Workload]] = {}
     if p.within_cluster_queue != "Never":
-        candidates += [c for c in on(cq, frs) if satisfies_policy(wl, c, p.within_cluster_queue)]
+        own = [c for c in on(cq, frs) if satisfies_policy(wl, c, p.within_cluster_queue)]
+        if own:
+            by_cq[cq.name] = own
     if cq.cohort is not None and p.reclaim_within_cohort != "Never":
         for other in borrowers(cq, frs):
             users = on(other, frs)
-            if p.reclaim_within_cohort == "Any":
-                candidates += users
-            else:
-                candidates += [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
-    if not candidates:
+            if p.reclaim_within_cohort != "Any":
+                users = [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
+            if users:
+                by_cq[other.name] = list(users)
+    if not by_cq:
         return []
-    candidates.sort(key=candidate_key(cq))
     for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
         add_usage(cq, fr, v)
-    fits, targets, retry = fs_first(wl, candidates, frs, usage, strategies[0])
+    fits, targets, retry = fs_first(wl, by_cq, frs, usage, strategies[0])
     if not fits and len(strategies) > 1:
         fits, targets = fs_second(wl, retry, usage, targets)
     for fr, v in usage.items():
@@ -71,8 +74,8 @@ def fits_fs(cq: ClusterQueue, usage: dict[FR, int]) -> bool:
     return all(v <= available(cq, fr, -v) for fr, v in usage.items())
 
 
-def fs_targets(preemptor_cq: ClusterQueue, candidates: list[Workload]):
-    """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first."""
+def _group(candidates: list[Workload]) -> dict[str, list[Workload]]:
+    """Candidates by queue name, each queue's in the order given."""
     by_cq: dict[str, list[Workload]] = {}
     for c in candidates:
         lst = by_cq.get(c.cq.name)
@@ -80,9 +83,16 @@ def fs_targets(preemptor_cq: ClusterQueue, candidates: list[Workload]):
             by_cq[c.cq.name] = [c]
         else:
             lst.append(c)
+    return by_cq
+
+
+def fs_targets(preemptor_cq: ClusterQueue, by_cq: dict[str, list[Workload]]):
+    """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first.
+
+    ``by_cq`` holds each queue's candidates (none empty) in CandidatesOrdering; the iteration pops them."""
     pruned: set[str] = set()
     key = candidate_key(preemptor_cq)
-    queues = {c.cq.name: c.cq for c in candidates}
+    queues = {name: lst[0].cq for name, lst in by_cq.items()}
 
     # nextTarget scans every queue of the cohort for the highest share. Between two calls only the
     # queue that just lost a workload changes, and a pruned queue never comes back (usage only falls),
@@ -140,11 +150,11 @@ def fs_targets(preemptor_cq: ClusterQueue, candidates: list[Workload]):
     return by_cq, pruned, iterate()
 
 
-def fs_first(wl: Workload, candidates: list[Workload], frs: set[FR], usage: dict[FR, int],
+def fs_first(wl: Workload, by_cq: dict[str, list[Workload]], frs: set[FR], usage: dict[FR, int],
              strategy: FairSharingStrategy):
     """runFirstFsStrategy: (fits, targets so far, candidates to retry with the second strategy)."""
     cq = wl.cq
-    by_cq, _pruned, it = fs_targets(cq, candidates)
+    by_cq, _pruned, it = fs_targets(cq, by_cq)
     targets: list[tuple[Workload, str]] = []
     retry: list[Workload] = []
     preemptor_within_nominal = not any(borrowing_with(cq, fr, 0) for fr in frs)
@@ -202,7 +212,7 @@ def fs_first(wl: Workload, candidates: list[Workload], frs: set[FR], usage: dict
 def fs_second(wl: Workload, retry: list[Workload], usage: dict[FR, int], targets: list):
     """runSecondFsStrategy over what the first strategy left: (fits, targets)."""
     cq = wl.cq
-    by_cq, pruned, it = fs_targets(cq, retry)
+    by_cq, pruned, it = fs_targets(cq, _group(retry))
     for target in it:
         passed = compare_drs(drs(cq), drs(target)) < 0  # LessThanInitialShare, as Kueue hard-codes it
         if not passed:
