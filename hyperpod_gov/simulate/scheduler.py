@@ -11,9 +11,10 @@ and SchedulingEquivalenceHashing on; PrioritizePreemptorWorkloads,
 RecomputeAssignmentUponPreemptionTargetsOverlap and SchedulerTimestampPreemptionBuffer off. Partial
 admission, TAS, admission checks, waitForPodsReady and hierarchical cohorts are out of scope.
 
-Speed-ups never change an outcome: each one (memo of a nomination while no admission or eviction happened,
-heap instead of a scan for the fair-sharing target queue, shares computed instead of simulated) was checked
-against the straightforward version on random scenarios.
+Speed-ups never change an outcome: each one (a nomination remembered while nothing it read changed,
+:mod:`.memo`; preemption simulations that can only refine the borrowing level run when that is read; heap
+instead of a scan for the fair-sharing target queue; shares kept with the usage, or computed instead of
+simulated) was checked against the straightforward version on random scenarios and the benchmarks.
 """
 
 from __future__ import annotations
