@@ -2,13 +2,16 @@
 
 Run from the repository root: `python bench/simulate_bench.py [--profile] [--gap MINUTES]`. Not part
 of the test suite. Prints the spec-level run's wall time (budget: 30 s on the 2-core CI machine), how much
-happened in it, and with --profile the top of a cProfile report.
+happened in it, a digest of the whole result (every workload, preemption, queue integral and timeline line)
+and of the per-team figures, so two versions of the engine can be shown to agree byte for byte, and with
+--profile the top of a cProfile report.
 """
 
 from __future__ import annotations
 
 import cProfile
 import datetime as dt
+import hashlib
 import io
 import pstats
 import random
@@ -107,6 +110,13 @@ def main() -> None:
     print(f"total:       {total:.2f} s  (budget {BUDGET_S:.0f} s: {'OK' if total < BUDGET_S else 'OVER'})")
     if notes:
         print("notes:", *notes, sep="\n  ")
+    print(f"result digest:  {digest(result)}")
+    print(f"figures digest: {digest(sorted(figures.items()))}")
+
+
+def digest(value: object) -> str:
+    """sha256 of the repr: frozen dataclasses of ints, floats and strings print every field, deterministically."""
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:16]
 
 
 if __name__ == "__main__":

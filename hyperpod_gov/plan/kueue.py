@@ -5,17 +5,41 @@ Pure: the charts turn these dicts into objects, the simulator turns them into qu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from . import names
 from .quotas import Amounts, FlavorQuota, TeamPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
-QUEUEING_STRATEGY = "BestEffortFIFO"
 MIG_PREFIX = "nvidia.com/mig-"
-# A paused team (teams[].active: false): admit nothing new, leave admitted work running (HoldAndDrain would
-# evict it).
-PAUSED_STOP_POLICY = "Hold"
+
+
+@dataclass(frozen=True)
+class KueueSettings:
+    """The Kueue scheduling settings this project chooses, declared once.
+
+    The ClusterQueues (:func:`cluster_queue_spec`), the controller configuration
+    (:func:`kueue_manager_config`) and the what-if simulator (``simulate.spec_level``) all read them from
+    here, so a what-if result always describes the queues the cluster gets.
+    """
+
+    # spec.queueingStrategy of every team's ClusterQueue: a head that cannot be admitted does not block
+    # the smaller work behind it.
+    queueing_strategy: str = "BestEffortFIFO"
+    # spec.preemption.reclaimWithinCohort of a team that lends: it takes back what it lent when its own work
+    # needs it, whatever the borrower's priority.
+    reclaim_when_lending: str = "Any"
+    # ... of a team that lends nothing (DontLend): nothing of its own is out to reclaim.
+    reclaim_when_not_lending: str = "Never"
+    # fairSharing.preemptionStrategies of the controller configuration (Kueue's default order).
+    fair_sharing_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    # spec.stopPolicy of a paused team (teams[].active: false): admit nothing new, leave admitted work
+    # running (HoldAndDrain would evict it).
+    paused_stop_policy: str = "Hold"
+
+
+KUEUE_SETTINGS = KueueSettings()
 
 
 def covered_resources(flavor_kinds: Sequence[Optional[str]],
@@ -48,13 +72,14 @@ def _resource(covered: Sequence[str], f: FlavorQuota, name: str) -> dict[str, An
     return entry
 
 
-def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> dict[str, Any]:
+def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
+                       settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, Any]:
     """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table (a paused team's queue is held)."""
     spec: dict[str, Any] = {
         "cohortName": cohort,
         # Only the team's own namespace may submit to its queue (null would admit none, {} all).
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}},
-        "queueingStrategy": QUEUEING_STRATEGY,
+        "queueingStrategy": settings.queueing_strategy,
         "resourceGroups": [
             {
                 "coveredResources": list(covered),
@@ -67,13 +92,13 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> d
         ],
         "preemption": {
             "withinClusterQueue": team.preempt_team_tasks,
-            # A lender takes back what it lent when its own work needs it; a DontLend team lent nothing.
-            "reclaimWithinCohort": "Any" if team.can_lend else "Never",
+            "reclaimWithinCohort": (settings.reclaim_when_lending if team.can_lend
+                                    else settings.reclaim_when_not_lending),
         },
         "fairSharing": {"weight": team.fair_share_weight},
     }
     if not team.active:
-        spec["stopPolicy"] = PAUSED_STOP_POLICY
+        spec["stopPolicy"] = settings.paused_stop_policy
     return spec
 
 
@@ -81,7 +106,12 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan) -> d
 KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "pod")
 
 
-def kueue_manager_config(fair_sharing: bool) -> str:
+def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, Any]:
+    """The ``fairSharing`` block of Kueue's controller Configuration."""
+    return {"enable": fair_sharing, "preemptionStrategies": list(settings.fair_sharing_strategies)}
+
+
+def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS) -> str:
     """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``)."""
     import json
 
@@ -99,10 +129,7 @@ def kueue_manager_config(fair_sharing: bool) -> str:
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
         "waitForPodsReady": {"enable": True, "blockAdmission": False},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
-        "fairSharing": {
-            "enable": fair_sharing,
-            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
-        },
+        "fairSharing": fair_sharing_config(fair_sharing, settings),
     }
     # JSON is valid YAML, and its key order is fixed: the chart value is byte-stable.
     return json.dumps(config, indent=2, sort_keys=True)

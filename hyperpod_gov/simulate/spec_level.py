@@ -1,22 +1,34 @@
 """Spec level: a governance plan's queues, exactly as ``kueue`` mode emits them, run over a trace.
 
-The queues come from :func:`hyperpod_gov.plan.kueue.cluster_queue_spec` (parsed,
-not re-derived), so the simulator sees what the cluster would get.
+The queues come from :func:`hyperpod_gov.plan.kueue.cluster_queue_spec` and the fair-sharing
+configuration from :func:`hyperpod_gov.plan.kueue.fair_sharing_config` (parsed, not re-derived), both
+built from the plan's one declaration of the Kueue settings (``plan.kueue.KUEUE_SETTINGS``), so the
+simulator sees what the cluster would get.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, get_args
 
 from ..plan import amounts_for, names
-from ..plan.kueue import cluster_queue_spec
+from ..plan.kueue import KUEUE_SETTINGS, KueueSettings, cluster_queue_spec, fair_sharing_config
 from ..spec.errors import SpecError, SpecIssue
 from .engine import Result, simulate
-from .model import Event, FlavorQuotas, Preemption, QueueDef, ResourceQuota, Scenario, WorkloadDef
+from .model import (
+    Event,
+    FairSharingStrategy,
+    FlavorQuotas,
+    Preemption,
+    QueueDef,
+    ResourceQuota,
+    Scenario,
+    WorkloadDef,
+)
 from .quantities import parse_quantity, scale
 from .trace import TraceRow
+
 
 def _quantity(resource: str, value: Any, where: str) -> int:
     parsed = parse_quantity(resource, value)
@@ -61,13 +73,31 @@ def queue_from_cluster_queue(name: str, spec: dict[str, Any]) -> QueueDef:
     )
 
 
-def plan_queues(plan: Any) -> dict[str, QueueDef]:
+def plan_queues(plan: Any, settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, QueueDef]:
     """Team name -> its ClusterQueue, built from the exact spec kueue mode emits."""
     return {
         team.name: queue_from_cluster_queue(team.cluster_queue,
-                                            cluster_queue_spec(plan.cohort, plan.covered_resources, team))
+                                            cluster_queue_spec(plan.cohort, plan.covered_resources, team, settings))
         for team in plan.teams
     }
+
+
+def fair_sharing_from_config(config: dict[str, Any]) -> tuple[bool, tuple[FairSharingStrategy, ...]]:
+    """Parse the ``fairSharing`` block of Kueue's controller Configuration: (enabled, preemption strategies)."""
+    known = get_args(FairSharingStrategy)
+    strategies = tuple(config.get("preemptionStrategies") or ())
+    for i, s in enumerate(strategies):
+        if s not in known:  # the plan emitted a strategy this Kueue model does not know: a bug, not user input
+            raise SpecError([SpecIssue(f"fairSharing.preemptionStrategies[{i}]", f"is not one of {', '.join(known)}",
+                                       s, "report this: the plan emitted it")])
+    return bool(config.get("enable")), strategies
+
+
+def plan_fair_sharing(plan: Any,
+                      settings: KueueSettings = KUEUE_SETTINGS) -> tuple[bool, tuple[FairSharingStrategy, ...]]:
+    """Whether the plan's Kueue runs fair sharing, and with which preemption strategies, as its
+    controller Configuration states them."""
+    return fair_sharing_from_config(fair_sharing_config(bool(plan.fair_sharing), settings))
 
 
 def plan_priorities(plan: Any) -> dict[str, int]:
@@ -142,10 +172,13 @@ def _gpu_per_unit(plan: Any) -> dict[str, float]:
     return out
 
 
-def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, list[str]]:
-    """The plan's queues and the trace's workloads (as submit events). Rows the plan cannot take are
-    left out and described in the returned notes."""
-    queues = plan_queues(plan)
+def scenario_from_plan(plan: Any, rows: Sequence[TraceRow],
+                       settings: KueueSettings = KUEUE_SETTINGS) -> tuple[Scenario, list[str]]:
+    """The plan's queues and Kueue configuration (with ``settings``, by default the plan's own) and the
+    trace's workloads (as submit events). Rows the plan cannot take are left out and described in the
+    returned notes."""
+    queues = plan_queues(plan, settings)
+    fair, strategies = plan_fair_sharing(plan, settings)
     priorities = plan_priorities(plan)
     types = {f.instance_type for f in plan.flavors}
     notes: list[str] = []
@@ -177,7 +210,8 @@ def scenario_from_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[Scenario, l
     for reason, n in sorted(skipped.items()):
         notes.append(f"{n} trace row(s) left out: {reason}")
     events.sort(key=lambda e: (e.at, e.submit.name if e.submit else ""))
-    scenario = Scenario(queues=tuple(queues.values()), events=tuple(events), fair_sharing=bool(plan.fair_sharing))
+    scenario = Scenario(queues=tuple(queues.values()), events=tuple(events), fair_sharing=fair,
+                        preemption_strategies=strategies)
     return scenario, notes
 
 

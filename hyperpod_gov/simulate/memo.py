@@ -1,0 +1,76 @@
+"""Nominations remembered while nothing they read has changed (the simulator's own; no Kueue counterpart).
+
+Kueue nominates every head anew each cycle. Most heads of a busy cohort fail the same way again and again
+(parked, requeued when anything in the cohort finishes, nominated, parked), so the simulator keeps each
+nomination with the versions of what it read, and gives it again, unchanged, while those versions hold.
+
+What a nomination reads (flavor assignment, the preemption oracle, the preemption targets) is:
+
+- its own ClusterQueue: usage and admitted workloads (``ClusterQueue.commits``);
+- per flavor it tried, the cohort's usage of that flavor, and which queues borrow it and what they run
+  there (``Cohort.flavor_commits``; a queue starts or stops borrowing a flavor only when its usage of that
+  flavor changes);
+- the queues that borrow those flavors: their whole usage, for their dominant resource share
+  (``ClusterQueue.commits``).
+
+Every admission and release bumps the versions it touches; the temporary usage of one cycle (capacity
+reserved, preemptions pending) is gone before the next cycle nominates. Equivalent heads share an entry
+(same queue, priority, requests and flavor scan start, and creation time where the queue's policy reads it),
+as they share one answer.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .cache import ClusterQueue, Workload
+from .flavorassigner import Assignment
+
+
+class NominationMemo:
+    """Assignments by equivalence key, each with the versions it was computed at."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple, tuple] = {}
+
+    @staticmethod
+    def key(wl: Workload, start: int) -> tuple:
+        loe = wl.cq.d.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
+        return (wl.cq.name, wl.hash, start, wl.created if loe else None)
+
+    def get(self, key: tuple) -> Optional[Assignment]:
+        """The remembered assignment if nothing it read has changed since."""
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        a, cq, commits, flavors, queues = entry
+        if cq.commits != commits:
+            return None
+        co = cq.cohort
+        if co is not None:
+            fc = co.flavor_commits
+            for f, v in flavors:
+                if fc[f] != v:
+                    return None
+            for q, v in queues:
+                if q.commits != v:
+                    return None
+        return a
+
+    def put(self, key: tuple, wl: Workload, start: int, a: Assignment) -> None:
+        """Remember ``a``, computed just now for ``wl`` with its flavor scan from ``start``."""
+        cq: ClusterQueue = wl.cq
+        co = cq.cohort
+        flavors: tuple = ()
+        queues: tuple = ()
+        if co is not None:
+            allowed = wl.d.allowed_flavors
+            tried = [f for f in cq.flavors[start:] if allowed is None or f in allowed]
+            flavors = tuple((f, co.flavor_commits[f]) for f in tried)
+            borrowing: dict[str, ClusterQueue] = {}
+            for f in tried:
+                for r, _ in wl.requests:
+                    for q in co.borrowers.get((f, r), ()):
+                        borrowing[q.name] = q
+            queues = tuple((q, q.commits) for q in borrowing.values() if q is not cq)
+        self.entries[key] = (a, cq, cq.commits, flavors, queues)

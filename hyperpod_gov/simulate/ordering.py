@@ -1,0 +1,48 @@
+"""Entry ordering: in which order one cycle's heads (entries) are tried.
+
+Mirrors ``makeClassicalIterator`` / ``entryOrdering`` of ``pkg/scheduler/scheduler.go`` (classic:
+not borrowing first, higher priority, older) and ``pkg/scheduler/fair_sharing_iterator.go``
+(fairSharingIterator, entryComparer.less: the tournament per cohort by dominant resource share) of
+kubernetes-sigs/kueue v0.19.2. Where Kueue leaves the order undefined (map order), the tie is broken by
+queue name, then workload name.
+"""
+
+from __future__ import annotations
+
+from .cache import Workload
+from .fair_sharing import drs
+from .flavorassigner import Assignment
+
+Entry = tuple[Workload, Assignment]
+
+
+def order_classical(entries: list[Entry]) -> list[Entry]:
+    """makeClassicalIterator: not borrowing first, higher priority, older; then queue and workload name."""
+    return sorted(entries, key=lambda e: (e[1].borrow, -e[0].priority, e[0].created, e[0].cq.name, e[0].name))
+
+
+def order_fair(entries: list[Entry]) -> list[Entry]:
+    """fairSharingIterator: per cohort, the tournament winner first (entryComparer.less).
+
+    A queue's share depends only on its own usage, and within a cycle only the queue whose head was
+    just popped changes usage, so the tournament's successive winners are the entries sorted once.
+    Cohorts are independent; they are taken in name order, queues without a cohort by their name.
+    """
+    keyed = []
+    for wl, a in entries:
+        cq = wl.cq
+        if cq.cohort is None:
+            keyed.append(((cq.name, ""), (), (wl, a)))
+            continue
+        d = drs(cq, a.usage)
+        borrowing_on = any(fr in a.usage for fr in d.borrowed)
+        # entryComparer.less as a sort key: not borrowing on the requested flavors first, lower share
+        # (CompareDRS's key), higher priority, older, then names.
+        keyed.append(((cq.cohort.name, "~"), (borrowing_on, d.key, -wl.priority, wl.created, cq.name, wl.name),
+                      (wl, a)))
+    keyed.sort(key=_first_two)
+    return [e for _k, _f, e in keyed]
+
+
+def _first_two(k: tuple) -> tuple:
+    return k[0], k[1]

@@ -1,0 +1,228 @@
+"""Fair-sharing preemption: take from the queue with the highest share while the strategies allow it.
+
+Mirrors ``fairPreemptions`` / ``runFirstFsStrategy`` / ``runSecondFsStrategy`` /
+``workloadFitsForFairSharing`` of ``pkg/scheduler/preemption/preemption.go`` and
+``pkg/scheduler/preemption/fairsharing/ordering.go`` (TargetClusterQueueOrdering), ``fairsharing/strategy.go``
+(LessThanOrEqualToFinalShare, LessThanInitialShare) and ``fairsharing/target.go`` of kubernetes-sigs/kueue
+v0.19.2, for a flat cohort.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Optional
+
+from ..model import FairSharingStrategy
+from ..cache import ClusterQueue, Workload
+from ..fair_sharing import ShareAfterRemoval, compare_drs, drs
+from ..resource_node import add_usage, add_workload, available, borrowing_with, remove_usage, remove_workload
+from ..results import FR
+from .common import (
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_FAIR_SHARING,
+    IN_COHORT_RECLAMATION,
+    borrowers,
+    candidate_key,
+    fill_back,
+    on,
+    satisfies_policy,
+)
+
+
+def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
+                     strategies: tuple[FairSharingStrategy, ...]) -> list[tuple[Workload, str]]:
+    """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort)."""
+    cq = wl.cq
+    p = cq.d.preemption
+    # The candidates in CandidatesOrdering, grouped by queue as the target ordering takes them: on() keeps
+    # each queue's in that order already.
+    by_cq: dict[str, list[Workload]] = {}
+    if p.within_cluster_queue != "Never":
+        own = [c for c in on(cq, frs) if satisfies_policy(wl, c, p.within_cluster_queue)]
+        if own:
+            by_cq[cq.name] = own
+    if cq.cohort is not None and p.reclaim_within_cohort != "Never":
+        for other in borrowers(cq, frs):
+            users = on(other, frs)
+            if p.reclaim_within_cohort != "Any":
+                users = [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
+            if users:
+                by_cq[other.name] = list(users)
+    if not by_cq:
+        return []
+    for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
+        add_usage(cq, fr, v)
+    fits, targets, retry = fs_first(wl, by_cq, frs, usage, strategies[0])
+    if not fits and len(strategies) > 1:
+        fits, targets = fs_second(wl, retry, usage, targets)
+    for fr, v in usage.items():
+        remove_usage(cq, fr, v)
+    if not fits:
+        for t, _ in targets:
+            add_workload(t)
+        return []
+    targets = fill_back(cq, usage, targets, True)
+    for t, _ in targets:
+        add_workload(t)
+    return targets
+
+
+def fits_fs(cq: ClusterQueue, usage: dict[FR, int]) -> bool:
+    """workloadFitsForFairSharing: the preemptor's simulated usage taken out again for the check
+    (computed, not applied: the queue's state is left alone)."""
+    return all(v <= available(cq, fr, -v) for fr, v in usage.items())
+
+
+def _group(candidates: list[Workload]) -> dict[str, list[Workload]]:
+    """Candidates by queue name, each queue's in the order given."""
+    by_cq: dict[str, list[Workload]] = {}
+    for c in candidates:
+        lst = by_cq.get(c.cq.name)
+        if lst is None:
+            by_cq[c.cq.name] = [c]
+        else:
+            lst.append(c)
+    return by_cq
+
+
+def fs_targets(preemptor_cq: ClusterQueue, by_cq: dict[str, list[Workload]]):
+    """fairsharing.TargetClusterQueueOrdering.Iter for a flat cohort: the queue with the highest share first.
+
+    ``by_cq`` holds each queue's candidates (none empty) in CandidatesOrdering; the iteration pops them."""
+    pruned: set[str] = set()
+    key = candidate_key(preemptor_cq)
+    queues = {name: lst[0].cq for name, lst in by_cq.items()}
+
+    # nextTarget scans every queue of the cohort for the highest share. Between two calls only the
+    # queue that just lost a workload changes, and a pruned queue never comes back (usage only falls),
+    # so a heap with lazily refreshed entries picks the same queue.
+    heap: list = []
+
+    def entry(member: ClusterQueue) -> Optional[tuple]:
+        cands = by_cq.get(member.name)
+        cached = member.drs_cache
+        d = cached[1] if cached is not None and cached[0] == member.ver else drs(member)
+        if (not d.borrowed and member is not preemptor_cq) or not cands:
+            pruned.add(member.name)
+            return None
+        k = d.key
+        return ((-k[0], -k[1]), key(cands[0]), member.name, member.ver, len(cands), member)
+
+    def push(member: ClusterQueue) -> None:
+        if member.name not in pruned:
+            e = entry(member)
+            if e is not None:
+                heapq.heappush(heap, e)
+
+    if preemptor_cq.cohort is not None:
+        # Queues without candidates are pruned by nextTarget on sight and never chosen.
+        for name in sorted(queues):
+            e = entry(queues[name])
+            if e is not None:
+                heap.append(e)
+        heapq.heapify(heap)
+
+    def next_target() -> Optional[ClusterQueue]:
+        while heap:
+            *_, ver, n, member = heap[0]
+            if member.name in pruned:
+                heapq.heappop(heap)
+                continue
+            if ver != member.ver or n != len(by_cq[member.name]):
+                heapq.heappop(heap)
+                push(member)
+                continue
+            return member
+        return None
+
+    def iterate():
+        if preemptor_cq.cohort is None:
+            while preemptor_cq.name not in pruned and by_cq.get(preemptor_cq.name):
+                yield preemptor_cq
+            return
+        while True:
+            target = next_target()
+            if target is None:
+                return
+            yield target
+
+    return by_cq, pruned, iterate()
+
+
+def fs_first(wl: Workload, by_cq: dict[str, list[Workload]], frs: set[FR], usage: dict[FR, int],
+             strategy: FairSharingStrategy):
+    """runFirstFsStrategy: (fits, targets so far, candidates to retry with the second strategy)."""
+    cq = wl.cq
+    by_cq, _pruned, it = fs_targets(cq, by_cq)
+    targets: list[tuple[Workload, str]] = []
+    retry: list[Workload] = []
+    preemptor_within_nominal = not any(borrowing_with(cq, fr, 0) for fr in frs)
+    for target in it:
+        queue = by_cq[target.name]
+        if target is cq or preemptor_within_nominal:
+            cand = queue.pop(0)
+            remove_workload(cand)
+            targets.append((cand, IN_CLUSTER_QUEUE if target is cq else IN_COHORT_RECLAMATION))
+            if fits_fs(cq, usage):
+                return True, targets, []
+            continue
+        preemptor_new, target_old = drs(cq), drs(target)
+        if preemptor_new.share() == math.inf and target_old.share() != math.inf:
+            retry += queue
+            queue.clear()
+            continue
+        final_share = strategy == "LessThanOrEqualToFinalShare"
+        if not final_share or target_old.key < preemptor_new.key:
+            # LessThanInitialShare does not look at the candidate; and taking a workload out never raises
+            # a share, so below the preemptor's new share no candidate of this queue can pass either.
+            if preemptor_new.key < target_old.key:
+                cand = queue.pop(0)
+                remove_workload(cand)
+                targets.append((cand, IN_COHORT_FAIR_SHARING))
+                if fits_fs(cq, usage):
+                    return True, targets, []
+                continue
+            retry += queue
+            queue.clear()
+            if not by_cq.get(cq.name):
+                # The preemptor's share only falls when its own workloads go, and it has none left to
+                # offer; every queue still to come has a share no higher than this one: all fail too.
+                for name in sorted(by_cq):
+                    rest = by_cq[name]
+                    # Queues already pruned, or not borrowing (nextTarget would prune them), are never visited.
+                    if rest and name not in _pruned and drs(rest[0].cq).borrowed:
+                        retry += rest
+                        by_cq[name] = []
+                return False, targets, retry
+            continue
+        share_after = ShareAfterRemoval(target)
+        while queue:
+            cand = queue.pop(0)
+            if preemptor_new.key <= share_after.key(cand):  # ComputeTargetShareAfterRemoval, strategy
+                remove_workload(cand)
+                targets.append((cand, IN_COHORT_FAIR_SHARING))
+                if fits_fs(cq, usage):
+                    return True, targets, []
+                break
+            retry.append(cand)
+    return False, targets, retry
+
+
+def fs_second(wl: Workload, retry: list[Workload], usage: dict[FR, int], targets: list):
+    """runSecondFsStrategy over what the first strategy left: (fits, targets)."""
+    cq = wl.cq
+    by_cq, pruned, it = fs_targets(cq, _group(retry))
+    for target in it:
+        passed = compare_drs(drs(cq), drs(target)) < 0  # LessThanInitialShare, as Kueue hard-codes it
+        if not passed:
+            # Queues come highest share first and the preemptor's share is fixed here: none will pass.
+            return False, targets
+        cand = by_cq[target.name].pop(0)
+        if passed:
+            remove_workload(cand)
+            targets.append((cand, IN_COHORT_FAIR_SHARING))
+            if fits_fs(cq, usage):
+                return True, targets
+        pruned.add(target.name)
+    return False, targets

@@ -1,0 +1,31 @@
+"""A nomination the simulator remembers is given again only while nothing it read has changed."""
+
+from __future__ import annotations
+
+from .helpers import cq, preempted, run, state, wl
+
+
+def _cpu(name: str, nominal: int) -> dict:
+    return {"name": name, "resources": {"cpu": {"nominal": nominal}}}
+
+
+def test_a_borrowers_admission_on_another_flavor_raises_its_share_and_the_head_tried_again_preempts():
+    # f holds 10 cpus (alpha 4, lender 6), g 4 (lender). beta borrows 3 on f; alpha's head `w` (4 on f) would
+    # borrow 4: share 4000/14 = 286 against beta's 3000/14 = 214, so no strategy lets it preempt beta.
+    # In the same cycle beta's `b2` is admitted on g: beta now borrows 7 (500). alpha is StrictFIFO, so `w`
+    # is tried again in the next cycle and must see beta's new share, though nothing changed on f.
+    queues = [
+        cq("alpha", cohort="co", reclaim="Any", strategy="StrictFIFO", flavors=[_cpu("f", 4)]),
+        cq("beta", cohort="co", flavors=[_cpu("f", 0), _cpu("g", 0)]),
+        cq("lender", cohort="co", flavors=[_cpu("f", 6), _cpu("g", 4)]),
+    ]
+    workloads = [
+        wl("a1", "alpha", 4, admitted="f"),
+        wl("b1", "beta", 3, admitted="f"),
+        wl("w", "alpha", 4, created=1),
+        wl("b2", "beta", 4, created=1),
+    ]
+    out = run(queues, workloads, fair=True)
+    assert out["workloads"]["b2"]["flavor"] == "g"
+    assert preempted(out) == {("b1", "InCohortFairSharing")}
+    assert state(out, "w") == "admitted" and state(out, "b1") == "pending"
