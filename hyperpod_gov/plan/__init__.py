@@ -18,7 +18,7 @@ from .plan import (
     stack_layout,
 )
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for, capacity, shared_pool_quota
-from .sharding import shard_label, shard_of
+from .sharding import shard_of
 
 __all__ = [
     "AdminPlan",
@@ -42,7 +42,6 @@ __all__ = [
     "check_plan",
     "identity_plans",
     "principal_access",
-    "shard_label",
     "shard_of",
     "shared_pool_quota",
     "stack_layout",

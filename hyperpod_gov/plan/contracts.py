@@ -15,7 +15,6 @@ from typing import Optional
 from ..spec.models import GovernanceSpec
 from . import names
 
-CONNECTION_NAME_MAX = 64  # AWS::DataZone::Connection Name
 
 
 def connection_name(spec_name: str, team: str) -> str:

@@ -35,7 +35,6 @@ EVICTED = "kueue_evicted_workloads_total"
 ADMITTED = "kueue_admitted_active_workloads"
 USAGE = "kueue_cluster_queue_resource_usage"
 NOMINAL = "kueue_cluster_queue_nominal_quota"
-KUEUE_METRICS = (PENDING, EVICTED, ADMITTED, USAGE, NOMINAL)
 
 # The dimension sets the agent publishes (awsemf metric declarations), ClusterName first.
 KUEUE_DIMENSIONS: Mapping[str, tuple[tuple[str, ...], ...]] = {

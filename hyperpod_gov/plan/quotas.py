@@ -14,7 +14,7 @@ from typing import Literal, Optional
 
 from .. import catalog as catalog_module
 from ..catalog import Catalog
-from ..spec.allocation import Allocation, describe_amount
+from ..spec.allocation import Allocation
 from ..spec.instance_types import allocation_units, group_mig_profiles, spec_catalog
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, Contract, GovernanceSpec, Team
 from ..spec.monitoring import AlarmOverrides
@@ -84,9 +84,6 @@ class Allocated:
     def of(cls, a: Allocation) -> "Allocated":
         return cls(a.instance_type, a.count, a.accelerators, a.vcpu, a.memory_gib,
                    (a.partitions.profile, a.partitions.count) if a.partitions else None)
-
-    def describe(self) -> str:
-        return describe_amount(self.count, self.accelerators, self.vcpu, self.memory_gib, self.partition)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,3 @@ def shard_of(key: str, shards: int) -> int:
     digest = hashlib.sha256(key.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards
 
-
-def shard_label(index: int) -> str:
-    return f"teams-{index:02d}"

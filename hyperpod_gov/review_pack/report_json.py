@@ -56,7 +56,7 @@ def load_report(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-    except OSError as exc:
+    except OSError:
         raise SpecError([SpecIssue("--report", "cannot be read", str(p), "check the path of the report file")]
                         ) from None
     try:

@@ -74,20 +74,6 @@ class Allocation(SpecModel):
         return "partitions"
 
 
-def describe_amount(count: Optional[int], accelerators: Optional[int], vcpu: Optional[int],
-                    memory_gib: Optional[int], partition: Optional[tuple[str, int]]) -> str:
-    """One amount (exactly one kind given) in words: instances, accelerators, vCPU + GiB, or partitions."""
-    if count is not None:
-        return f"{count} instance{'s' if count != 1 else ''}"
-    if accelerators is not None:
-        return f"{accelerators} accelerator{'s' if accelerators != 1 else ''}"
-    if vcpu is not None:
-        return f"{vcpu} vCPU + {memory_gib} GiB"
-    if partition is None:
-        raise ValueError("an amount needs one of count, accelerators, vcpu or partitions")
-    return f"{partition[1]} x {partition[0]}"
-
-
 class QuotaEntry(Allocation):
     """Capacity a team owns on one instance type: whole instances, accelerators, vCPU and memory, or partitions."""
 

@@ -87,7 +87,6 @@ class InstanceTypeFacts(SpecModel):
         )
 
 
-DeclaredTypes = dict[InstanceTypeRef, InstanceTypeFacts]
 
 
 
