@@ -28,11 +28,11 @@ def review_of(path: str, *, strict: bool = False, warn: bool = True) -> tuple["P
     acknowledged ones are not printed; with ``strict`` any other one is an error (``SpecError``, exit 1).
     """
     from .plan import build_plan
-    from .plan.invariants import INVARIANTS
+    from .plan.invariants import INVARIANTS, plan_warnings
 
     spec = load_spec(path, known=RULES + INVARIANTS)  # errors, and acknowledgements of no warning rule, stop here
     plan = build_plan(spec, base_dir=Path(path).resolve().parent)  # the invariants' errors stop here
-    review = acknowledge([*check_spec(spec, today=dt.date.today()), *plan.warnings], spec.acknowledgements)
+    review = acknowledge([*check_spec(spec, today=dt.date.today()), *plan_warnings(plan)], spec.acknowledgements)
     if strict and review.warnings:
         raise SpecError(review.warnings, path, note=STRICT_NOTE)
     if warn:
@@ -150,9 +150,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from .review_pack.page import simulation_html
     from .simulate.cli import run
 
-    return run(args)
+    return run(args, html=simulation_html)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .plan import Plan
+from .plan.invariants import plan_warnings
 from .plan.views import team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
@@ -58,7 +59,7 @@ def explain(plan: Plan) -> str:
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
                   f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
-    for issue in plan.warnings:
+    for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")
     return "\n".join(parts) + "\n"
 

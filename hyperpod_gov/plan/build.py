@@ -15,7 +15,7 @@ def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict:
     """Derive every decision from a validated spec and check the whole-app invariants on it.
 
     ``base_dir``: the spec file's folder (relative paths). Raises ``SpecError`` with every invariant that
-    fails (warnings too with ``strict``); the remaining warnings are in ``plan.warnings``.
+    fails (warnings too with ``strict``); ``invariants.plan_warnings`` gives the remaining warnings.
     """
     plan = derive_plan(spec, base_dir)
     found = check_plan(plan)

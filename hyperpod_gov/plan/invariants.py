@@ -179,3 +179,8 @@ INVARIANTS = RuleBook("invariants", (
 def check_plan(plan: Plan) -> list[SpecIssue]:
     """Every finding of every invariant, errors and warnings, in id order (one that raises is a defect)."""
     return INVARIANTS.run(plan)
+
+
+def plan_warnings(plan: Plan) -> tuple[SpecIssue, ...]:
+    """The invariants' warnings (``build_plan`` raised on their errors): printed by validate and explain."""
+    return tuple(i for i in check_plan(plan) if i.severity == "warning")

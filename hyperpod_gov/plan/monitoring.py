@@ -18,14 +18,27 @@ amazon-contributing/opentelemetry-collector-contrib, receiver/awscontainerinsigh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Protocol
 
 from .. import catalog
 from ..spec.monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .quotas import FlavorQuota, TeamPlan
 
-if TYPE_CHECKING:  # plan.py builds its monitoring plan with this module
-    from .plan import Plan
+
+
+class Governed(Protocol):
+    """What the monitoring plan reads of a plan (``plan.Plan`` has it; ``derive_plan`` passes its parts before the
+    plan exists, so the plan holds its monitoring plan as a field, derived in the same pass)."""
+
+    name: str
+    region: str
+    alerting: Monitoring
+    teams: tuple[TeamPlan, ...]
+    flavors: tuple[Any, ...]
+    covered_resources: tuple[str, ...]
+
+    @property
+    def eks_cluster_name(self) -> str: ...
 
 KUEUE_NAMESPACE = "ContainerInsights/Prometheus"
 CONTAINER_INSIGHTS_NAMESPACE = "ContainerInsights"
@@ -239,7 +252,7 @@ class MonitoringInputs:
     overrides: Mapping[str, Optional[AlarmOverrides]]  # team -> its alarm overrides
 
 
-def monitoring_inputs(plan: "Plan") -> MonitoringInputs:
+def monitoring_inputs(plan: Governed) -> MonitoringInputs:
     """Names, region, contracts and thresholds, all from the plan (``plan.alerting``, each team's ``alarms``)."""
     return MonitoringInputs(
         spec_name=plan.name,
@@ -402,7 +415,7 @@ def _streams(team: TeamPlan, covered: int) -> int:
     return (1 + len(PENDING_STATUSES)) + 1 + 1 + 2 * per_resource_metric
 
 
-def build_monitoring_plan(plan: "Plan", inputs: MonitoringInputs) -> MonitoringPlan:
+def build_monitoring_plan(plan: Governed, inputs: MonitoringInputs) -> MonitoringPlan:
     """What to watch per team, from the governance plan and the inputs of ``monitoring_inputs``."""
     cluster = inputs.cluster_name
     flavor_names = {f.instance_type: f.name for f in plan.flavors}
@@ -457,6 +470,6 @@ def build_monitoring_plan(plan: "Plan", inputs: MonitoringInputs) -> MonitoringP
     )
 
 
-def monitoring_plan(plan: "Plan") -> MonitoringPlan:
+def monitoring_plan(plan: Governed) -> MonitoringPlan:
     """The monitoring plan of a governance plan, from the plan alone (``Plan.monitoring`` holds it)."""
     return build_monitoring_plan(plan, monitoring_inputs(plan))

@@ -4,9 +4,11 @@
 the emitters. Charts, constructs, stacks, ``explain``, ``diff``, the pipeline,
 the simulator and ``drift`` take the ``Plan`` (or parts of it) and decide
 nothing again: mode flags, every generated name, construct key and stack.
-``derive_plan`` makes every decision in one pass; what follows from the plan
-alone (``Plan.monitoring``, ``Plan.warnings``) is derived from it, never
-patched in. Each part that comes from a list in the spec carries its spec
+``derive_plan`` makes every decision in one pass, the monitoring plan
+included (from the parts it has derived, before the ``Plan`` exists); nothing
+is patched in afterwards. The invariants' findings are not part of the plan:
+``invariants.check_plan`` finds them on it (``build_plan`` raises on the errors;
+``invariants.plan_warnings`` gives the warnings). Each part that comes from a list in the spec carries its spec
 path (``TeamPlan.path == "teams[3]"``), so findings name it without reading
 the spec again. No CDK token ever enters the plan.
 """
@@ -15,12 +17,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from .. import catalog
-from ..spec.errors import SpecIssue
 from ..spec.instance_types import spec_catalog
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
@@ -28,7 +28,6 @@ from . import names
 from .access import PrincipalAccess, principal_access
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
-from .invariants import check_plan
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
@@ -235,17 +234,7 @@ class Plan:
     idle_resource_sharing: bool  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
     contracts: ContractsPlan  # Unified Studio connections and retiring teams
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
-
-    # --- derived from the plan alone, once ----------------------------------------------------------
-    @cached_property
-    def monitoring(self) -> MonitoringPlan:
-        """Dashboards, alarms and topics: ``monitoring_plan`` of this plan."""
-        return monitoring_plan(self)
-
-    @cached_property
-    def warnings(self) -> tuple[SpecIssue, ...]:
-        """Invariant findings that do not stop a synth (``build_plan`` raised on the others)."""
-        return tuple(i for i in check_plan(self) if i.severity == "warning")
+    monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -467,6 +456,10 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
     mode: Mode = spec.scheduler.mode
     fair_sharing = spec.scheduler.idle_compute == "fair-share"
+    covered = covered_resources([f.accelerator_kind for f in flavors if not f.mig_resource],
+                                [f.mig_resource for f in flavors])
+    monitoring = monitoring_plan(_Governed(spec.name, region, spec.monitoring, sorted_teams, flavors, covered,
+                                           names.eks_cluster(spec.cluster.name)))
     return Plan(
         name=spec.name,
         mode=mode,
@@ -493,8 +486,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
                 key=lambda p: p.name,
             )
         ),
-        covered_resources=covered_resources([f.accelerator_kind for f in flavors if not f.mig_resource],
-                                            [f.mig_resource for f in flavors]),
+        covered_resources=covered,
         principals=principals,
         identities=identities,
         task_governance_backend=(
@@ -511,4 +503,18 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
         contracts=ContractsPlan(studio=stacks.studio, retiring=retiring_teams(spec)),
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
+        monitoring=monitoring,
     )
+
+
+@dataclass(frozen=True)
+class _Governed:
+    """The parts the monitoring plan reads (``monitoring.Governed``), before the plan that holds them exists."""
+
+    name: str
+    region: str
+    alerting: Monitoring
+    teams: tuple[TeamPlan, ...]
+    flavors: tuple[FlavorPlan, ...]
+    covered_resources: tuple[str, ...]
+    eks_cluster_name: str

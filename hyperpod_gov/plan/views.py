@@ -303,6 +303,7 @@ NOT_GOVERNED: Mapping[str, str] = {
     "Plan.kueue_config": "follows idle compute (cluster view)",
     "Plan.alerting": "alarm thresholds, the platform's email and team dashboards: read by the monitoring plan",
     "Plan.shared_pool_asked": "whether the spec asks for a shared pool: read by the invariants (the pool row)",
+    "Plan.monitoring": "alarms, dashboards and topics follow the teams, their owners and alerting (read by emitters)",
     "Plan.catalog": "instance type facts",
     "Plan.contracts": "the contract row and `review`",
     "ClusterPlan.eks_name": "follows the cluster name",

@@ -6,7 +6,7 @@ import argparse
 import datetime as dt
 import json
 import sys
-from typing import Any, Optional, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 from ..plan import build_plan
 from ..spec import load_spec
@@ -54,7 +54,13 @@ def _load_plan(path: str, err: TextIO) -> Optional[Any]:
         return None
 
 
-def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+# The page of a simulated run (``--format html``): ``review_pack.page.simulation_html``, handed in by the command
+# that composes both, so the simulator imports nothing above it.
+HtmlRenderer = Callable[..., str]
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None,
+        html: HtmlRenderer | None = None) -> int:
     """Run `simulate`: 0 when it ran, 1 for bad input (every problem printed to stderr)."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -92,9 +98,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except SpecError as exc:
         return _problems(exc, "trace", args.trace, err)
     if args.format == "html":
-        from ..review_pack.page import simulation_html
-
-        out.write(simulation_html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
+        if html is None:
+            raise ValueError("--format html needs the page renderer (hyperpod_gov.cli passes it)")
+        out.write(html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
                                   base=args.spec if other else "", trace=args.trace))
         return EXIT_OK
     figures, result, notes = run_plan(plan, rows)

@@ -16,7 +16,9 @@ def _simulate(*argv: str) -> tuple[int, str, str]:
     parser = argparse.ArgumentParser()
     configure_simulate(parser)
     out, err = io.StringIO(), io.StringIO()
-    code = run_simulate(parser.parse_args(list(argv)), out=out, err=err)
+    from hyperpod_gov.review_pack.page import simulation_html
+
+    code = run_simulate(parser.parse_args(list(argv)), out=out, err=err, html=simulation_html)
     return code, out.getvalue(), err.getvalue()
 
 
