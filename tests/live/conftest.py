@@ -75,8 +75,10 @@ def queue_import(aws: Aws, fake: FakeCluster, **kw: Any) -> None:
     stub_import(aws.sm_stub, aws.eks_stub, fake, **kw)
 
 
-def drift_args(*argv: str) -> argparse.Namespace:
-    return configure_drift(argparse.ArgumentParser(prog="hyperpod-gov drift")).parse_args(list(argv))
+def drift_args(*argv: str, kubernetes: bool = False) -> argparse.Namespace:
+    """drift's arguments; the AWS-side tests add --no-kubernetes (tests/live/test_k8s.py covers that side)."""
+    extra = [] if kubernetes else ["--no-kubernetes"]
+    return configure_drift(argparse.ArgumentParser(prog="hyperpod-gov drift")).parse_args([*argv, *extra])
 
 
 def import_args(*argv: str) -> argparse.Namespace:
