@@ -153,7 +153,7 @@ class KubeApi:
         self.api_client = api_client
         self.via = via  # how it was reached, for the report
 
-    def _get(self, path: str, query: Optional[list[tuple[str, Any]]] = None) -> Optional[dict[str, Any]]:
+    def get_json(self, path: str, query: Optional[list[tuple[str, Any]]] = None) -> Optional[dict[str, Any]]:
         """The JSON at ``path``; None on 404. Raises ``KubeUnavailable`` with the request and a fix."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
@@ -194,7 +194,7 @@ class KubeApi:
         path, items, token = _path(api_version, kind), [], None
         while True:
             query: list[tuple[str, Any]] = [("limit", PAGE_LIMIT)] + ([("continue", token)] if token else [])
-            page = self._get(path, query)
+            page = self.get_json(path, query)
             if page is None:  # the resource type is not served (e.g. Kueue's CRDs not installed)
                 return []
             items += page.get("items") or []
@@ -203,7 +203,7 @@ class KubeApi:
                 return items
 
     def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> Optional[dict[str, Any]]:
-        return self._get(_path(api_version, kind, namespace, name))
+        return self.get_json(_path(api_version, kind, namespace, name))
 
 
 def _message(data: Any) -> str:

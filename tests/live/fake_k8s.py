@@ -47,6 +47,7 @@ class FakeKubernetes:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.page_size = page_size
         self.forbidden: set[str] = set()  # plurals answered with 403
+        self.raw: dict[str, dict[str, Any]] = {}  # path -> object, for kinds drift does not read (Deployments)
         self.requests: list[tuple[str, str, Optional[str]]] = []  # (method, path with query, Authorization)
         for m in manifests:
             self.add(m)
@@ -67,6 +68,8 @@ class FakeKubernetes:
     # --- HTTP ------------------------------------------------------------------------------
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        if path in self.raw:
+            return 200, self.raw[path]
         parts = [p for p in path.split("/") if p]
         if parts[:2] == ["api", "v1"]:
             group_version, rest = "v1", parts[2:]
