@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Optional
 
 from ..spec import SpecError, load_spec
-from .aws import ClientFactory, LiveError, boto3_clients
+from .aws import Caller, ClientFactory, LiveError, boto3_clients
 from .drift import DriftItem, compare, to_json, to_text
 from .expected import Expected, expected_state
-from .importer import ImportResult, spec_from_live
+from .importer import EXISTING_SUPPORTED, ImportResult, LiveNetwork, spec_from_live
 from .k8s import Connector, KubernetesSide, connector, kubernetes_drift
-from .read import eks, read_cluster, read_eks, read_eks_cluster, read_governance, sagemaker
+from .read import (eks, read_addon_names, read_cluster, read_eks, read_eks_cluster, read_governance, read_vpc_cidr,
+                   sagemaker)
 
 EXIT_OK, EXIT_DRIFT, EXIT_CANNOT_CHECK = 0, 1, 2
 EXIT_IMPORT_NEEDS_EDITS = 1
@@ -50,6 +51,9 @@ def configure_import(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--cluster-name", required=True, help="name of the HyperPod cluster to import")
     _aws_options(parser)
     parser.add_argument("--out", help="file to write the spec to (default: standard output)")
+    parser.add_argument("--new-cluster", action="store_true",
+                        help="write a spec for a new cluster like this one (hyperpod-gov creates it) instead of one "
+                        "that governs this cluster (cluster.existing)")
     parser.set_defaults(func=run_import)
     return parser
 
@@ -122,19 +126,29 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     return EXIT_DRIFT if items else EXIT_OK
 
 
-def import_spec(cluster_name: str, clients: ClientFactory) -> ImportResult:
-    """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``."""
+def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = False) -> ImportResult:
+    """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``.
+
+    Unless ``new_cluster``, the spec governs this cluster (``cluster.existing``, where the spec model has it),
+    which also reads the VPC's CIDR (EC2 ``DescribeVpcs``) and the installed add-ons (EKS ``ListAddons``).
+    """
     sm, ek = sagemaker(clients), eks(clients)
     cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "")
     governance = read_governance(sm, cluster)
-    return spec_from_live(cluster, governance, read_eks_cluster(ek, cluster.eks_cluster_name))
+    eks_cluster = read_eks_cluster(ek, cluster.eks_cluster_name)
+    network = None
+    if EXISTING_SUPPORTED and not new_cluster:  # governance-only mode: the spec governs this cluster as it is
+        vpc_id = ((eks_cluster or {}).get("resourcesVpcConfig") or {}).get("vpcId")
+        cidr = read_vpc_cidr(Caller(clients("ec2"), "ec2"), vpc_id) if vpc_id else None
+        network = LiveNetwork(cidr, read_addon_names(ek, cluster.eks_cluster_name))
+    return spec_from_live(cluster, governance, eks_cluster, network)
 
 
 def run_import(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
     """Exit 0: spec written and valid; 1: written, but it needs edits to validate (listed); 2: could not read."""
     try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=getattr(args, "region", None))
-        result = import_spec(args.cluster_name, factory)
+        result = import_spec(args.cluster_name, factory, new_cluster=getattr(args, "new_cluster", False))
     except LiveError as exc:
         return _cannot("import", exc)
     out = getattr(args, "out", None)
