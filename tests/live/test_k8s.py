@@ -284,3 +284,20 @@ def test_planned_members_are_the_team_objects_table_values(plans):
     assert list(vpc.members) == ["spec.egress"]
     assert planned[("NetworkPolicy", "hyperpod-ns-speech", "default-deny")].members == {}
     assert set(planned[("ValidatingAdmissionPolicy", "", "hyperpod-gov-team-queue")].members) == {"spec"}
+
+
+def test_a_default_kubeconfig_of_another_cluster_is_not_used(aws, plans, served, tmp_path, monkeypatch, capsys):
+    fake, _ = served(plans["enterprise"], tmp_path)
+    other = tmp_path / "other-kubeconfig"
+    other.write_text(kubeconfig(f"http://127.0.0.1:{_closed_port()}", token="other-token"))
+    monkeypatch.setenv("KUBECONFIG", str(other))
+    _, plan = spec_and_plan(ENTERPRISE)
+    live = cluster_from_plan(plan)
+    queue_drift(aws, None, plan, live)
+    endpoint = f"http://127.0.0.1:{fake.server.server_address[1]}"
+    aws.eks_stub.add_response("describe_cluster", {"cluster": {"name": live.eks_name, "endpoint": endpoint}},
+                              {"name": live.eks_name})
+    sts = _sts()
+    assert run_drift(drift_args(str(ENTERPRISE), "--format", "json", kubernetes=True),
+                     clients=lambda s: sts if s == "sts" else aws.factory(s)) == 0
+    assert json.loads(capsys.readouterr().out)["kubernetes"]["via"].startswith("EKS token for ")
