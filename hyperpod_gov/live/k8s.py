@@ -16,6 +16,7 @@ extra RoleBinding subject is drift).
 
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
@@ -287,6 +288,13 @@ def eks_token(sts_client: Any, eks_cluster_name: str, expires: int = 60) -> str:
     return TOKEN_PREFIX + base64.urlsafe_b64encode(url.encode("utf-8")).decode("ascii").rstrip("=")
 
 
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def connect_eks(eks_cluster: dict[str, Any], sts_client: Any) -> KubeApi:
     """The API at the EKS cluster's endpoint, with its CA and a token from STS. Raises ``KubeUnavailable``."""
     from botocore.exceptions import BotoCoreError, ClientError
@@ -310,6 +318,7 @@ def connect_eks(eks_cluster: dict[str, Any], sts_client: Any) -> KubeApi:
         handle, ca_path = tempfile.mkstemp(prefix="hpg-eks-ca-", suffix=".pem")
         with os.fdopen(handle, "wb") as f:
             f.write(base64.b64decode(ca))
+        atexit.register(_remove, ca_path)  # the client reads it when it opens connections, so keep it until exit
         configuration.ssl_ca_cert = ca_path
     return KubeApi(_client_from_configuration(configuration), f"EKS token for {name} at {endpoint}")
 

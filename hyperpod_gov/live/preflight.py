@@ -18,7 +18,7 @@ from typing import Any, Callable, Literal, Optional
 
 from ..spec import SpecError, load_spec
 from .aws import Caller, ClientFactory, LiveError, NotFound, boto3_clients
-from .k8s import KubeApi, KubeUnavailable, connect_eks, connect_kubeconfig, default_kubeconfig, kubeconfig_server
+from .k8s import KubeApi, KubeUnavailable, connector
 
 EXIT_OK, EXIT_FIX, EXIT_CANNOT_CHECK = 0, 1, 2
 MIN_KUBERNETES = (1, 30)
@@ -263,21 +263,6 @@ def configure_preflight(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     return parser
 
 
-def _kube_connector(args: argparse.Namespace, clients: ClientFactory, eks_name: str) -> Callable[[], KubeApi]:
-    def connect() -> KubeApi:
-        path, context = getattr(args, "kubeconfig", None), getattr(args, "kube_context", None)
-        if path:
-            return connect_kubeconfig(path, context)
-        described = _eks_described(Caller(clients("eks"), "eks"), eks_name)
-        default = default_kubeconfig()
-        endpoint = (described.get("endpoint") or "").rstrip("/")
-        if default and endpoint and (kubeconfig_server(default, context) or "").rstrip("/") == endpoint:
-            return connect_kubeconfig(default, context)
-        return connect_eks(described, clients("sts"))
-
-    return connect
-
-
 def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
                   kube: Optional[Callable[[], KubeApi]] = None) -> int:
     """Exit 0: every check passed; 1: something to fix (each with its fix); 2: could not check."""
@@ -295,7 +280,9 @@ def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = N
             checks = new_cluster_checks(spec, factory)
         else:
             connect = None if getattr(args, "no_kubernetes", False) else (
-                kube or _kube_connector(args, factory, existing.eks_cluster_name))
+                kube or connector(kubeconfig=getattr(args, "kubeconfig", None),
+                                  context=getattr(args, "kube_context", None), clients=factory,
+                                  eks_cluster_name=existing.eks_cluster_name))
             checks = existing_checks(spec, factory, connect)
     except LiveError as exc:
         print(f"hyperpod-gov preflight: could not read the cluster: {exc}", file=sys.stderr)
