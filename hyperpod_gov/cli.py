@@ -216,6 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
         "drift", help="compare the deployed cluster with the spec; exit 0 no drift, 1 drift, 2 could not check"))
     configure_import(sub.add_parser(
         "import", help="write a spec from a live cluster's instance groups, cluster policy and compute quotas"))
+    from .live.preflight import configure_preflight
+
+    configure_preflight(sub.add_parser(
+        "preflight", help="check an existing cluster's live prerequisites before the first deploy; exit 0 ready, "
+        "1 something to fix, 2 could not check"))
     configure_report(sub.add_parser(
         "report", help="usage per team from CloudWatch against the spec, with a spec patch checked by its rules"))
     from .review_pack.cli import configure_parser as configure_review_pack

@@ -27,7 +27,7 @@ RETRY_CONFIG = Config(retries={"mode": "standard"})
 ClientFactory = Callable[[str], Any]
 
 ACCESS_DENIED = {"AccessDeniedException", "AccessDenied", "UnauthorizedOperation", "UnauthorizedException"}
-NOT_FOUND = {"ResourceNotFound", "ResourceNotFoundException"}
+NOT_FOUND = {"ResourceNotFound", "ResourceNotFoundException", "InvalidSubnetID.NotFound", "InvalidGroup.NotFound"}
 THROTTLED = {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 BAD_CREDENTIALS = {"UnrecognizedClientException", "InvalidClientTokenId", "ExpiredTokenException",
                    "ExpiredToken", "InvalidSignatureException", "SignatureDoesNotMatch"}

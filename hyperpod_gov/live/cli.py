@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Optional
 
 from ..spec import SpecError, load_spec
-from .aws import ClientFactory, LiveError, boto3_clients
+from .aws import Caller, ClientFactory, LiveError, boto3_clients
 from .drift import DriftItem, compare, to_json, to_text
 from .expected import Expected, expected_state
-from .importer import ImportResult, spec_from_live
-from .read import eks, read_cluster, read_eks, read_eks_cluster, read_governance, sagemaker
+from .importer import EXISTING_SUPPORTED, ImportResult, LiveNetwork, spec_from_live
+from .k8s import Connector, KubernetesSide, connector, kubernetes_drift
+from .read import (eks, read_addon_names, read_cluster, read_eks, read_eks_cluster, read_governance, read_vpc_cidr,
+                   sagemaker)
 
 EXIT_OK, EXIT_DRIFT, EXIT_CANNOT_CHECK = 0, 1, 2
 EXIT_IMPORT_NEEDS_EDITS = 1
@@ -33,6 +35,13 @@ def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     _aws_options(parser)
+    k8s = parser.add_argument_group("Kubernetes side (the objects hyperpod-gov owns; read-only)")
+    k8s.add_argument("--kubeconfig", help="kubeconfig to reach the API with (default: KUBECONFIG or ~/.kube/config "
+                     "when its context is the spec's EKS cluster, else a token from EKS through your AWS credentials)")
+    k8s.add_argument("--context", dest="kube_context", help="kubeconfig context (default: the current one)")
+    k8s.add_argument("--no-kubernetes", action="store_true", help="compare the AWS side only")
+    k8s.add_argument("--require-kubernetes", action="store_true",
+                     help="exit 2 when the Kubernetes side could not be checked (default: report it and go on)")
     parser.set_defaults(func=run_drift)
     return parser
 
@@ -42,6 +51,9 @@ def configure_import(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--cluster-name", required=True, help="name of the HyperPod cluster to import")
     _aws_options(parser)
     parser.add_argument("--out", help="file to write the spec to (default: standard output)")
+    parser.add_argument("--new-cluster", action="store_true",
+                        help="write a spec for a new cluster like this one (hyperpod-gov creates it) instead of one "
+                        "that governs this cluster (cluster.existing)")
     parser.set_defaults(func=run_import)
     return parser
 
@@ -71,8 +83,14 @@ def drift(expected: Expected, clients: ClientFactory, region: Optional[str] = No
     return compare(expected, cluster, governance, live_eks)
 
 
-def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
-    """Exit 0: nothing drifted; 1: drift found (printed); 2: the spec or the cluster could not be read."""
+def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
+              kube: Optional[Connector] = None) -> int:
+    """Exit 0: nothing drifted; 1: drift found (printed); 2: the spec or the cluster could not be read.
+
+    The Kubernetes side adds its items when the API can be reached; when it cannot, the AWS side is still
+    reported, with the reason the Kubernetes side was not checked (exit 2 for that only with
+    ``--require-kubernetes``). ``kube`` lets tests say how the API is reached.
+    """
     from ..plan import build_plan
 
     try:
@@ -88,26 +106,49 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None)
         items = drift(expected, factory, region)
     except LiveError as exc:
         return _cannot("drift", exc)
+    if getattr(args, "no_kubernetes", False):
+        side = KubernetesSide(False, reason="not asked (--no-kubernetes)")
+    else:
+        side = kubernetes_drift(plan, kube or connector(
+            kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "kube_context", None),
+            clients=factory, eks_cluster_name=expected.eks_cluster_name))
+    items = tuple(sorted((*items, *side.items), key=DriftItem.sort_key))
     if getattr(args, "format", "text") == "json":
-        sys.stdout.write(to_json(items))
+        sys.stdout.write(to_json(items, kubernetes=side.to_json()))
     else:
         sys.stdout.write(to_text(items, cluster_name=expected.cluster_name, region=region))
+        sys.stdout.write(f"Kubernetes side: checked ({side.via}).\n" if side.checked
+                         else f"Kubernetes side: not checked: {side.reason}\n")
+    if not side.checked and getattr(args, "require_kubernetes", False):
+        print(f"hyperpod-gov drift: --require-kubernetes: the Kubernetes side was not checked: {side.reason}",
+              file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     return EXIT_DRIFT if items else EXIT_OK
 
 
-def import_spec(cluster_name: str, clients: ClientFactory) -> ImportResult:
-    """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``."""
+def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = False) -> ImportResult:
+    """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``.
+
+    Unless ``new_cluster``, the spec governs this cluster (``cluster.existing``, where the spec model has it),
+    which also reads the VPC's CIDR (EC2 ``DescribeVpcs``) and the installed add-ons (EKS ``ListAddons``).
+    """
     sm, ek = sagemaker(clients), eks(clients)
     cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "")
     governance = read_governance(sm, cluster)
-    return spec_from_live(cluster, governance, read_eks_cluster(ek, cluster.eks_cluster_name))
+    eks_cluster = read_eks_cluster(ek, cluster.eks_cluster_name)
+    network = None
+    if EXISTING_SUPPORTED and not new_cluster:  # governance-only mode: the spec governs this cluster as it is
+        vpc_id = ((eks_cluster or {}).get("resourcesVpcConfig") or {}).get("vpcId")
+        cidr = read_vpc_cidr(Caller(clients("ec2"), "ec2"), vpc_id) if vpc_id else None
+        network = LiveNetwork(cidr, read_addon_names(ek, cluster.eks_cluster_name))
+    return spec_from_live(cluster, governance, eks_cluster, network)
 
 
 def run_import(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
     """Exit 0: spec written and valid; 1: written, but it needs edits to validate (listed); 2: could not read."""
     try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=getattr(args, "region", None))
-        result = import_spec(args.cluster_name, factory)
+        result = import_spec(args.cluster_name, factory, new_cluster=getattr(args, "new_cluster", False))
     except LiveError as exc:
         return _cannot("import", exc)
     out = getattr(args, "out", None)

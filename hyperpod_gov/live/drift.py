@@ -15,7 +15,11 @@ from .read import LiveCluster, LiveEks, LiveGovernance
 
 Change = Literal["missing", "unexpected", "changed"]
 KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuota", "AccessEntry",
-              "PodIdentityAssociation", "Addon")
+              "PodIdentityAssociation", "Addon",
+              # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
+              "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceFlavor",
+              "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
+              "RoleBinding", "ServiceAccount", "LocalQueue")
 _UNSET: Any = object()
 
 
@@ -197,8 +201,12 @@ def _addons(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
 # --- output -----------------------------------------------------------------------------------
 
 
-def to_json(items: Iterable[DriftItem]) -> str:
-    return json.dumps({"drift": [i.to_json() for i in items]}, indent=2, sort_keys=False) + "\n"
+def to_json(items: Iterable[DriftItem], kubernetes: Optional[dict[str, Any]] = None) -> str:
+    """``{"drift": [...]}``; with ``kubernetes``, also whether the Kubernetes side was checked (and how or why not)."""
+    out: dict[str, Any] = {"drift": [i.to_json() for i in items]}
+    if kubernetes is not None:
+        out["kubernetes"] = kubernetes
+    return json.dumps(out, indent=2, sort_keys=False) + "\n"
 
 
 _RESOURCE = {
@@ -209,6 +217,7 @@ _RESOURCE = {
     "AccessEntry": "access entry",
     "PodIdentityAssociation": "Pod Identity association",
     "Addon": "add-on",
+    **{kind: kind for kind in KIND_ORDER[KIND_ORDER.index("Namespace"):]},  # Kubernetes kinds by their own names
 }
 
 
@@ -260,6 +269,9 @@ def _sentence(item: DriftItem) -> str:
     return f"{label} {verb} {_show(a)}{unit} on the cluster, the spec says {_show(e)}{unit}"
 
 
+_KUBERNETES_KINDS = frozenset(KIND_ORDER[KIND_ORDER.index("Namespace"):])
+
+
 def _line(item: DriftItem) -> str:
     what = _RESOURCE[item.kind]
     label = what if item.kind == "ComputeQuota" else f"{what} {item.name}"
@@ -267,6 +279,9 @@ def _line(item: DriftItem) -> str:
         return f"{label}: planned by the spec, not on the cluster"
     if item.change == "unexpected":
         return f"{label}: on the cluster, not in the spec (made by hand or in the console?)"
+    if item.kind in _KUBERNETES_KINDS:
+        return (f"{label}: {item.field} is {json.dumps(item.actual, sort_keys=True)} on the cluster, the spec plans "
+                f"{json.dumps(item.expected, sort_keys=True)}")
     return f"{label}: {_sentence(item)}"
 
 

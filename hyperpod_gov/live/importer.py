@@ -16,10 +16,23 @@ import yaml
 from ..plan.fields import imported
 from ..plan.tables import CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP
 from ..spec import SpecError, SpecIssue, parse_spec
+from ..spec.cluster import Cluster as _ClusterModel
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
 from .read import LiveCluster, LiveGovernance
 
 MAX_SPEC_NAME = 20
+# Governance-only mode (``cluster.existing``): import writes it where the spec model has it.
+EXISTING_SUPPORTED = "existing" in _ClusterModel.model_fields
+TASK_GOVERNANCE_ADDON = "amazon-sagemaker-hyperpod-taskgovernance"
+OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+
+
+@dataclass(frozen=True)
+class LiveNetwork:
+    """What governance-only mode needs beyond the clusters: the VPC's CIDR (EC2) and the installed add-ons."""
+
+    vpc_cidr: Optional[str]
+    addon_names: tuple[str, ...]
 _PLAIN = re.compile(r"^[a-z][a-z0-9._/-]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
@@ -90,9 +103,54 @@ def _partitioned_types(governance: LiveGovernance) -> dict[str, str]:
     return out
 
 
+def _existing_lines(cluster: LiveCluster, eks_cluster: dict[str, Any], network: LiveNetwork) -> list[str]:
+    """``cluster.existing`` from SageMaker and EKS ``DescribeCluster``, and the VPC's CIDR from EC2."""
+    vpc = eks_cluster.get("resourcesVpcConfig") or {}
+    subnets = list(vpc.get("subnetIds") or [])
+    sg = vpc.get("clusterSecurityGroupId")
+    sg_note = "the EKS cluster security group: its members reach the API on 443"
+    if not sg:
+        groups = list(vpc.get("securityGroupIds") or [])
+        sg = groups[0] if groups else "sg-REPLACE"
+        sg_note = ("guessed: the EKS cluster's first additional security group; it must let the kubectl handler "
+                   "reach the API on 443")
+    out = [
+        "  existing:  # governance-only mode: hyperpod-gov creates no capacity, it governs this cluster",
+        f"    hyperPodClusterArn: {_s(cluster.arn)}",
+        f"    eksClusterName: {_s(cluster.eks_cluster_name)}",
+        f"    vpcId: {_s(vpc.get('vpcId') or 'vpc-REPLACE')}",
+        f"    subnetIds: [{', '.join(_s(x) for x in subnets)}]  # the EKS cluster's subnets (they reach its "
+        "endpoint); the kubectl handler runs in them: keep private ones",
+        f"    securityGroupId: {_s(sg)}  # {sg_note}",
+    ]
+    names = set(network.addon_names)
+    installs = []
+    if TASK_GOVERNANCE_ADDON not in names:
+        installs.append(f"      scheduler: true  # {TASK_GOVERNANCE_ADDON} is not installed: hyperpod-gov installs it "
+                        "(preflight checks that no self-managed Kueue runs)")
+    if OBSERVABILITY_ADDON not in names:
+        installs.append(f"      observability: false  # {OBSERVABILITY_ADDON} is not installed; true installs it "
+                        "(the dashboards' Kueue and node metrics)")
+    if installs:
+        out += ["    installs:", *installs]
+    version = eks_cluster.get("version")
+    out.append(f"  kubernetesVersion: {json.dumps(version)}  # from EKS cluster {cluster.eks_cluster_name}" if version
+               else '  kubernetesVersion: "1.33"  # guessed: the EKS cluster did not report its version')
+    if network.vpc_cidr:
+        out.append(f"  vpc: {{cidr: {_s(network.vpc_cidr)}}}  # from EC2 DescribeVpcs (the teams' NetworkPolicies "
+                   "allow HTTPS to it)")
+    else:
+        out.append("  # vpc: {cidr: REPLACE}  # the CIDR of the VPC (EC2 did not say): required with existing")
+    return out
+
+
 def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
-                   partitioned: Optional[dict[str, str]] = None) -> list[str]:
+                   partitioned: Optional[dict[str, str]] = None, network: Optional[LiveNetwork] = None) -> list[str]:
     out = ["cluster:", f"  name: {_s(cluster.name)}"]
+    if network is not None:
+        out += _existing_lines(cluster, eks_cluster or {}, network)
+        out.append("  instanceGroups:  # as the cluster has them (the quota checks use them)")
+        return out + _group_lines(cluster, partitioned)
     if cluster.eks_cluster_name != f"{cluster.name}-eks":
         out.append(f"  # the EKS cluster is {cluster.eks_cluster_name}; hyperpod-gov names it {cluster.name}-eks "
                    "(drift reports this as a Cluster change)")
@@ -119,6 +177,11 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
         f'  # admins: ["arn:{cluster.partition}:iam::{cluster.account}:role/PlatformAdmin"]',
         "  instanceGroups:",
     ]
+    return out + _group_lines(cluster, partitioned)
+
+
+def _group_lines(cluster: LiveCluster, partitioned: Optional[dict[str, str]]) -> list[str]:
+    out: list[str] = []
     for g in cluster.instance_groups:
         values = imported(INSTANCE_GROUP, g)
         name = values.get("name", "")
@@ -255,8 +318,12 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
 
 
 def spec_from_live(cluster: LiveCluster, governance: LiveGovernance,
-                   eks_cluster: Optional[dict[str, Any]] = None) -> ImportResult:
-    """The spec of a live cluster as commented YAML, and what ``load_spec`` would find wrong with it."""
+                   eks_cluster: Optional[dict[str, Any]] = None, network: Optional[LiveNetwork] = None) -> ImportResult:
+    """The spec of a live cluster as commented YAML, and what ``load_spec`` would find wrong with it.
+
+    With ``network`` the spec governs the cluster as it is (``cluster.existing``); without, it describes a
+    cluster hyperpod-gov would create like it.
+    """
     policy = governance.policies[0] if governance.policies else None
     name, why = _spec_name(cluster, policy)
     lines = [
@@ -271,7 +338,7 @@ def spec_from_live(cluster: LiveCluster, governance: LiveGovernance,
         "  # consumers: accounts whose roles workloads assume cross-account (not held by the cluster)",
         f'  # consumers:\n  #   - {{name: data, id: "222222222222", region: {_s(cluster.region)}}}',
     ]
-    lines += _cluster_lines(cluster, eks_cluster, _partitioned_types(governance))
+    lines += _cluster_lines(cluster, eks_cluster, _partitioned_types(governance), network)
     lines += _scheduler_lines(governance.policies)
     seen: set[str] = set()
     team_lines: list[str] = []

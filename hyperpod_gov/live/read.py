@@ -162,3 +162,13 @@ def read_eks(ek: Caller, eks_cluster_name: str, *, service_accounts: tuple[tuple
 def read_eks_cluster(ek: Caller, eks_cluster_name: str) -> Optional[dict[str, Any]]:
     """``DescribeCluster`` of the EKS cluster (import reads its Kubernetes version and endpoint access)."""
     return ek.call("describe_cluster", name=eks_cluster_name).get("cluster")
+
+
+def read_vpc_cidr(ec2: Caller, vpc_id: str) -> Optional[str]:
+    """The primary IPv4 CIDR of the VPC (EC2 ``DescribeVpcs``); None if EC2 does not list it."""
+    vpcs = ec2.call("describe_vpcs", VpcIds=[vpc_id]).get("Vpcs") or []
+    return vpcs[0].get("CidrBlock") if vpcs else None
+
+
+def read_addon_names(ek: Caller, eks_cluster_name: str) -> tuple[str, ...]:
+    return tuple(sorted(ek.pages("list_addons", "addons", clusterName=eks_cluster_name)))

@@ -21,30 +21,33 @@ class Aws:
     """A SageMaker and an EKS client, each wrapped in a Stubber, and the operations they were asked for."""
 
     def __init__(self) -> None:
-        self.sagemaker, self.eks = clients()
-        self.sm_stub, self.eks_stub = Stubber(self.sagemaker), Stubber(self.eks)
+        self.sagemaker, self.eks, self.ec2 = clients()
+        self.sm_stub, self.eks_stub, self.ec2_stub = Stubber(self.sagemaker), Stubber(self.eks), Stubber(self.ec2)
         self.operations: list[str] = []
-        for client in (self.sagemaker, self.eks):
+        for client in (self.sagemaker, self.eks, self.ec2):
             client.meta.events.register("before-parameter-build", self._record)
 
     def _record(self, model: Any, **_: Any) -> None:
         self.operations.append(model.name)
 
     def factory(self, service: str) -> Any:
-        return {"sagemaker": self.sagemaker, "eks": self.eks}[service]
+        return {"sagemaker": self.sagemaker, "eks": self.eks, "ec2": self.ec2}[service]
+
+    def stubs(self) -> tuple[Stubber, ...]:
+        return (self.sm_stub, self.eks_stub, self.ec2_stub)
 
     def __enter__(self) -> "Aws":
-        self.sm_stub.activate()
-        self.eks_stub.activate()
+        for stub in self.stubs():
+            stub.activate()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.sm_stub.deactivate()
-        self.eks_stub.deactivate()
+        for stub in self.stubs():
+            stub.deactivate()
 
     def assert_all_used(self) -> None:
-        self.sm_stub.assert_no_pending_responses()
-        self.eks_stub.assert_no_pending_responses()
+        for stub in self.stubs():
+            stub.assert_no_pending_responses()
 
 
 @pytest.fixture
@@ -71,13 +74,18 @@ def queue_drift(aws: Aws, spec: Any, plan: Any, fake: FakeCluster, page_size: in
                planned_service_accounts=tuple((i.namespace, i.service_account) for i in expected.pod_identities))
 
 
-def queue_import(aws: Aws, fake: FakeCluster, **kw: Any) -> None:
-    stub_import(aws.sm_stub, aws.eks_stub, fake, **kw)
+def queue_import(aws: Aws, fake: FakeCluster, *, existing: bool = False, **kw: Any) -> None:
+    """What import reads; with ``existing``, governance-only mode's EC2 and add-on reads too."""
+    stub_import(aws.sm_stub, aws.eks_stub, fake, ec2=aws.ec2_stub if existing else None, **kw)
 
 
-def drift_args(*argv: str) -> argparse.Namespace:
-    return configure_drift(argparse.ArgumentParser(prog="hyperpod-gov drift")).parse_args(list(argv))
+def drift_args(*argv: str, kubernetes: bool = False) -> argparse.Namespace:
+    """drift's arguments; the AWS-side tests add --no-kubernetes (tests/live/test_k8s.py covers that side)."""
+    extra = [] if kubernetes else ["--no-kubernetes"]
+    return configure_drift(argparse.ArgumentParser(prog="hyperpod-gov drift")).parse_args([*argv, *extra])
 
 
-def import_args(*argv: str) -> argparse.Namespace:
-    return configure_import(argparse.ArgumentParser(prog="hyperpod-gov import")).parse_args(list(argv))
+def import_args(*argv: str, existing: bool = False) -> argparse.Namespace:
+    """import's arguments; without ``existing`` the spec is for a new cluster like the live one (--new-cluster)."""
+    extra = [] if existing else ["--new-cluster"]
+    return configure_import(argparse.ArgumentParser(prog="hyperpod-gov import")).parse_args([*argv, *extra])

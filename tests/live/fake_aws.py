@@ -48,6 +48,10 @@ class FakeCluster:
     associations: list[dict[str, Any]]  # DescribePodIdentityAssociation.association
     addons: list[dict[str, Any]]  # DescribeAddon.addon
     eks_version: str = "1.33"
+    vpc_id: str = "vpc-0123456789abcdef0"
+    vpc_cidr: str = "10.192.0.0/16"
+    subnet_ids: tuple[str, ...] = ("subnet-0aaa1111111111111", "subnet-0bbb2222222222222")
+    cluster_security_group: str = "sg-0c1a55e7000000000"
     vanished: set[str] = field(default_factory=set)  # ids listed, then deleted before their Describe
 
     @property
@@ -192,11 +196,11 @@ def cluster_from_plan(plan: Any) -> FakeCluster:
 # --- clients and Stubber queues -----------------------------------------------------------------
 
 
-def clients() -> tuple[Any, Any]:
-    """Real botocore clients (fake credentials, never sent: Stubber answers first)."""
+def clients() -> tuple[Any, Any, Any]:
+    """Real botocore clients (fake credentials, never sent: Stubber answers first): SageMaker, EKS, EC2."""
     kw = dict(region_name=REGION, aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="secret",
               config=RETRY_CONFIG)
-    return boto3.client("sagemaker", **kw), boto3.client("eks", **kw)
+    return boto3.client("sagemaker", **kw), boto3.client("eks", **kw), boto3.client("ec2", **kw)
 
 
 def _pages(items: list[Any], size: Optional[int]) -> list[list[Any]]:
@@ -281,11 +285,18 @@ def stub_drift(sm: Stubber, ek: Stubber, fake: FakeCluster, *, described_addons:
 
 
 def stub_import(sm: Stubber, ek: Stubber, fake: FakeCluster, *, page_size: Optional[int] = None,
-                endpoint: Optional[dict[str, Any]] = None) -> None:
-    """Queue every response import reads, in its order."""
+                endpoint: Optional[dict[str, Any]] = None, ec2: Optional[Stubber] = None) -> None:
+    """Queue every response import reads, in its order (with ``ec2``: governance-only mode's reads too)."""
     sm.add_response("describe_cluster", fake.describe_cluster(), {"ClusterName": fake.name})
     stub_governance(sm, fake, page_size)
+    vpc = {"vpcId": fake.vpc_id, "subnetIds": list(fake.subnet_ids),
+           "clusterSecurityGroupId": fake.cluster_security_group}
     ek.add_response("describe_cluster", {"cluster": {
         "name": fake.eks_name, "arn": fake.eks_arn, "version": fake.eks_version, "status": "ACTIVE",
-        "resourcesVpcConfig": endpoint or {"endpointPublicAccess": False, "endpointPrivateAccess": True},
+        "resourcesVpcConfig": {**vpc, **(endpoint or {"endpointPublicAccess": False, "endpointPrivateAccess": True})},
     }}, {"name": fake.eks_name})
+    if ec2 is not None:
+        ec2.add_response("describe_vpcs", {"Vpcs": [{"VpcId": fake.vpc_id, "CidrBlock": fake.vpc_cidr}]},
+                         {"VpcIds": [fake.vpc_id]})
+        ek.add_response("list_addons", {"addons": sorted(a["addonName"] for a in fake.addons)},
+                        {"clusterName": fake.eks_name})

@@ -265,6 +265,7 @@ def test_text_output_groups_by_team_then_resource_in_words(aws, enterprise_live,
         "the spec says [hyperpod-ns-speech-viewers]\n"
         "team vision\n"
         "  compute quota: on the cluster, not in the spec (made by hand or in the console?)\n"
+        "Kubernetes side: not checked: not asked (--no-kubernetes)\n"
     )
 
 

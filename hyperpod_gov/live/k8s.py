@@ -1,0 +1,454 @@
+"""The Kubernetes side of drift: the objects hyperpod-gov owns, read with the official ``kubernetes`` client.
+
+Only GET requests (list and get): drift never changes the cluster. The API is reached either with a kubeconfig
+(``--kubeconfig``, or the usual ``KUBECONFIG`` / ``~/.kube/config`` when its context points at the spec's EKS
+cluster) or with a token made the way ``aws eks get-token`` makes it: a presigned STS ``GetCallerIdentity`` URL
+carrying the ``x-k8s-aws-id`` header (EKS user guide, "Grant IAM users access to Kubernetes with EKS access
+entries" / aws-iam-authenticator's token format), with the endpoint and CA from EKS ``DescribeCluster``.
+
+What is compared: for each team object, the member ``charts/fields.py``'s ``TEAM_OBJECTS`` says the spec governs
+(its planned value); for each cluster-wide object of ``charts.render(plan).cluster``, its body (every top-level
+member but ``apiVersion``, ``kind``, ``metadata``, ``status``). Values are compared as a subset: a mapping
+matches when every key the plan writes has the planned value (the API server adds defaults such as a
+ValidatingAdmissionPolicy's ``failurePolicy``); lists must have the same length and match item by item (an
+extra RoleBinding subject is drift).
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..plan import Plan, names
+from .aws import Caller, ClientFactory, LiveError
+from .drift import DriftItem
+
+MANAGED_BY_KEY, MANAGED_BY_VALUE = "app.kubernetes.io/managed-by", "hyperpod-gov"
+K8S_AWS_ID_HEADER = "x-k8s-aws-id"
+TOKEN_PREFIX = "k8s-aws-v1."
+PAGE_LIMIT = 500
+REQUEST_TIMEOUT = 15  # seconds per request; an unreachable private endpoint should not hang drift
+
+# kind -> (plural, namespaced): every kind the charts emit. A test renders both examples and checks that each
+# rendered kind is here, so a new kind cannot be emitted without drift reading it.
+KINDS: dict[str, tuple[str, bool]] = {
+    "Namespace": ("namespaces", False),
+    "ServiceAccount": ("serviceaccounts", True),
+    "Role": ("roles", True),
+    "RoleBinding": ("rolebindings", True),
+    "ClusterRole": ("clusterroles", False),
+    "ClusterRoleBinding": ("clusterrolebindings", False),
+    "NetworkPolicy": ("networkpolicies", True),
+    "ValidatingAdmissionPolicy": ("validatingadmissionpolicies", False),
+    "ValidatingAdmissionPolicyBinding": ("validatingadmissionpolicybindings", False),
+    "ResourceFlavor": ("resourceflavors", False),
+    "WorkloadPriorityClass": ("workloadpriorityclasses", False),
+    "ClusterQueue": ("clusterqueues", False),
+    "LocalQueue": ("localqueues", True),
+}
+# The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
+API_VERSIONS: dict[str, str] = {
+    "Namespace": "v1", "ServiceAccount": "v1",
+    "Role": "rbac.authorization.k8s.io/v1", "RoleBinding": "rbac.authorization.k8s.io/v1",
+    "ClusterRole": "rbac.authorization.k8s.io/v1", "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
+    "ValidatingAdmissionPolicy": "admissionregistration.k8s.io/v1",
+    "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
+}
+KUEUE_KINDS = ("ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue")
+_BODY_SKIP = {"apiVersion", "kind", "metadata", "status"}
+
+
+class KubeUnavailable(Exception):
+    """The Kubernetes API could not be reached or read; ``reason`` says why and what to do."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+# --- what the plan puts on the cluster ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedObject:
+    kind: str
+    api_version: str
+    namespace: str  # "" for cluster-scoped objects
+    name: str
+    team: Optional[str]
+    members: dict[str, Any]  # dotted member path -> planned value (empty: presence only)
+    labels: dict[str, str]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+    @property
+    def display(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def _body(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sorted(manifest.items()) if k not in _BODY_SKIP}
+
+
+def planned_kubernetes(plan: Plan) -> tuple[PlannedObject, ...]:
+    """Every object the charts render for the plan, with the members drift compares."""
+    from ..charts import render
+    from ..charts.fields import planned_objects
+
+    manifests = render(plan)
+    out: list[PlannedObject] = []
+    for m in manifests.cluster:
+        meta = m["metadata"]
+        out.append(PlannedObject(m["kind"], m["apiVersion"], meta.get("namespace", ""), meta["name"], None,
+                                 _body(m), dict(meta.get("labels") or {})))
+    teams = {t.name: t for t in plan.tenants}
+    for team_name, objs in manifests.teams.items():
+        rows = planned_objects(plan, teams[team_name])
+        for m in objs:
+            meta = m["metadata"]
+            found = rows.get((m["kind"], meta["name"]))
+            if found is None:  # pragma: no cover - charts/fields.py's test keeps manifests and rows together
+                raise AssertionError(f"{m['kind']} {meta['name']} has no row in TEAM_OBJECTS")
+            row, value = found
+            members = {row.member: value} if row.member and value is not None else {}
+            out.append(PlannedObject(m["kind"], m["apiVersion"], meta.get("namespace", ""), meta["name"], team_name,
+                                     members, dict(meta.get("labels") or {})))
+    return tuple(out)
+
+
+def kinds_to_read(plan: Plan, planned: tuple[PlannedObject, ...]) -> dict[str, str]:
+    """kind -> apiVersion of every kind drift lists: the planned kinds, and those the mode could own."""
+    kinds = {k: v for k, v in API_VERSIONS.items() if k != "Namespace" or plan.owns_namespaces}
+    if plan.emits_kueue_objects:
+        from ..plan.kueue import KUEUE_API
+
+        kinds.update({k: KUEUE_API for k in KUEUE_KINDS})
+    for p in planned:
+        kinds[p.kind] = p.api_version
+    return dict(sorted(kinds.items()))
+
+
+# --- reading the API ---------------------------------------------------------------------------
+
+
+def _path(api_version: str, kind: str, namespace: str = "", name: str = "") -> str:
+    plural, namespaced = KINDS[kind]
+    base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    ns = f"/namespaces/{namespace}" if namespaced and namespace else ""
+    return f"{base}{ns}/{plural}" + (f"/{name}" if name else "")
+
+
+class KubeApi:
+    """GET-only access to the Kubernetes API through the official client's ``ApiClient`` (auth, TLS, proxy)."""
+
+    def __init__(self, api_client: Any, via: str):
+        self.api_client = api_client
+        self.via = via  # how it was reached, for the report
+
+    def get_json(self, path: str, query: Optional[list[tuple[str, Any]]] = None) -> Optional[dict[str, Any]]:
+        """The JSON at ``path``; None on 404. Raises ``KubeUnavailable`` with the request and a fix."""
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        api = self.api_client
+        try:
+            method, url, headers, body, post = api.param_serialize(
+                "GET", path, query_params=query or [], header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"])
+            response = api.call_api(method, url, headers, body, post, _request_timeout=REQUEST_TIMEOUT)
+            response.read()
+            status, data = response.status, response.data
+        except ApiException as exc:
+            status, data = exc.status, (exc.body or b"")
+        except (HTTPError, OSError) as exc:
+            raise KubeUnavailable(f"GET {path}: the Kubernetes API at {api.configuration.host} could not be "
+                                  f"reached ({type(exc).__name__}: {exc}); check the network path to the "
+                                  "endpoint (a private endpoint needs a VPN or a host in the VPC)") from None
+        if status == 404:
+            return None
+        if status in (401, 403):
+            verb = "authenticate" if status == 401 else "authorize"
+            raise KubeUnavailable(f"GET {path}: the API server did not {verb} the request (HTTP {status}: "
+                                  f"{_message(data)}); drift needs get and list on this resource (e.g. the "
+                                  "view ClusterRole plus read on RBAC and admission policies), through an EKS "
+                                  "access entry for the identity you run as")
+        if status >= 300:
+            raise KubeUnavailable(f"GET {path}: HTTP {status} ({_message(data)}); run again, or check the API "
+                                  "server's health")
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise KubeUnavailable(f"GET {path}: the answer is not JSON; is {api.configuration.host} a Kubernetes "
+                                  "API server?") from None
+
+    def list(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        """Every object of ``kind`` in every namespace (paged with limit/continue); [] if the API lacks the kind."""
+        path, items, token = _path(api_version, kind), [], None
+        while True:
+            query: list[tuple[str, Any]] = [("limit", PAGE_LIMIT)] + ([("continue", token)] if token else [])
+            page = self.get_json(path, query)
+            if page is None:  # the resource type is not served (e.g. Kueue's CRDs not installed)
+                return []
+            items += page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> Optional[dict[str, Any]]:
+        return self.get_json(_path(api_version, kind, namespace, name))
+
+
+def _message(data: Any) -> str:
+    try:
+        return str(json.loads(data).get("message") or "").strip() or "no message"
+    except (ValueError, AttributeError):
+        return "no message"
+
+
+def _client_from_configuration(configuration: Any) -> Any:
+    from kubernetes.client import ApiClient
+
+    return ApiClient(configuration)
+
+
+def connect_kubeconfig(path: str, context: Optional[str] = None) -> KubeApi:
+    """The API as the kubeconfig's (current or named) context reaches it. Raises ``KubeUnavailable``."""
+    from kubernetes import config as kube_config
+    from kubernetes.client import Configuration
+
+    configuration = Configuration()
+    try:
+        kube_config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                     persist_config=False)
+    except (kube_config.ConfigException, OSError, ValueError, TypeError) as exc:
+        raise KubeUnavailable(f"the kubeconfig {path} could not be used ({exc}); check the file and --context, "
+                              "or run `aws eks update-kubeconfig --name <EKS cluster>`") from None
+    label = f"kubeconfig {path}" + (f" (context {context})" if context else "")
+    return KubeApi(_client_from_configuration(configuration), label)
+
+
+def kubeconfig_server(path: str, context: Optional[str] = None) -> Optional[str]:
+    """The API server URL of the kubeconfig's context, or None if the file cannot say."""
+    try:
+        from kubernetes import config as kube_config
+
+        contexts, current = kube_config.list_kube_config_contexts(config_file=path)
+        chosen = next((c for c in contexts if c["name"] == context), None) if context else current
+        if not chosen:
+            return None
+        import yaml
+
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        cluster = chosen["context"].get("cluster")
+        for c in loaded.get("clusters") or []:
+            if c.get("name") == cluster:
+                return str((c.get("cluster") or {}).get("server") or "") or None
+    except Exception:  # an unreadable default kubeconfig only means: use the EKS token instead
+        return None
+    return None
+
+
+def default_kubeconfig() -> Optional[str]:
+    """``KUBECONFIG``'s first file, else ``~/.kube/config``, if it exists (the kubectl default)."""
+    env = os.environ.get("KUBECONFIG", "")
+    candidates = [p for p in env.split(os.pathsep) if p] or [str(Path.home() / ".kube" / "config")]
+    return next((p for p in candidates if Path(p).is_file()), None)
+
+
+def eks_token(sts_client: Any, eks_cluster_name: str, expires: int = 60) -> str:
+    """A bearer token for the EKS API, as ``aws eks get-token`` makes it.
+
+    A presigned STS ``GetCallerIdentity`` GET URL whose signed headers include ``x-k8s-aws-id: <cluster>``,
+    base64url-encoded without padding, prefixed ``k8s-aws-v1.``. Presigning is local (no call is made); EKS
+    calls STS with the URL to learn who the caller is.
+    """
+
+    def keep_cluster_id(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        if K8S_AWS_ID_HEADER in params:
+            context[K8S_AWS_ID_HEADER] = params.pop(K8S_AWS_ID_HEADER)
+
+    def add_cluster_header(request: Any, **_: Any) -> None:
+        if K8S_AWS_ID_HEADER in request.context:
+            request.headers[K8S_AWS_ID_HEADER] = request.context[K8S_AWS_ID_HEADER]
+
+    events = sts_client.meta.events
+    events.register("provide-client-params.sts.GetCallerIdentity", keep_cluster_id, unique_id="hpg-k8s-id-1")
+    events.register("before-sign.sts.GetCallerIdentity", add_cluster_header, unique_id="hpg-k8s-id-2")
+    url = sts_client.generate_presigned_url("get_caller_identity", Params={K8S_AWS_ID_HEADER: eks_cluster_name},
+                                            ExpiresIn=expires, HttpMethod="GET")
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(url.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def connect_eks(eks_cluster: dict[str, Any], sts_client: Any) -> KubeApi:
+    """The API at the EKS cluster's endpoint, with its CA and a token from STS. Raises ``KubeUnavailable``."""
+    from botocore.exceptions import BotoCoreError, ClientError
+    from kubernetes.client import Configuration
+
+    name = eks_cluster.get("name", "")
+    endpoint = eks_cluster.get("endpoint")
+    if not endpoint:
+        raise KubeUnavailable(f"EKS DescribeCluster gives cluster {name} no endpoint (status "
+                              f"{eks_cluster.get('status', 'unknown')}); wait until it is ACTIVE")
+    try:
+        token = eks_token(sts_client, name)
+    except (BotoCoreError, ClientError) as exc:
+        raise KubeUnavailable(f"no EKS token could be made ({exc}); check the AWS credentials") from None
+    configuration = Configuration()
+    configuration.host = endpoint
+    configuration.api_key = {"BearerToken": token}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    ca = (eks_cluster.get("certificateAuthority") or {}).get("data")
+    if ca:
+        handle, ca_path = tempfile.mkstemp(prefix="hpg-eks-ca-", suffix=".pem")
+        with os.fdopen(handle, "wb") as f:
+            f.write(base64.b64decode(ca))
+        atexit.register(_remove, ca_path)  # the client reads it when it opens connections, so keep it until exit
+        configuration.ssl_ca_cert = ca_path
+    return KubeApi(_client_from_configuration(configuration), f"EKS token for {name} at {endpoint}")
+
+
+# --- comparing ---------------------------------------------------------------------------------
+
+
+def _member(obj: dict[str, Any], path: str) -> Any:
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def matches(planned: Any, live: Any) -> bool:
+    """``live`` holds ``planned``: mappings by the planned keys (server defaults ignored), lists item by item."""
+    if isinstance(planned, dict):
+        return isinstance(live, dict) and all(matches(v, live.get(k)) for k, v in planned.items())
+    if isinstance(planned, (list, tuple)):
+        return (isinstance(live, list) and len(live) == len(planned)
+                and all(matches(p, a) for p, a in zip(planned, live)))
+    if planned is None:
+        return live is None or live == {} or live == []
+    # Kubernetes quantities and int-or-string members may come back as strings ("8" for 8).
+    return planned == live or (not isinstance(planned, bool) and str(planned) == str(live))
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return dict(((obj.get("metadata") or {}).get("labels")) or {})
+
+
+def owned(obj: dict[str, Any]) -> bool:
+    """An object carrying hyperpod-gov's labels: the managed-by label, or the team label."""
+    labels = _labels(obj)
+    return labels.get(MANAGED_BY_KEY) == MANAGED_BY_VALUE or names.TEAM_LABEL in labels
+
+
+@dataclass(frozen=True)
+class LiveKubernetes:
+    objects: dict[tuple[str, str, str], dict[str, Any]]  # (kind, namespace, name) -> the object as the API gives it
+
+
+def read_kubernetes(api: KubeApi, kinds: dict[str, str]) -> LiveKubernetes:
+    """Every object of the kinds drift reads (one list per kind, across namespaces)."""
+    objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for kind, api_version in kinds.items():
+        namespaced = KINDS[kind][1]
+        for obj in api.list(api_version, kind):
+            meta = obj.get("metadata") or {}
+            objects[(kind, meta.get("namespace", "") if namespaced else "", meta.get("name", ""))] = obj
+    return LiveKubernetes(objects)
+
+
+def _team_of(key: tuple[str, str, str], obj: dict[str, Any]) -> Optional[str]:
+    team = _labels(obj).get(names.TEAM_LABEL)
+    if team:
+        return team
+    ns = key[1] or (key[2] if key[0] == "Namespace" else "")
+    return ns[len(names.NAMESPACE_PREFIX):] if ns.startswith(names.NAMESPACE_PREFIX) else None
+
+
+def compare_kubernetes(planned: tuple[PlannedObject, ...], live: LiveKubernetes) -> list[DriftItem]:
+    """Missing planned objects, changed governed members, and unplanned objects carrying hyperpod-gov's labels."""
+    items: list[DriftItem] = []
+    by_key = {p.key: p for p in planned}
+    for p in planned:
+        obj = live.objects.get(p.key)
+        if obj is None:
+            items.append(DriftItem(p.kind, p.display, "missing", team=p.team))
+            continue
+        for path, value in sorted(p.members.items()):
+            actual = _member(obj, path)
+            if not matches(value, actual):
+                items.append(DriftItem(p.kind, p.display, "changed", path, value, actual, team=p.team, label=path))
+    for key, obj in sorted(live.objects.items()):
+        if key not in by_key and owned(obj):
+            kind, ns, name = key
+            items.append(DriftItem(kind, f"{ns}/{name}" if ns else name, "unexpected", team=_team_of(key, obj)))
+    return items
+
+
+# --- the whole Kubernetes side -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KubernetesSide:
+    """What the Kubernetes side of drift did: checked (``via``) or not (``reason``), and what it found."""
+
+    checked: bool
+    via: str = ""
+    reason: str = ""
+    items: tuple[DriftItem, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checked": True, "via": self.via} if self.checked else {"checked": False, "reason": self.reason}
+
+
+Connector = Callable[[], KubeApi]
+
+
+def kubernetes_drift(plan: Plan, connect: Connector) -> KubernetesSide:
+    """Connect, read, compare. Never raises for an unreachable or unreadable API: says why it was not checked."""
+    try:
+        api = connect()
+        planned = planned_kubernetes(plan)
+        live = read_kubernetes(api, kinds_to_read(plan, planned))
+    except KubeUnavailable as exc:
+        return KubernetesSide(False, reason=exc.reason)
+    except LiveError as exc:  # EKS DescribeCluster (for the endpoint) failed
+        return KubernetesSide(False, reason=str(exc))
+    return KubernetesSide(True, via=api.via, items=tuple(compare_kubernetes(planned, live)))
+
+
+def connector(*, kubeconfig: Optional[str], context: Optional[str], clients: ClientFactory,
+              eks_cluster_name: str) -> Connector:
+    """How drift reaches the API: ``--kubeconfig`` if given; else the default kubeconfig when its context's
+    server is the spec's EKS cluster's endpoint (so another cluster's context is never compared); else an EKS
+    token from STS with the endpoint and CA of EKS ``DescribeCluster``."""
+
+    def connect() -> KubeApi:
+        if kubeconfig:
+            return connect_kubeconfig(kubeconfig, context)
+        described = Caller(clients("eks"), "eks").call("describe_cluster", name=eks_cluster_name).get("cluster") or {}
+        default = default_kubeconfig()
+        endpoint = (described.get("endpoint") or "").rstrip("/")
+        if default and endpoint and (kubeconfig_server(default, context) or "").rstrip("/") == endpoint:
+            return connect_kubeconfig(default, context)
+        return connect_eks(described, clients("sts"))
+
+    return connect
+

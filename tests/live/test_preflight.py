@@ -1,0 +1,291 @@
+"""preflight: each live prerequisite with botocore's Stubber (SageMaker, EKS, EC2) and the local Kubernetes API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+from types import SimpleNamespace
+from typing import Any, Callable, Iterator, Optional
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from hyperpod_gov.live.aws import RETRY_CONFIG
+from hyperpod_gov.live.k8s import connect_kubeconfig
+from hyperpod_gov.live.preflight import (SOURCES, configure_preflight, existing_checks, exit_code, run_preflight,
+                                         to_text)
+from hyperpod_gov.spec import GovernanceSpec
+from hyperpod_gov.spec.cluster import Cluster
+from tests.conftest import EXAMPLES
+
+from .fake_aws import WHEN
+from .fake_k8s import FakeKubernetes, kubeconfig
+
+ARN = "arn:aws:sagemaker:us-east-1:111111111111:cluster/a1b2c3d4e5f6"
+EKS = "ml-eks"
+VPC, OTHER_VPC = "vpc-0123456789abcdef0", "vpc-0fedcba9876543210"
+SUBNETS = ("subnet-0aaa1111111111111", "subnet-0bbb2222222222222")
+SG = "sg-0123456789abcdef0"
+HAS_EXISTING = "existing" in Cluster.model_fields
+
+
+class Live:
+    """What the stubbed APIs answer; tests change one member and expect one check to ask for a fix."""
+
+    def __init__(self) -> None:
+        self.orchestrator: Optional[dict[str, Any]] = {"Eks": {"ClusterArn": f"arn:aws:eks:us-east-1:111111111111:"
+                                                                             f"cluster/{EKS}"}}
+        self.auth_mode = "API_AND_CONFIG_MAP"
+        self.version = "1.31"
+        self.addons = ["amazon-sagemaker-hyperpod-taskgovernance", "coredns", "vpc-cni"]
+        self.private = True
+        self.eks_vpc = VPC
+        self.subnet_vpcs = {s: VPC for s in SUBNETS}
+        self.sg_vpc = VPC
+        self.subnet_missing = ""  # EC2 answers InvalidSubnetID.NotFound naming it
+
+
+def _spec(mode: str = "task-governance", version: str = "1.31", installs_scheduler: bool = False) -> Any:
+    # The spec's `existing` model lands with governance-only mode; until then the checks read this stand-in's
+    # attributes, which are the model's field names (test_a_real_existing_spec... runs the real one).
+    existing = SimpleNamespace(hyper_pod_cluster_arn=ARN, eks_cluster_name=EKS, vpc_id=VPC, subnet_ids=SUBNETS,
+                               security_group_id=SG,
+                               installs=SimpleNamespace(scheduler=installs_scheduler, observability=False))
+    return SimpleNamespace(cluster=SimpleNamespace(existing=existing, kubernetes_version=version, name="ml-cluster"),
+                           scheduler=SimpleNamespace(mode=mode))
+
+
+class Clients:
+    def __init__(self) -> None:
+        session = boto3.Session(aws_access_key_id="a", aws_secret_access_key="b", region_name="us-east-1")
+        self.clients = {s: session.client(s, config=RETRY_CONFIG) for s in ("sagemaker", "eks", "ec2")}
+        self.stubs = {s: Stubber(c) for s, c in self.clients.items()}
+        for stub in self.stubs.values():
+            stub.activate()
+
+    def __call__(self, service: str) -> Any:
+        return self.clients[service]
+
+    def queue(self, live: Live) -> None:
+        sm, ek, ec2 = self.stubs["sagemaker"], self.stubs["eks"], self.stubs["ec2"]
+        described: dict[str, Any] = {"ClusterArn": ARN, "ClusterName": "ml-cluster", "ClusterStatus": "InService",
+                                     "CreationTime": WHEN, "InstanceGroups": []}
+        if live.orchestrator:
+            described["Orchestrator"] = live.orchestrator
+        sm.add_response("describe_cluster", described, {"ClusterName": ARN})
+        if not live.orchestrator:
+            return
+        ek.add_response("describe_cluster", {"cluster": {
+            "name": EKS, "version": live.version, "accessConfig": {"authenticationMode": live.auth_mode},
+            "resourcesVpcConfig": {"vpcId": live.eks_vpc, "endpointPrivateAccess": live.private,
+                                   "clusterSecurityGroupId": "sg-0cluster000000000"}}}, {"name": EKS})
+        ek.add_response("list_addons", {"addons": live.addons}, {"clusterName": EKS})
+        if live.subnet_missing:
+            ec2.add_client_error("describe_subnets", "InvalidSubnetID.NotFound",
+                                 f"The subnet ID '{live.subnet_missing}' does not exist", 400,
+                                 expected_params={"SubnetIds": list(SUBNETS)})
+        elif live.eks_vpc == VPC:
+            ec2.add_response("describe_subnets", {"Subnets": [{"SubnetId": s, "VpcId": v}
+                                                              for s, v in live.subnet_vpcs.items()]},
+                             {"SubnetIds": list(SUBNETS)})
+        ec2.add_response("describe_security_groups", {"SecurityGroups": [{"GroupId": SG, "VpcId": live.sg_vpc}]},
+                         {"GroupIds": [SG]})
+
+    def assert_all_used(self) -> None:
+        for stub in self.stubs.values():
+            stub.assert_no_pending_responses()
+
+
+@pytest.fixture
+def kube(tmp_path) -> Iterator[tuple[FakeKubernetes, Callable[[], Any]]]:
+    fake = FakeKubernetes([])
+    url = fake.start()
+    path = tmp_path / "kubeconfig"
+    path.write_text(kubeconfig(url))
+    yield fake, lambda: connect_kubeconfig(str(path))
+    fake.stop()
+
+
+def _checks(live: Live, kube: Any, spec: Any = None) -> dict[str, Any]:
+    clients = Clients()
+    clients.queue(live)
+    checks = existing_checks(spec or _spec(), clients, kube)
+    clients.assert_all_used()
+    return {c.id: c for c in checks}
+
+
+def test_an_existing_cluster_that_meets_every_prerequisite_passes(kube):
+    checks = _checks(Live(), kube[1])
+    assert {c: v.status for c, v in checks.items()} == {
+        "hyperpod-cluster": "pass", "authentication-mode": "pass", "kubernetes-version": "pass", "addons": "pass",
+        "kueue": "pass", "endpoint-access": "pass", "subnets": "pass", "security-group": "pass"}
+    assert exit_code(list(checks.values())) == 0
+    assert all(c.source == SOURCES[c.id] and c.source for c in checks.values())
+    assert {m for m, _, _ in kube[0].requests} == {"GET"}
+
+
+def _kueue_runs(fake: FakeKubernetes) -> None:
+    fake.raw["/api/v1/namespaces/kueue-system"] = {"apiVersion": "v1", "kind": "Namespace",
+                                                   "metadata": {"name": "kueue-system"}}
+    fake.raw["/apis/apps/v1/namespaces/kueue-system/deployments/kueue-controller-manager"] = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"}}
+
+
+FAILURES: list[tuple[str, Callable[[Live], None], str, str]] = [
+    ("config-map-auth", lambda l: setattr(l, "auth_mode", "CONFIG_MAP"), "authentication-mode",
+     "authenticationMode=API_AND_CONFIG_MAP"),
+    ("old-kubernetes", lambda l: setattr(l, "version", "1.29"), "kubernetes-version", "upgrade"),
+    ("version-not-the-spec's", lambda l: setattr(l, "version", "1.32"), "kubernetes-version",
+     'kubernetesVersion: "1.32"'),
+    ("no-task-governance-addon", lambda l: l.addons.remove("amazon-sagemaker-hyperpod-taskgovernance"), "addons",
+     "installs.scheduler: true"),
+    ("no-private-endpoint", lambda l: setattr(l, "private", False), "endpoint-access", "endpointPrivateAccess=true"),
+    ("subnet-in-another-vpc", lambda l: l.subnet_vpcs.update({SUBNETS[1]: OTHER_VPC}), "subnets", SUBNETS[1]),
+    ("subnet-not-found", lambda l: setattr(l, "subnet_missing", SUBNETS[0]), "subnets", SUBNETS[0]),
+    ("eks-in-another-vpc", lambda l: setattr(l, "eks_vpc", OTHER_VPC), "subnets", f"vpcId: {OTHER_VPC}"),
+    ("security-group-elsewhere", lambda l: setattr(l, "sg_vpc", OTHER_VPC), "security-group", "sg-0cluster"),
+    ("another-eks-cluster", lambda l: l.orchestrator["Eks"].update(
+        ClusterArn="arn:aws:eks:us-east-1:111111111111:cluster/other"), "hyperpod-cluster", "eksClusterName: other"),
+]
+
+
+@pytest.mark.parametrize("change,check,fix", [f[1:] for f in FAILURES], ids=[f[0] for f in FAILURES])
+def test_each_unmet_prerequisite_is_one_fix(kube, change, check, fix):
+    live = Live()
+    change(live)
+    if check == "hyperpod-cluster":  # the other EKS cluster is then the one described
+        live_checks = _checks_other_eks(live, kube[1])
+    else:
+        live_checks = _checks(live, kube[1])
+    assert [c for c, v in live_checks.items() if v.status != "pass"] == [check]
+    assert fix in f"{live_checks[check].detail} {live_checks[check].fix}"
+    assert exit_code(list(live_checks.values())) == 1
+
+
+def _checks_other_eks(live: Live, kube: Any) -> dict[str, Any]:
+    clients = Clients()
+    clients.queue(live)
+    # queue() stubbed EKS for the spec's name; the HyperPod cluster names "other": answer for that name.
+    ek = clients.stubs["eks"]
+    ek.deactivate()
+    clients.stubs["eks"] = ek = Stubber(clients.clients["eks"])
+    ek.add_response("describe_cluster", {"cluster": {"name": "other", "version": live.version,
+                                                     "accessConfig": {"authenticationMode": live.auth_mode},
+                                                     "resourcesVpcConfig": {"vpcId": VPC,
+                                                                            "endpointPrivateAccess": True}}},
+                    {"name": "other"})
+    ek.add_response("list_addons", {"addons": live.addons}, {"clusterName": "other"})
+    ek.activate()
+    checks = existing_checks(_spec(), clients, kube)
+    clients.assert_all_used()
+    return {c.id: c for c in checks}
+
+
+def test_task_governance_addon_next_to_a_self_managed_kueue_is_a_fix(kube):
+    _kueue_runs(kube[0])
+    checks = _checks(Live(), kube[1])
+    assert [c for c, v in checks.items() if v.status != "pass"] == ["addons"]
+    assert "uninstall the self-managed Kueue first" in checks["addons"].fix
+    assert checks["kueue"].detail.startswith("Kueue runs")
+
+
+def test_installing_the_addon_where_kueue_runs_is_a_fix_too(kube):
+    _kueue_runs(kube[0])
+    live = Live()
+    live.addons.remove("amazon-sagemaker-hyperpod-taskgovernance")
+    checks = _checks(live, kube[1], _spec(installs_scheduler=True))
+    assert checks["addons"].status == "fix" and "would be installed" in checks["addons"].detail
+
+
+def test_kueue_mode_with_the_addon_installed_is_a_fix(kube):
+    checks = _checks(Live(), kube[1], _spec(mode="kueue"))
+    assert [c for c, v in checks.items() if v.status != "pass"] == ["addons"]
+
+
+def test_an_unreachable_kubernetes_api_is_not_checked_exit_2(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "kubeconfig"
+    path.write_text(kubeconfig(f"http://127.0.0.1:{port}"))
+    checks = _checks(Live(), lambda: connect_kubeconfig(str(path)))
+    assert checks["kueue"].status == "not checked" and "could not be reached" in checks["kueue"].detail
+    assert exit_code(list(checks.values())) == 2
+    assert exit_code([*checks.values(), *_checks(Live(), None, _spec(version="1.32")).values()]) == 1
+
+
+def test_no_kubernetes_skips_the_kueue_check():
+    checks = _checks(Live(), None)
+    assert checks["kueue"].status == "skipped" and exit_code(list(checks.values())) == 0
+    assert "--  kueue: not asked" in to_text(list(checks.values()))
+
+
+def test_a_slurm_cluster_is_a_fix():
+    live = Live()
+    live.orchestrator = None
+    checks = _checks(live, None)
+    assert list(checks) == ["hyperpod-cluster"] and "not orchestrated by EKS" in checks["hyperpod-cluster"].detail
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    return configure_preflight(argparse.ArgumentParser(prog="hyperpod-gov preflight")).parse_args(list(argv))
+
+
+def _new_cluster_clients(hyperpod_exists: bool) -> Clients:
+    clients = Clients()
+    if hyperpod_exists:
+        clients.stubs["sagemaker"].add_response("describe_cluster", {
+            "ClusterArn": ARN, "ClusterName": "ml-cluster", "ClusterStatus": "InService", "CreationTime": WHEN,
+            "InstanceGroups": []}, {"ClusterName": "ml-cluster"})
+    else:
+        clients.stubs["sagemaker"].add_client_error("describe_cluster", "ResourceNotFound", "not found",
+                                                    expected_params={"ClusterName": "ml-cluster"})
+    clients.stubs["eks"].add_client_error("describe_cluster", "ResourceNotFoundException", "No cluster found",
+                                          404, expected_params={"name": "ml-cluster-eks"})
+    return clients
+
+
+def test_a_cluster_hyperpod_gov_creates_checks_that_its_names_are_free(capsys):
+    clients = _new_cluster_clients(hyperpod_exists=False)
+    assert run_preflight(_args(str(EXAMPLES / "enterprise.yaml"), "--format", "json"), clients=clients) == 0
+    clients.assert_all_used()
+    out = json.loads(capsys.readouterr().out)["checks"]
+    assert [(c["check"], c["status"]) for c in out] == [("names-free", "pass")]
+    assert "nothing else runs before the first deploy" in out[0]["detail"]
+
+
+def test_a_taken_name_is_a_fix_pointing_at_import(capsys):
+    clients = _new_cluster_clients(hyperpod_exists=True)
+    assert run_preflight(_args(str(EXAMPLES / "enterprise.yaml")), clients=clients) == 1
+    out = capsys.readouterr().out
+    assert "FIX names-free: HyperPod cluster ml-cluster exist" in out and "cluster.existing" in out
+
+
+def test_access_denied_names_the_call_and_the_iam_action_and_exits_2(capsys):
+    clients = Clients()
+    clients.stubs["sagemaker"].add_client_error("describe_cluster", "AccessDeniedException", "not authorized")
+    assert run_preflight(_args(str(EXAMPLES / "enterprise.yaml")), clients=clients) == 2
+    err = capsys.readouterr().err
+    assert "DescribeCluster: access denied" in err and "grant sagemaker:DescribeCluster" in err
+
+
+@pytest.mark.skipif(not HAS_EXISTING, reason="cluster.existing is not in the spec model yet (governance-only mode)")
+def test_a_real_existing_spec_is_checked(tmp_path, kube, capsys):
+    import yaml
+
+    data = yaml.safe_load((EXAMPLES / "enterprise.yaml").read_text())
+    data["cluster"].update(existing={"hyperPodClusterArn": ARN, "eksClusterName": EKS, "vpcId": VPC,
+                                     "subnetIds": list(SUBNETS), "securityGroupId": SG},
+                           kubernetesVersion="1.31", vpc={"cidr": "10.192.0.0/16"})
+    for key in ("endpointAccess", "adminCidrs", "authenticationMode", "dependenciesChart", "admins"):
+        data["cluster"].pop(key, None)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    GovernanceSpec.model_validate  # noqa: B018 - the model is importable with the field
+    clients = Clients()
+    clients.queue(Live())
+    code = run_preflight(_args(str(path)), clients=clients, kube=kube[1])
+    assert code == 0, capsys.readouterr()
