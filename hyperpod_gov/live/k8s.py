@@ -161,11 +161,11 @@ class KubeApi:
 
         api = self.api_client
         try:
-            method, url, headers, body, post = api.param_serialize(
-                "GET", path, query_params=query or [], header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"])
-            response = api.call_api(method, url, headers, body, post, _request_timeout=REQUEST_TIMEOUT)
-            response.read()
+            # The raw response (no model deserialization): the drift compares the API's own JSON.
+            response = api.call_api(path, "GET", query_params=query or [],
+                                    header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+                                    _return_http_data_only=True, _preload_content=False,
+                                    _request_timeout=REQUEST_TIMEOUT)
             status, data = response.status, response.data
         except ApiException as exc:
             status, data = exc.status, (exc.body or b"")
@@ -311,8 +311,10 @@ def connect_eks(eks_cluster: dict[str, Any], sts_client: Any) -> KubeApi:
         raise KubeUnavailable(f"no EKS token could be made ({exc}); check the AWS credentials") from None
     configuration = Configuration()
     configuration.host = endpoint
-    configuration.api_key = {"BearerToken": token}
-    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+    # The client's BearerToken auth setting reads the key named "authorization" (kubernetes <= 36) or
+    # "BearerToken" (37 and later): set both.
+    configuration.api_key = {"authorization": token, "BearerToken": token}
+    configuration.api_key_prefix = {"authorization": "Bearer", "BearerToken": "Bearer"}
     ca = (eks_cluster.get("certificateAuthority") or {}).get("data")
     if ca:
         handle, ca_path = tempfile.mkstemp(prefix="hpg-eks-ca-", suffix=".pem")
