@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional
 from .. import catalog
 from ..spec.errors import SpecIssue
 from ..spec.instance_types import spec_catalog
+from ..spec.cluster import MIG_LABEL, InstanceGroup
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
@@ -76,6 +77,27 @@ class FlavorPlan:
 
 
 @dataclass(frozen=True)
+class TaintPlan:
+    key: str
+    value: Optional[str]
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True)
+class LifecyclePlan:
+    """Where a group's lifecycle scripts are: the shipped ones (``own`` False) or the spec's bucket and prefix."""
+
+    source_s3_uri: str
+    on_create: str
+    bucket: Optional[str] = None  # own scripts: the bucket the execution role may read
+    prefix: str = ""  # own scripts: the key prefix under it ("" for the whole bucket)
+
+    @property
+    def own(self) -> bool:
+        return self.bucket is not None
+
+
+@dataclass(frozen=True)
 class InstanceGroupPlan:
     name: str
     instance_type: str
@@ -84,14 +106,25 @@ class InstanceGroupPlan:
     accelerated: bool  # deep health checks stress accelerators and their interconnect
     mig_profile: Optional[str] = None  # every GPU partitioned into this MIG profile (instanceGroups[].mig)
     path: str = field(kw_only=True, compare=False)  # "cluster.instanceGroups[1]": where the spec declares it
+    training_plan_arn: Optional[str] = field(default=None, kw_only=True)
+    subnet_ids: tuple[str, ...] = field(default=(), kw_only=True)  # OverrideVpcConfig.Subnets, sorted; () none
+    labels: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)  # the spec's labels, sorted by key
+    taints: tuple[TaintPlan, ...] = field(default=(), kw_only=True)  # sorted by key and effect
+    lifecycle: Optional[LifecyclePlan] = field(default=None, kw_only=True)  # None: the shipped scripts
+    volume_kms_key_id: Optional[str] = field(default=None, kw_only=True)
+    deep_health_checks: tuple[str, ...] = field(default=(), kw_only=True)  # resolved: the spec's or the default
+    deep_health_checks_given: bool = field(default=False, kw_only=True)  # the spec names them (drift compares)
+    threads_per_core: Optional[int] = field(default=None, kw_only=True)
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
-        """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``): ``nvidia.com/mig.config:
-        all-<profile>`` has HyperPod's GPU operator partition every GPU of a partitioned group."""
-        if self.mig_profile is None:
-            return {}
-        return {"nvidia.com/mig.config": "all-" + self.mig_profile.removeprefix("mig-")}
+        """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``), sorted: the spec's labels and,
+        on a partitioned group, ``nvidia.com/mig.config: all-<profile>``, which has HyperPod's GPU operator
+        partition every GPU (the spec refuses a label of that key, so the two never conflict)."""
+        out = dict(self.labels)
+        if self.mig_profile is not None:
+            out[MIG_LABEL] = "all-" + self.mig_profile.removeprefix("mig-")
+        return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)
@@ -147,6 +180,8 @@ class ClusterPlan:
     addon_versions: AddonVersions
     dependencies_chart: Optional[ChartPlan]  # None: not installed (synth warns)
     lifecycle_bucket: str
+    node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
+    node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
 
 
 @dataclass(frozen=True)
@@ -368,12 +403,7 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
-    groups = tuple(
-        InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None,
-                          path=f"cluster.instanceGroups[{i}]")
-        for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name)
-    )
+    groups = tuple(_group(g, i, cat) for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     return ClusterPlan(
         name=c.name,
@@ -390,6 +420,37 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         addon_versions=c.addon_versions,
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
+        node_recovery=c.node_recovery,
+        node_provisioning_mode=c.node_provisioning_mode,
+    )
+
+
+# Deep health checks HyperPod runs on an accelerated node when the spec names none: they stress accelerators and
+# their interconnect, which CPU types do not have.
+DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+
+
+def _group(g: InstanceGroup, index: int, cat: catalog.Catalog) -> InstanceGroupPlan:
+    accelerated = cat.lookup(g.instance_type).accelerators > 0
+    if g.deep_health_checks is not None:
+        checks = tuple(g.deep_health_checks)
+    else:
+        checks = DEFAULT_DEEP_HEALTH_CHECKS if accelerated else ()
+    lifecycle = (LifecyclePlan(g.lifecycle.source_s3_uri, g.lifecycle.on_create, g.lifecycle.bucket,
+                               g.lifecycle.prefix) if g.lifecycle else None)
+    return InstanceGroupPlan(
+        g.name, g.instance_type, g.count, g.volume_size_gb, accelerated, g.mig.profile if g.mig else None,
+        path=f"cluster.instanceGroups[{index}]",
+        training_plan_arn=g.training_plan_arn,
+        subnet_ids=tuple(sorted(g.subnet_ids)),
+        labels=tuple(sorted(g.labels.items())),
+        taints=tuple(sorted((TaintPlan(t.key, t.value, t.effect) for t in g.taints),
+                            key=lambda t: (t.key, t.effect))),
+        lifecycle=lifecycle,
+        volume_kms_key_id=g.volume_kms_key_id,
+        deep_health_checks=checks,
+        deep_health_checks_given=g.deep_health_checks is not None,
+        threads_per_core=g.threads_per_core,
     )
 
 
