@@ -25,3 +25,6 @@ class SpecStack(Stack):
         super().__init__(scope, id, env=env or capacity_env(plan), description=f"hyperpod-gov {plan.name}: {what}",
                          **kwargs)
         Tags.of(self).add(SPEC_TAG, plan.name)
+        # The spec's cost-allocation tags (never under hyperpod-gov:, so the generated tag stays as it is).
+        for key, value in plan.tags:
+            Tags.of(self).add(key, value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import Duration, aws_eks_v2 as eks
+from aws_cdk import Duration, Tags, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -87,6 +87,8 @@ class TeamsStack(SpecStack):
         for name in shard.members:
             team = plan.team(name)
             team_scope = Construct(self, team.name)
+            for key, value in team.tags:  # the team's cost-allocation tags win over the stack's on its resources
+                Tags.of(team_scope).add(key, value)
             waiter = None
             if governed is not None:
                 quota = TeamQuota(team_scope, "Quota", team=team, cluster=governed)

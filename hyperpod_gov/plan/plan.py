@@ -128,12 +128,37 @@ class InstanceGroupPlan:
 
 
 @dataclass(frozen=True)
+class ExistingVpcPlan:
+    """An existing VPC the cluster goes into (``cluster.vpc.vpcId``): nothing is looked up at synth."""
+
+    vpc_id: str
+    private_subnet_ids: tuple[str, ...]  # in the spec's order, one per availability_zones entry
+    create_endpoints: bool
+    create_flow_logs: bool
+
+
+@dataclass(frozen=True)
 class NetworkPlan:
     cidr: str
     availability_zones: tuple[str, ...]
     private_mask: int
     public_mask: int
-    interface_endpoints: tuple[str, ...]
+    interface_endpoints: tuple[str, ...]  # the endpoints created: () with an existing VPC that has its own
+    existing: Optional[ExistingVpcPlan] = field(default=None, kw_only=True)  # None: a new VPC
+
+    @property
+    def creates_vpc(self) -> bool:
+        return self.existing is None
+
+    @property
+    def flow_logs(self) -> bool:
+        """A new VPC always gets flow logs; an existing one where the spec asks."""
+        return self.existing is None or self.existing.create_flow_logs
+
+    @property
+    def gateway_endpoint(self) -> bool:
+        """The S3 gateway endpoint needs the private route tables: only a new VPC has them in the plan."""
+        return self.existing is None
 
 
 @dataclass(frozen=True)
@@ -270,6 +295,7 @@ class Plan:
     idle_resource_sharing: bool  # scheduler.idleResourceSharing (SchedulerConfig.IdleResourceSharing)
     contracts: ContractsPlan  # Unified Studio connections and retiring teams
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
+    tags: tuple[tuple[str, str], ...] = ()  # the spec's top-level tags, sorted: on every resource of every stack
 
     # --- derived from the plan alone, once ----------------------------------------------------------
     @cached_property
@@ -386,12 +412,26 @@ def partition_of(region: str) -> str:
 
 
 def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
-    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline)."""
+    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline); for an
+    existing VPC one per private subnet (the region's a, b, ... in order where the spec names none)."""
     vpc = spec.cluster.vpc
     if vpc.availability_zones:
         return tuple(vpc.availability_zones)
     region = spec.accounts.capacity.region
-    return tuple(f"{region}{letter}" for letter in "abcdef"[: vpc.max_azs])
+    count = len(vpc.private_subnet_ids) if vpc.vpc_id else vpc.max_azs
+    return tuple(f"{region}{'abcdefghijklmnop'[i % 16]}" for i in range(count))
+
+
+def network_plan(spec: GovernanceSpec) -> NetworkPlan:
+    vpc = spec.cluster.vpc
+    private, public = subnet_masks(vpc.cidr, vpc.max_azs)
+    existing = None
+    if vpc.vpc_id is not None:
+        existing = ExistingVpcPlan(vpc.vpc_id, tuple(vpc.private_subnet_ids), bool(vpc.create_endpoints),
+                                   vpc.create_flow_logs)
+    endpoints = INTERFACE_ENDPOINTS if existing is None or existing.create_endpoints else ()
+    return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
+                       public_mask=public, interface_endpoints=endpoints, existing=existing)
 
 
 def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
@@ -535,13 +575,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         region=region,
         partition=partition,
         cluster=_cluster(spec, base_dir, cat),
-        network=NetworkPlan(
-            cidr=spec.cluster.vpc.cidr,
-            availability_zones=availability_zones(spec),
-            private_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[0],
-            public_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[1],
-            interface_endpoints=INTERFACE_ENDPOINTS,
-        ),
+        network=network_plan(spec),
         cohort=names.cohort(spec.name),
         fair_sharing=fair_sharing,
         idle_compute=spec.scheduler.idle_compute,
@@ -572,4 +606,5 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
         contracts=ContractsPlan(studio=stacks.studio, retiring=retiring_teams(spec)),
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
+        tags=tuple(sorted(spec.tags.items())),
     )

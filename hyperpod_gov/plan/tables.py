@@ -37,10 +37,12 @@ def resource_config(given: Allocated) -> dict[str, Any]:
 
 
 def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
-    """Tags from the team's contract, sorted by key (tag values allow letters, digits, space and _.:/=+-@)."""
+    """The quota's tags, sorted by key: the team's cost-allocation tags (``TeamPlan.tags``) and the contract's
+    (tag values allow letters, digits, space and _.:/=+-@). The spec refuses keys under ``hyperpod-gov:``, so
+    the generated ones never conflict with the team's."""
     contract = team.contract
     if contract is None:
-        return None
+        return [{"Key": k, "Value": v} for k, v in team.tags] or None
     tags = {
         "hyperpod-gov:business-owner": contract.business_owner,
         "hyperpod-gov:operations-owner": contract.operations_owner,
@@ -49,7 +51,7 @@ def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
         "hyperpod-gov:approved-workloads": " ".join(contract.approved_workloads),
         "hyperpod-gov:review-by": contract.review_by.isoformat(),
     }
-    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+    return [{"Key": k, "Value": v} for k, v in sorted({**dict(team.tags), **tags}.items())]
 
 
 def _lend_and_borrow(team: TeamPlan) -> bool:
@@ -108,7 +110,7 @@ COMPUTE_QUOTA = Table(
               drift="the key quotas are matched by", to_spec=str),
         Field("ComputeQuotaTarget.FairShareWeight", "fair-share weight", "fairShareWeight",
               get=lambda t: t.fair_share_weight, plan_fields=("fair_share_weight",), to_spec=int),
-        Field("Tags", "contract tags", "contract", get=contract_tags, plan_fields=("contract",),
+        Field("Tags", "contract tags", "contract|tags", get=contract_tags, plan_fields=("contract", "tags"),
               drift="DescribeComputeQuota does not return tags; `review` and the contract record check contracts",
               imports="the contract is not held by the API: import leaves a commented placeholder"),
     ),

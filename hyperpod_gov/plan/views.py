@@ -99,6 +99,11 @@ def _pool(plan: "Plan") -> str:
 
 def _vpc(plan: "Plan") -> str:
     n = plan.network
+    if n.existing is not None:
+        e = n.existing
+        return (f"existing {e.vpc_id} ({n.cidr}) in {', '.join(e.private_subnet_ids)}; endpoints: "
+                f"{'created' if e.create_endpoints else 'the VPC own'}; flow logs: "
+                f"{'created' if e.create_flow_logs else 'the VPC own'}")
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
 
 
@@ -138,6 +143,7 @@ CLUSTER = View(
                             "code that runs with cluster-wide rights now comes from another source")),
         Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
         Row("VPC", "cluster.vpc", _vpc, ("network",)),
+        Row("tags", "tags", lambda p: tuple(f"{k}={v}" for k, v in p.tags), ("tags",), members=True),
         Row("node recovery", "cluster.nodeRecovery", lambda p: p.cluster.node_recovery, ("node_recovery",)),
         Row("node provisioning", "cluster.nodeProvisioningMode",
             lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),
@@ -267,6 +273,7 @@ TEAM = View(
         Row("active", "teams[].active", lambda x: x.team.active, ("active",), lines=_paused),
         Row("owns", "teams[].quota", lambda x: owns(x.team), ("flavors",), column="OWNS"),
         Row("sharing", "teams[].sharing.strategy", lambda x: x.team.strategy, ("strategy",)),
+        Row("tags", "teams[].tags", lambda x: tuple(f"{k}={v}" for k, v in x.team.tags), ("tags",), members=True),
         Row("can lend", "teams[].sharing.strategy", lambda x: lends(x.team), ("idle_resource_sharing",),
             column="CAN LEND"),
         Row("may borrow", "teams[].sharing.borrowLimitPercent|teams[].sharing.absoluteBorrowLimits",

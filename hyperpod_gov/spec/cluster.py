@@ -17,51 +17,6 @@ AVAILABILITY_ZONE = re.compile(r"\A[a-z]{2}(-[a-z]+)+-[0-9][a-z]\Z", re.ASCII)
 HELM_TOKEN = re.compile(r"\A[!-~]{1,512}\Z", re.ASCII)
 
 
-class Vpc(SpecModel):
-    """The cluster's VPC."""
-
-    availability_zones: tuple[str, ...] = Field(
-        default=(),
-        description="AZ names for the subnets (default: the region's a, b, c... up to maxAzs). Given explicitly, "
-        "synth needs no AWS lookup.",
-    )
-
-    cidr: str = Field(default="10.192.0.0/16", description="IPv4 CIDR of the VPC (default: 10.192.0.0/16).")
-    max_azs: int = Field(
-        default=2, ge=2, le=6, description="Availability zones with private subnets (default: 2; EKS needs 2)."
-    )
-
-    @field_validator("availability_zones")
-    @classmethod
-    def _azs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for az in v:
-            if not AVAILABILITY_ZONE.match(az):
-                raise spec_error(f"{az!r} is not an availability zone name",
-                                 "write the region and a letter, e.g. us-east-1a")
-        return v
-
-    @field_validator("cidr")
-    @classmethod
-    def _cidr(cls, v: str) -> str:
-        check_ipv4_cidr(v, allow_any=False)
-        prefix = int(v.split("/")[1])
-        if not 16 <= prefix <= 24:
-            raise spec_error(
-                f"a /{prefix} VPC is outside what a HyperPod cluster can use",
-                "use a prefix between /16 and /24 (HyperPod nodes take many IPs; /16 is usual)",
-            )
-        return v
-
-
-class Mig(SpecModel):
-    """NVIDIA Multi-Instance GPU partitioning of an instance group: one profile on every GPU."""
-
-    profile: MigProfileName = Field(
-        description="MIG profile every GPU of the group is partitioned into, as HyperPod names it (mig-1g.10gb); "
-        "the GPU must offer it (catalog.py lists the profiles per instance type)."
-    )
-
-
 # Kubernetes label and taint keys: an optional DNS subdomain prefix and '/', then a name of at most 63 characters
 # (the service's pattern for ClusterKubernetesTaint.Key; labels follow Kubernetes' own rule, which is the same).
 K8S_KEY = re.compile(r"\A(?:(?P<prefix>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/)?"
@@ -108,6 +63,120 @@ def check_subnet_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
     if len(set(ids)) != len(ids):
         raise spec_error("lists a subnet twice", "list each subnet once")
     return ids
+
+
+class Vpc(SpecModel):
+    """The cluster's VPC: a new one from a CIDR (default), or an existing one by id with its private subnets."""
+
+    vpc_id: Optional[str] = Field(
+        default=None,
+        description="An existing VPC to use instead of creating one (with privateSubnetIds, cidr and "
+        "createEndpoints); hyperpod-gov then creates no VPC, subnets or NAT gateway (default: a new VPC).",
+    )
+    private_subnet_ids: tuple[str, ...] = Field(
+        default=(),
+        max_length=16,
+        description="With vpcId: the private subnets (at least two, in different AZs) the EKS cluster, the "
+        "HyperPod nodes and the endpoints use; they reach the internet or the endpoints as the VPC routes them.",
+    )
+    create_endpoints: Optional[bool] = Field(
+        default=None,
+        description="With vpcId (required there): true creates the interface endpoints a private cluster needs "
+        "in the private subnets (the VPC must not have them yet; S3 as an interface endpoint only: the route tables "
+        "a gateway endpoint needs are not in the spec); false uses the VPC's own.",
+    )
+    create_flow_logs: bool = Field(
+        default=False,
+        description="With vpcId: also create encrypted flow logs of the VPC (default: false, the VPC's owner logs "
+        "it). A new VPC always gets them.",
+    )
+
+    availability_zones: tuple[str, ...] = Field(
+        default=(),
+        description="AZ names for the subnets (default: the region's a, b, c... up to maxAzs). Given explicitly, "
+        "synth needs no AWS lookup.",
+    )
+
+    cidr: str = Field(
+        default="10.192.0.0/16",
+        description="IPv4 CIDR of the VPC (default: 10.192.0.0/16). With vpcId, the existing VPC's CIDR "
+        "(required: the teams' NetworkPolicies and the endpoints allow HTTPS from it).",
+    )
+    max_azs: int = Field(
+        default=2, ge=2, le=6, description="Availability zones with private subnets (default: 2; EKS needs 2)."
+    )
+
+    @field_validator("availability_zones")
+    @classmethod
+    def _azs(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for az in v:
+            if not AVAILABILITY_ZONE.match(az):
+                raise spec_error(f"{az!r} is not an availability zone name",
+                                 "write the region and a letter, e.g. us-east-1a")
+        return v
+
+    @field_validator("vpc_id")
+    @classmethod
+    def _vpc_id(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not VPC_ID.match(v):
+            raise spec_error(f"{v!r} is not a VPC id", "write it as EC2 shows it, e.g. vpc-0123456789abcdef0")
+        return v
+
+    @field_validator("private_subnet_ids")
+    @classmethod
+    def _subnets(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_subnet_ids(v)
+
+    @model_validator(mode="after")
+    def _existing(self) -> "Vpc":
+        given = self.model_fields_set
+        if self.vpc_id is None:
+            extra = [k for k, alias in (("private_subnet_ids", "privateSubnetIds"),
+                                        ("create_endpoints", "createEndpoints"),
+                                        ("create_flow_logs", "createFlowLogs")) if k in given]
+            if extra:
+                names = ", ".join(alias for k, alias in (("private_subnet_ids", "privateSubnetIds"),
+                                                         ("create_endpoints", "createEndpoints"),
+                                                         ("create_flow_logs", "createFlowLogs")) if k in extra)
+                raise spec_error(f"sets {names} without vpcId", "add vpcId: vpc-... of the existing VPC, or remove "
+                                 f"{names} to create a new VPC")
+            return self
+        missing = [alias for k, alias in (("cidr", "cidr"), ("create_endpoints", "createEndpoints")) if k not in given]
+        if len(self.private_subnet_ids) < 2:
+            missing.insert(0, "privateSubnetIds (at least two, in two AZs: EKS needs two)")
+        if missing:
+            raise spec_error(f"uses the existing VPC {self.vpc_id} but does not give {', '.join(missing)}",
+                             "add them, e.g. privateSubnetIds: [subnet-..., subnet-...], cidr: the VPC's CIDR, "
+                             "createEndpoints: false (nothing is looked up at synth)")
+        if "max_azs" in given:
+            raise spec_error("sets maxAzs for an existing VPC, whose subnets are given",
+                             "remove maxAzs: the AZs are those of privateSubnetIds")
+        if self.availability_zones and len(self.availability_zones) != len(self.private_subnet_ids):
+            raise spec_error(f"lists {len(self.availability_zones)} availability zones for "
+                             f"{len(self.private_subnet_ids)} private subnets",
+                             "give each subnet's AZ, in the order of privateSubnetIds, or leave availabilityZones out")
+        return self
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        check_ipv4_cidr(v, allow_any=False)
+        prefix = int(v.split("/")[1])
+        if not 16 <= prefix <= 24:
+            raise spec_error(
+                f"a /{prefix} VPC is outside what a HyperPod cluster can use",
+                "use a prefix between /16 and /24 (HyperPod nodes take many IPs; /16 is usual)",
+            )
+        return v
+
+
+class Mig(SpecModel):
+    """NVIDIA Multi-Instance GPU partitioning of an instance group: one profile on every GPU."""
+
+    profile: MigProfileName = Field(
+        description="MIG profile every GPU of the group is partitioned into, as HyperPod names it (mig-1g.10gb); "
+        "the GPU must offer it (catalog.py lists the profiles per instance type)."
+    )
 
 
 class Taint(SpecModel):

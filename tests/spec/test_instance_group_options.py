@@ -215,3 +215,82 @@ def test_members_and_values_match_the_sagemaker_api():
     from hyperpod_gov.spec.cluster import DeepHealthCheck
     assert set(get_args(DeepHealthCheck)) == api_checks
     assert shapes["ClusterKubernetesTaintEffect"]["enum"] == ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+# --- an existing VPC -------------------------------------------------------------------------------------------
+
+VPC = {"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": ["subnet-0aaaaaaaaaaaaaaaa", "subnet-0bbbbbbbbbbbbbbbb"],
+       "cidr": "10.20.0.0/16", "createEndpoints": False}
+
+
+def vpc(**kw: Any) -> Callable[[dict], None]:
+    def change(d: dict) -> None:
+        d["cluster"]["vpc"] = {k: v for k, v in {**VPC, **kw}.items() if v is not None}
+    return change
+
+
+def test_an_existing_vpc_reaches_the_plan():
+    plan = build_plan(parse_spec(spec_with(vpc()), today=TODAY))
+    n = plan.network
+    assert n.existing is not None and n.existing.vpc_id == "vpc-0123456789abcdef0"
+    assert n.existing.private_subnet_ids == tuple(VPC["privateSubnetIds"])
+    assert n.cidr == "10.20.0.0/16" and n.availability_zones == ("us-east-1a", "us-east-1b")
+    assert n.interface_endpoints == () and not n.flow_logs and not n.creates_vpc
+    plan = build_plan(parse_spec(spec_with(vpc(createEndpoints=True, createFlowLogs=True)), today=TODAY))
+    assert len(plan.network.interface_endpoints) == 11 and plan.network.flow_logs
+
+
+VPC_INVALID = [
+    ("vpc id", [vpc(vpcId="vpc-1")], "cluster.vpc.vpcId: 'vpc-1' is not a VPC id"),
+    ("one subnet", [vpc(privateSubnetIds=["subnet-0aaaaaaaaaaaaaaaa"])],
+     "cluster.vpc: uses the existing VPC vpc-0123456789abcdef0 but does not give privateSubnetIds (at least two"),
+    ("no cidr", [vpc(cidr=None)], "does not give cidr"),
+    ("no endpoint choice", [vpc(createEndpoints=None)], "does not give createEndpoints"),
+    ("maxAzs", [vpc(maxAzs=3)], "cluster.vpc: sets maxAzs for an existing VPC"),
+    ("azs per subnet", [vpc(availabilityZones=["us-east-1a"])], "lists 1 availability zones for 2 private subnets"),
+    ("subnet id", [vpc(privateSubnetIds=["subnet-0aaaaaaaaaaaaaaaa", "sn-2"])],
+     "cluster.vpc.privateSubnetIds: 'sn-2' is not a subnet id"),
+    ("subnets without a VPC", [lambda d: d["cluster"].update(vpc={"privateSubnetIds": VPC["privateSubnetIds"]})],
+     "cluster.vpc: sets privateSubnetIds without vpcId"),
+    ("endpoints without a VPC", [lambda d: d["cluster"].update(vpc={"createEndpoints": True})],
+     "cluster.vpc: sets createEndpoints without vpcId"),
+    ("azs of another region", [vpc(availabilityZones=["eu-west-1a", "eu-west-1b"])],
+     "HPG-E004 cluster.vpc.availabilityZones[0]: is not in the capacity region us-east-1"),
+]
+
+
+@pytest.mark.parametrize("changes, message", [(c, m) for _, c, m in VPC_INVALID], ids=[i for i, _, _ in VPC_INVALID])
+def test_invalid_existing_vpcs_are_reported(changes, message):
+    with pytest.raises(SpecError) as raised:
+        parse_spec(spec_with(*changes), today=TODAY)
+    assert message in "\n".join(str(i) for i in raised.value.issues)
+
+
+# --- tags --------------------------------------------------------------------------------------------------------
+
+def test_team_tags_override_the_top_level_ones_in_the_plan():
+    data = spec_with(lambda d: d.update(tags={"acme:cost-center": "platform", "acme:env": "prod"}),
+                     lambda d: d["teams"][0].update(tags={"acme:cost-center": "research"}))
+    plan = build_plan(parse_spec(data, today=TODAY))
+    assert plan.tags == (("acme:cost-center", "platform"), ("acme:env", "prod"))
+    assert plan.team("team-a").tags == (("acme:cost-center", "research"), ("acme:env", "prod"))
+    assert plan.team("team-b").tags == plan.tags
+
+
+TAGS_INVALID = [
+    ("generated prefix", [lambda d: d.update(tags={"hyperpod-gov:spec": "x"})],
+     "tags: 'hyperpod-gov:spec' is under hyperpod-gov:, which hyperpod-gov's own tags use"),
+    ("aws prefix", [lambda d: d["teams"][0].update(tags={"aws:cost": "x"})],
+     "teams[0].tags: 'aws:cost' is under aws:, which AWS reserves"),
+    ("key charset", [lambda d: d.update(tags={"cost#center": "x"})], "'cost#center' is not a tag key"),
+    ("value too long", [lambda d: d.update(tags={"k": "v" * 257})], "the value of 'k' is not a tag value"),
+    ("too many team tags", [lambda d: d["teams"][0].update(tags={f"k{i}": "v" for i in range(11)})],
+     "teams[0].tags: has 11 tags"),
+]
+
+
+@pytest.mark.parametrize("changes, message", [(c, m) for _, c, m in TAGS_INVALID], ids=[i for i, _, _ in TAGS_INVALID])
+def test_invalid_tags_are_reported(changes, message):
+    with pytest.raises(SpecError) as raised:
+        parse_spec(spec_with(*changes), today=TODAY)
+    assert message in "\n".join(str(i) for i in raised.value.issues)

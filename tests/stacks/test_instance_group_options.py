@@ -39,6 +39,8 @@ def every_option() -> dict:
     data["cluster"]["instanceGroups"][0].update(copy.deepcopy(OPTIONS))
     data["cluster"]["instanceGroups"][1]["deepHealthChecks"] = []
     data["cluster"].update(nodeRecovery="None", nodeProvisioningMode="Continuous")
+    data["tags"] = {"acme:cost-center": "ml-platform", "acme:env": "prod"}
+    data["teams"][0]["tags"] = {"acme:cost-center": "research", "acme:project": "llm"}
     return data
 
 
@@ -141,6 +143,133 @@ def test_options_template_passes_cfn_lint(options):
     for path in options.template_files():
         if "capacity" not in Path(path).name:
             continue
+        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
+        assert not errors, "\n".join(errors)
+        assert {m.rule.id for m in matches} <= {"W3005", "W3010"}
+
+
+# --- tags --------------------------------------------------------------------------------------------------------
+
+def _tags(props: dict) -> dict[str, str]:
+    tags = props.get("Tags")
+    if isinstance(tags, dict):  # AWS::SageMaker::Cluster, EKS and a few more take a map
+        return tags
+    return {t["Key"]: t["Value"] for t in tags or ()}
+
+
+def _tagged(template: dict) -> list[tuple[str, dict[str, str]]]:
+    return [(lid, _tags(r.get("Properties", {}))) for lid, r in sorted(template["Resources"].items())
+            if "Tags" in r.get("Properties", {})]
+
+
+def test_top_level_tags_are_on_every_tagged_resource_with_the_generated_tag(options):
+    for stack, template in options.templates.items():
+        tagged = _tagged(template)
+        for lid, tags in tagged:
+            # The quota is a CfnResource, which stack tags do not reach: its tags are the table's (below).
+            if template["Resources"][lid]["Type"] != "AWS::SageMaker::ComputeQuota":
+                assert tags.get("hyperpod-gov:spec") == "acme", lid
+            if not lid.startswith("teama"):
+                assert (tags.get("acme:cost-center"), tags.get("acme:env")) == ("ml-platform", "prod"), (stack, lid)
+    cluster = _cluster(options)
+    assert _tags(cluster)["acme:cost-center"] == "ml-platform"
+
+
+def test_team_tags_win_on_the_teams_resources(options):
+    team_stack = next(t for name, t in options.templates.items() if "teams" in name
+                      and any(lid.startswith("teama") for lid in t["Resources"]))
+    mine = [(lid, tags) for lid, tags in _tagged(team_stack) if lid.startswith("teama")]
+    kinds = {team_stack["Resources"][lid]["Type"] for lid, _ in mine}
+    assert {"AWS::IAM::Role", "AWS::CloudWatch::Alarm"} <= kinds
+    for lid, tags in mine:
+        assert (tags["acme:cost-center"], tags["acme:project"], tags["acme:env"]) == ("research", "llm", "prod"), lid
+    quota = next(p for _, p in resources(team_stack, "AWS::SageMaker::ComputeQuota")
+                 if p["ComputeQuotaTarget"]["TeamName"] == "team-a")
+    assert _tags(quota) == {"acme:cost-center": "research", "acme:env": "prod", "acme:project": "llm"}
+    other = next(p for _, p in resources_of_all(options, "AWS::SageMaker::ComputeQuota")
+                 if p["ComputeQuotaTarget"]["TeamName"] == "team-b")
+    assert _tags(other) == {"acme:cost-center": "ml-platform", "acme:env": "prod"}
+
+
+def resources_of_all(synth, kind: str):
+    for template in synth.templates.values():
+        yield from resources(template, kind)
+
+
+# --- an existing VPC ---------------------------------------------------------------------------------------------
+
+VPC_ID = "vpc-0123456789abcdef0"
+PRIVATE = ["subnet-0aaaaaaaaaaaaaaaa", "subnet-0bbbbbbbbbbbbbbbb"]
+
+
+def existing_vpc(create_endpoints: bool, create_flow_logs: bool = False) -> dict:
+    data = copy.deepcopy(BASE)
+    data["cluster"]["vpc"] = {"vpcId": VPC_ID, "privateSubnetIds": PRIVATE, "cidr": "10.20.0.0/16",
+                              "availabilityZones": ["us-east-1a", "us-east-1b"],
+                              "createEndpoints": create_endpoints, "createFlowLogs": create_flow_logs}
+    return data
+
+
+@pytest.fixture(scope="module")
+def existing_bare(tmp_path_factory):
+    return synthesize(parse_spec(existing_vpc(False), today=TODAY), tmp_path_factory.mktemp("existing-bare"))
+
+
+@pytest.fixture(scope="module")
+def existing_full(tmp_path_factory):
+    return synthesize(parse_spec(existing_vpc(True, True), today=TODAY), tmp_path_factory.mktemp("existing-full"))
+
+
+NETWORK_TYPES = ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::NatGateway", "AWS::EC2::InternetGateway",
+                 "AWS::EC2::EIP", "AWS::EC2::RouteTable", "AWS::EC2::Route")
+
+
+@pytest.mark.parametrize("which", ["existing_bare", "existing_full"])
+def test_an_existing_vpc_gets_no_vpc_subnets_or_nat(which, request):
+    t = request.getfixturevalue(which).template("capacity")
+    assert [(kind, lid) for kind in NETWORK_TYPES for lid, _ in resources(t, kind)] == []
+
+
+@pytest.mark.parametrize("which", ["existing_bare", "existing_full"])
+def test_the_cluster_and_eks_use_the_given_subnets(which, request):
+    t = request.getfixturevalue(which).template("capacity")
+    (cluster,) = [p for _, p in resources(t, "AWS::SageMaker::Cluster")]
+    assert cluster["VpcConfig"]["Subnets"] == PRIVATE
+    (node_sg,) = [p for lid, p in resources(t, "AWS::EC2::SecurityGroup") if lid.startswith("HyperPodNodeSecurity")]
+    assert node_sg["VpcId"] == VPC_ID
+    eks = json.dumps([p for _, p in resources(t, "AWS::EKS::Cluster")])
+    assert all(s in eks for s in PRIVATE)
+
+
+def test_an_existing_vpc_without_endpoints_or_flow_logs(existing_bare):
+    t = existing_bare.template("capacity")
+    assert list(resources(t, "AWS::EC2::VPCEndpoint")) == []
+    assert list(resources(t, "AWS::EC2::FlowLog")) == []
+
+
+def test_an_existing_vpc_with_endpoints_and_flow_logs(existing_full):
+    t = existing_full.template("capacity")
+    endpoints = [p for _, p in resources(t, "AWS::EC2::VPCEndpoint")]
+    assert len(endpoints) == 11 and all(p["VpcEndpointType"] == "Interface" for p in endpoints)
+    assert all(p["VpcId"] == VPC_ID and p["SubnetIds"] == PRIVATE for p in endpoints)
+    s3 = next(p for p in endpoints if "s3" in json.dumps(p["ServiceName"]))
+    assert s3["PrivateDnsEnabled"] is True and "DnsOptions" not in s3  # no gateway endpoint: no route tables
+    (sg,) = [p for lid, p in resources(t, "AWS::EC2::SecurityGroup") if lid.startswith("NetworkEndpointSecurity")]
+    assert sg["SecurityGroupIngress"][0]["CidrIp"] == "10.20.0.0/16"
+    (flow,) = [p for _, p in resources(t, "AWS::EC2::FlowLog")]
+    assert (flow["ResourceId"], flow["ResourceType"], flow["TrafficType"]) == (VPC_ID, "VPC", "ALL")
+
+
+def test_team_network_policies_allow_https_to_the_existing_vpc(existing_bare):
+    manifests = json.dumps(existing_bare.templates)
+    assert "10.20.0.0/16" in manifests and "10.192.0.0/16" not in manifests
+
+
+@pytest.mark.parametrize("which", ["existing_bare", "existing_full"])
+def test_existing_vpc_templates_pass_cfn_lint(which, request):
+    synth = request.getfixturevalue(which)
+    for path in synth.template_files():
         matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
