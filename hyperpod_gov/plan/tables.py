@@ -232,12 +232,6 @@ def _same_taints(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
     return key(planned) == key(live)
 
 
-def _spec_labels(live: Any) -> Optional[dict[str, str]]:
-    from ..spec.cluster import MIG_LABEL
-    labels = {k: v for k, v in sorted((live or {}).items()) if k != MIG_LABEL}
-    return labels or None
-
-
 def _lifecycle_member(what: str) -> Any:
     def get(group: Any) -> Optional[str]:
         if group.lifecycle is None:
@@ -284,7 +278,8 @@ INSTANCE_GROUP = Table(
               to_spec=volume_of),
         Field("KubernetesConfig.Labels", "node labels", "labels", get=lambda g: g.kubernetes_labels or None,
               plan_fields=("mig_profile", "labels"), live_member=_desired("Labels"),
-              to_spec=_spec_labels),
+              imports="a mapping (KubernetesConfig.DesiredLabels): the importer writes flat values only; the MIG "
+                      "profile is guessed from the compute quotas' partitions"),
         Field("KubernetesConfig.Taints", "node taints", "taints", get=_taints, plan_fields=("taints",),
               live_member=_desired("Taints"), same=_same_taints,
               imports="a list of {key, value, effect}: the importer writes flat values only"),

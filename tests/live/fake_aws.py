@@ -149,6 +149,8 @@ def _instance_group(plan: Any, g: Any) -> dict[str, Any]:
         out["OverrideVpcConfig"] = {"SecurityGroupIds": ["sg-0123456789abcdef0"], "Subnets": list(g.subnet_ids)}
     if g.threads_per_core:
         out["ThreadsPerCore"] = g.threads_per_core
+    if g.lifecycle is not None:
+        out["LifeCycleConfig"] = {"SourceS3Uri": g.lifecycle.source_s3_uri, "OnCreate": g.lifecycle.on_create}
     return out
 
 

@@ -274,3 +274,18 @@ def test_existing_vpc_templates_pass_cfn_lint(which, request):
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
         assert {m.rule.id for m in matches} <= {"W3005", "W3010"}
+
+
+def test_every_member_the_options_template_writes_has_a_table_row(options):
+    """The examples use none of these options, so the completeness test over them cannot see their members."""
+    from hyperpod_gov.plan.fields import leaf_members
+    from hyperpod_gov.plan.tables import CLUSTER
+
+    def covered(table, member: str) -> bool:
+        return any(member == f.member or member.startswith(f.member + ".") for f in table.fields)
+
+    cluster = _cluster(options)
+    missing = [m for g in cluster["InstanceGroups"] for m in leaf_members(g) if not covered(INSTANCE_GROUP, m)]
+    missing += [m for m in leaf_members({k: v for k, v in cluster.items() if k != "InstanceGroups"})
+                if not covered(CLUSTER, m)]
+    assert missing == []
