@@ -12,6 +12,13 @@ from hyperpod_gov.plan import Plan
 SPEC_TAG = "hyperpod-gov:spec"
 
 
+def tag(scope: Construct, tags: tuple[tuple[str, str], ...]) -> None:
+    """Cost-allocation tags on every taggable resource under ``scope`` (a team's win over its stack's: the tag
+    nearest a resource is applied last)."""
+    for key, value in tags:
+        Tags.of(scope).add(key, value)
+
+
 def capacity_env(plan: Plan) -> Environment:
     return Environment(account=plan.account, region=plan.region)
 
@@ -26,5 +33,4 @@ class SpecStack(Stack):
                          **kwargs)
         Tags.of(self).add(SPEC_TAG, plan.name)
         # The spec's cost-allocation tags (never under hyperpod-gov:, so the generated tag stays as it is).
-        for key, value in plan.tags:
-            Tags.of(self).add(key, value)
+        tag(self, plan.tags)
