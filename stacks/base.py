@@ -12,6 +12,13 @@ from hyperpod_gov.plan import Plan
 SPEC_TAG = "hyperpod-gov:spec"
 
 
+def tag(scope: Construct, tags: tuple[tuple[str, str], ...]) -> None:
+    """Cost-allocation tags on every taggable resource under ``scope`` (a team's win over its stack's: the tag
+    nearest a resource is applied last)."""
+    for key, value in tags:
+        Tags.of(scope).add(key, value)
+
+
 def capacity_env(plan: Plan) -> Environment:
     return Environment(account=plan.account, region=plan.region)
 
@@ -25,3 +32,5 @@ class SpecStack(Stack):
         super().__init__(scope, id, env=env or capacity_env(plan), description=f"hyperpod-gov {plan.name}: {what}",
                          **kwargs)
         Tags.of(self).add(SPEC_TAG, plan.name)
+        # The spec's cost-allocation tags (never under hyperpod-gov:, so the generated tag stays as it is).
+        tag(self, plan.tags)

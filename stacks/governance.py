@@ -14,7 +14,7 @@ from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.plan import Plan, Shard
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 
-from .base import SpecStack
+from .base import SpecStack, tag
 from .capacity import CapacityStack
 
 NAMESPACE_WAIT = Duration.minutes(15)
@@ -87,6 +87,7 @@ class TeamsStack(SpecStack):
         for name in shard.members:
             team = plan.team(name)
             team_scope = Construct(self, team.name)
+            tag(team_scope, team.tags)  # the team's cost-allocation tags win over the stack's on its resources
             waiter = None
             if governed is not None:
                 quota = TeamQuota(team_scope, "Quota", team=team, cluster=governed)

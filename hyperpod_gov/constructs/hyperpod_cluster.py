@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aws_cdk import Annotations, aws_ec2 as ec2, aws_eks_v2 as eks, aws_sagemaker as sagemaker
+from aws_cdk import Annotations, Aws, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam, aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from ..plan import ClusterPlan, InstanceGroupPlan
-from ..plan.tables import DEEP_HEALTH_CHECKS
+from ..plan.plan import LifecyclePlan
+from ._nag import acknowledge, wildcard
 from .dependencies import DependenciesChart
 from .execution_role import execution_role
 from .lifecycle import ON_CREATE, LifecycleScripts
@@ -64,7 +65,8 @@ class HyperPodCluster(Construct):
             self,
             "Resource",
             cluster_name=c.name,
-            node_recovery="Automatic",
+            node_recovery=c.node_recovery,
+            node_provisioning_mode=c.node_provisioning_mode,
             orchestrator=sagemaker.CfnCluster.OrchestratorProperty(
                 eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(cluster_arn=cluster.cluster_arn)
             ),
@@ -74,6 +76,7 @@ class HyperPodCluster(Construct):
             ),
             instance_groups=[self._group(g, lifecycle) for g in c.instance_groups],
         )
+        self._grant_own_lifecycle_scripts(c)
         self.resource.node.add_dependency(lifecycle.deployment)
         for dependency in depends_on:
             self.resource.node.add_dependency(dependency)
@@ -83,6 +86,34 @@ class HyperPodCluster(Construct):
         self.cluster_arn = self.resource.attr_cluster_arn
         self.cluster_name = c.name
 
+    def _grant_own_lifecycle_scripts(self, c: ClusterPlan) -> None:
+        """Read access to each group's own lifecycle scripts: their bucket and prefix only (the managed policy
+        covers the sagemaker-* buckets alone)."""
+        own = sorted({(g.lifecycle.bucket, g.lifecycle.prefix) for g in c.instance_groups
+                      if g.lifecycle is not None and g.lifecycle.bucket is not None})
+        findings = []
+        for bucket, prefix in own:
+            objects = f"arn:{Aws.PARTITION}:s3:::{bucket}/{prefix}*"
+            self.execution_role.add_to_policy(iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[objects]))
+            self.execution_role.add_to_policy(iam.PolicyStatement(
+                actions=["s3:ListBucket"], resources=[f"arn:{Aws.PARTITION}:s3:::{bucket}"],
+                conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}} if prefix else None))
+            findings.append((wildcard("Resource", f"arn:<AWS::Partition>:s3:::{bucket}/{prefix}*"),
+                             f"The lifecycle scripts an instance group names (s3://{bucket}/{prefix}): the objects "
+                             "under that prefix of that bucket only, read-only."))
+        if findings:
+            acknowledge(self.execution_role, findings)
+
+    def _lifecycle(self, group: InstanceGroupPlan,
+                   lifecycle: LifecycleScripts) -> sagemaker.CfnCluster.ClusterLifeCycleConfigProperty:
+        own: Optional[LifecyclePlan] = group.lifecycle
+        if own is not None:
+            return sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(source_s3_uri=own.source_s3_uri,
+                                                                       on_create=own.on_create)
+        return sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(source_s3_uri=lifecycle.source_s3_uri,
+                                                                   on_create=ON_CREATE)
+
     def _group(self, group: InstanceGroupPlan,
                lifecycle: LifecycleScripts) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
         storage = None
@@ -90,22 +121,32 @@ class HyperPodCluster(Construct):
             storage = [
                 sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
                     ebs_volume_config=sagemaker.CfnCluster.ClusterEbsVolumeConfigProperty(
-                        volume_size_in_gb=group.volume_size_gb
+                        volume_size_in_gb=group.volume_size_gb, volume_kms_key_id=group.volume_kms_key_id
                     )
                 )
             ]
+        labels, taints = group.kubernetes_labels, group.taints
+        kubernetes = None
+        if labels or taints:
+            kubernetes = sagemaker.CfnCluster.ClusterKubernetesConfigProperty(
+                labels=labels or None,
+                taints=[sagemaker.CfnCluster.ClusterKubernetesTaintProperty(key=t.key, value=t.value, effect=t.effect)
+                        for t in taints] or None,
+            )
         return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
             instance_group_name=group.name,
             instance_type=group.instance_type,
             instance_count=group.count,
             execution_role=self.execution_role.role_arn,
-            life_cycle_config=sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
-                source_s3_uri=lifecycle.source_s3_uri, on_create=ON_CREATE
-            ),
+            life_cycle_config=self._lifecycle(group, lifecycle),
             instance_storage_configs=storage,
             # A partitioned group: HyperPod's GPU operator applies the MIG layout its label names.
-            kubernetes_config=(sagemaker.CfnCluster.ClusterKubernetesConfigProperty(labels=group.kubernetes_labels)
-                               if group.kubernetes_labels else None),
-            # Deep health checks stress accelerators and their interconnect; CPU types have neither.
-            on_start_deep_health_checks=list(DEEP_HEALTH_CHECKS) if group.accelerated else None,
+            kubernetes_config=kubernetes,
+            on_start_deep_health_checks=list(group.deep_health_checks) or None,
+            training_plan_arn=group.training_plan_arn,
+            # The group's own subnets keep the cluster's node security group (the service requires one).
+            override_vpc_config=(sagemaker.CfnCluster.VpcConfigProperty(
+                security_group_ids=[self.security_group.security_group_id], subnets=list(group.subnet_ids))
+                if group.subnet_ids else None),
+            threads_per_core=group.threads_per_core,
         )

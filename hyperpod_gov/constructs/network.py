@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs
 from constructs import Construct
 
@@ -32,28 +34,56 @@ def flow_log_trust_conditions() -> dict:
 
 
 class Network(Construct):
-    """VPC with private subnets, one NAT gateway, flow logs, and VPC endpoints open to the VPC on 443."""
+    """The cluster's VPC and what a private cluster needs in it.
+
+    A new VPC: private subnets, one NAT gateway, encrypted flow logs, and VPC endpoints open to the VPC on 443.
+    An existing VPC (``network.existing``): imported from the spec's ids without a lookup; endpoints and flow
+    logs only where the spec asks, never a NAT gateway or subnets. ``vpc`` and ``private_subnets`` are what the
+    EKS and HyperPod constructs use either way.
+    """
 
     def __init__(self, scope: Construct, id: str, *, network: NetworkPlan) -> None:
         super().__init__(scope, id)
-        private_mask, public_mask = network.private_mask, network.public_mask
-        self.vpc = ec2.Vpc(
+        self.flow_logs_key: Optional[kms.Key] = None
+        self.flow_log: Optional[ec2.FlowLog] = None
+        self.endpoint_security_group: Optional[ec2.SecurityGroup] = None
+        existing = network.existing
+        if existing is None:
+            self.vpc: ec2.IVpc = self._new_vpc(network)
+        else:
+            self.vpc = ec2.Vpc.from_vpc_attributes(
+                self, "Resource", vpc_id=existing.vpc_id, vpc_cidr_block=network.cidr,
+                availability_zones=list(network.availability_zones),
+                private_subnet_ids=list(existing.private_subnet_ids),
+            )
+        self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        if network.flow_logs:
+            # Under the new VPC's scope, as Vpc.add_flow_log puts it (its logical ids stay as they were).
+            self._flow_logs(self.vpc if isinstance(self.vpc, ec2.Vpc) else self)
+        if network.interface_endpoints:
+            self._endpoints(network)
+
+    def _new_vpc(self, network: NetworkPlan) -> ec2.Vpc:
+        vpc = ec2.Vpc(
             self,
             "Resource",
             ip_addresses=ec2.IpAddresses.cidr(network.cidr),
             availability_zones=list(network.availability_zones),
             nat_gateways=1,
             subnet_configuration=[
-                ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=public_mask,
-                                        map_public_ip_on_launch=False),
+                ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC,
+                                        cidr_mask=network.public_mask, map_public_ip_on_launch=False),
                 ec2.SubnetConfiguration(name="Private", subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS,
-                                        cidr_mask=private_mask),
+                                        cidr_mask=network.private_mask),
             ],
             restrict_default_security_group=False,
         )
         # Explicit AZ names keep synth offline (no lookup); the CDK CLI's template check flags them.
-        acknowledge(self.vpc, [("CloudFormation-Validate::W3010", "AZ names come from the spec (or the "
-                                "region's a, b, ... by default) so that synth needs no AWS credentials.")])
+        acknowledge(vpc, [("CloudFormation-Validate::W3010", "AZ names come from the spec (or the "
+                           "region's a, b, ... by default) so that synth needs no AWS credentials.")])
+        return vpc
+
+    def _flow_logs(self, scope: Construct) -> None:
         # Flow logs name every peer of every pod: encrypted with a key of this account, usable by CloudWatch Logs
         # for this account's log groups only (the key policy AWS documents for encrypted log groups).
         self.flow_logs_key = kms.Key(
@@ -72,8 +102,8 @@ class Network(Construct):
             self, "FlowLogs", retention=logs.RetentionDays.ONE_YEAR, removal_policy=RemovalPolicy.RETAIN,
             encryption_key=self.flow_logs_key,
         )
-        self.flow_log = self.vpc.add_flow_log(
-            "FlowLog",
+        self.flow_log = ec2.FlowLog(
+            scope, "FlowLog", resource_type=ec2.FlowLogResourceType.from_vpc(self.vpc),
             destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_log_group),
             traffic_type=ec2.FlowLogTrafficType.ALL,
         )
@@ -81,8 +111,8 @@ class Network(Construct):
         # (the conditions AWS documents for vpc-flow-logs.amazonaws.com).
         role: iam.CfnRole = self.flow_log.iam_role.node.default_child  # type: ignore[union-attr, assignment]
         role.add_property_override("AssumeRolePolicyDocument.Statement.0.Condition", flow_log_trust_conditions())
-        self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
 
+    def _endpoints(self, network: NetworkPlan) -> None:
         self.endpoint_security_group = ec2.SecurityGroup(
             self, "EndpointSecurityGroup", vpc=self.vpc, allow_all_outbound=False,
             description="VPC interface endpoints: HTTPS from inside the VPC only",
@@ -93,18 +123,22 @@ class Network(Construct):
         # The gateway endpoint carries the nodes' S3 traffic at no cost; pods reach S3 through the interface
         # endpoint instead: its private DNS answers for every resolver in the VPC with VPC addresses, which the
         # teams' NetworkPolicies allow (S3's public addresses behind the gateway they do not).
-        gateway = self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
+        gateway = None
+        if network.gateway_endpoint:
+            gateway = self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
         for name in network.interface_endpoints:
+            # "All resolvers" is an option of a VPC that has both S3 endpoints.
+            both = name == "S3Interface" and gateway is not None
             endpoint = self.vpc.add_interface_endpoint(
                 name,
                 service=SERVICES[name],
                 private_dns_enabled=True,
                 private_dns_only_for_inbound_resolver_endpoint=(
-                    ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ALL_RESOLVERS if name == "S3Interface" else None
+                    ec2.VpcEndpointPrivateDnsOnlyForInboundResolverEndpoint.ALL_RESOLVERS if both else None
                 ),
                 subnets=self.private_subnets,
                 security_groups=[self.endpoint_security_group],
                 open=False,
             )
-            if name == "S3Interface":  # "all resolvers" is an option of a VPC that has both S3 endpoints
+            if both:
                 endpoint.node.add_dependency(gateway)

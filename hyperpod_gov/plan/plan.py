@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional
 
 from .. import catalog
 from ..spec.instance_types import spec_catalog
+from ..spec.cluster import MIG_LABEL, InstanceGroup
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
@@ -75,6 +76,27 @@ class FlavorPlan:
 
 
 @dataclass(frozen=True)
+class TaintPlan:
+    key: str
+    value: Optional[str]
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True)
+class LifecyclePlan:
+    """Where a group's lifecycle scripts are: the shipped ones (``own`` False) or the spec's bucket and prefix."""
+
+    source_s3_uri: str
+    on_create: str
+    bucket: Optional[str] = None  # own scripts: the bucket the execution role may read
+    prefix: str = ""  # own scripts: the key prefix under it ("" for the whole bucket)
+
+    @property
+    def own(self) -> bool:
+        return self.bucket is not None
+
+
+@dataclass(frozen=True)
 class InstanceGroupPlan:
     name: str
     instance_type: str
@@ -83,14 +105,35 @@ class InstanceGroupPlan:
     accelerated: bool  # deep health checks stress accelerators and their interconnect
     mig_profile: Optional[str] = None  # every GPU partitioned into this MIG profile (instanceGroups[].mig)
     path: str = field(kw_only=True, compare=False)  # "cluster.instanceGroups[1]": where the spec declares it
+    training_plan_arn: Optional[str] = field(default=None, kw_only=True)
+    subnet_ids: tuple[str, ...] = field(default=(), kw_only=True)  # OverrideVpcConfig.Subnets, sorted; () none
+    labels: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)  # the spec's labels, sorted by key
+    taints: tuple[TaintPlan, ...] = field(default=(), kw_only=True)  # sorted by key and effect
+    lifecycle: Optional[LifecyclePlan] = field(default=None, kw_only=True)  # None: the shipped scripts
+    volume_kms_key_id: Optional[str] = field(default=None, kw_only=True)
+    deep_health_checks: tuple[str, ...] = field(default=(), kw_only=True)  # resolved: the spec's or the default
+    deep_health_checks_given: bool = field(default=False, kw_only=True)  # the spec names them (drift compares)
+    threads_per_core: Optional[int] = field(default=None, kw_only=True)
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
-        """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``): ``nvidia.com/mig.config:
-        all-<profile>`` has HyperPod's GPU operator partition every GPU of a partitioned group."""
-        if self.mig_profile is None:
-            return {}
-        return {"nvidia.com/mig.config": "all-" + self.mig_profile.removeprefix("mig-")}
+        """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``), sorted: the spec's labels and,
+        on a partitioned group, ``nvidia.com/mig.config: all-<profile>``, which has HyperPod's GPU operator
+        partition every GPU (the spec refuses a label of that key, so the two never conflict)."""
+        out = dict(self.labels)
+        if self.mig_profile is not None:
+            out[MIG_LABEL] = "all-" + self.mig_profile.removeprefix("mig-")
+        return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class ExistingVpcPlan:
+    """An existing VPC the cluster goes into (``cluster.vpc.vpcId``): nothing is looked up at synth."""
+
+    vpc_id: str
+    private_subnet_ids: tuple[str, ...]  # in the spec's order, one per availability_zones entry
+    create_endpoints: bool
+    create_flow_logs: bool
 
 
 @dataclass(frozen=True)
@@ -99,7 +142,22 @@ class NetworkPlan:
     availability_zones: tuple[str, ...]
     private_mask: int
     public_mask: int
-    interface_endpoints: tuple[str, ...]
+    interface_endpoints: tuple[str, ...]  # the endpoints created: () with an existing VPC that has its own
+    existing: Optional[ExistingVpcPlan] = field(default=None, kw_only=True)  # None: a new VPC
+
+    @property
+    def creates_vpc(self) -> bool:
+        return self.existing is None
+
+    @property
+    def flow_logs(self) -> bool:
+        """A new VPC always gets flow logs; an existing one where the spec asks."""
+        return self.existing is None or self.existing.create_flow_logs
+
+    @property
+    def gateway_endpoint(self) -> bool:
+        """The S3 gateway endpoint needs the private route tables: only a new VPC has them in the plan."""
+        return self.existing is None
 
 
 @dataclass(frozen=True)
@@ -146,6 +204,8 @@ class ClusterPlan:
     addon_versions: AddonVersions
     dependencies_chart: Optional[ChartPlan]  # None: not installed (synth warns)
     lifecycle_bucket: str
+    node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
+    node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
 
 
 @dataclass(frozen=True)
@@ -235,6 +295,7 @@ class Plan:
     contracts: ContractsPlan  # Unified Studio connections and retiring teams
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
     monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
+    tags: tuple[tuple[str, str], ...]  # the spec's top-level tags, sorted: on every resource of every stack
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -340,12 +401,26 @@ def partition_of(region: str) -> str:
 
 
 def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
-    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline)."""
+    """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline); for an
+    existing VPC one per private subnet (the region's a, b, ... in order where the spec names none)."""
     vpc = spec.cluster.vpc
     if vpc.availability_zones:
         return tuple(vpc.availability_zones)
     region = spec.accounts.capacity.region
-    return tuple(f"{region}{letter}" for letter in "abcdef"[: vpc.max_azs])
+    count = len(vpc.private_subnet_ids) if vpc.vpc_id else vpc.max_azs
+    return tuple(f"{region}{'abcdefghijklmnop'[i % 16]}" for i in range(count))
+
+
+def network_plan(spec: GovernanceSpec) -> NetworkPlan:
+    vpc = spec.cluster.vpc
+    private, public = subnet_masks(vpc.cidr, vpc.max_azs)
+    existing = None
+    if vpc.vpc_id is not None:
+        existing = ExistingVpcPlan(vpc.vpc_id, tuple(vpc.private_subnet_ids), bool(vpc.create_endpoints),
+                                   vpc.create_flow_logs)
+    endpoints = INTERFACE_ENDPOINTS if existing is None or existing.create_endpoints else ()
+    return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
+                       public_mask=public, interface_endpoints=endpoints, existing=existing)
 
 
 def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
@@ -357,12 +432,7 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
-    groups = tuple(
-        InstanceGroupPlan(g.name, g.instance_type, g.count, g.volume_size_gb,
-                          cat.lookup(g.instance_type).accelerators > 0, g.mig.profile if g.mig else None,
-                          path=f"cluster.instanceGroups[{i}]")
-        for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name)
-    )
+    groups = tuple(_group(g, i, cat) for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     return ClusterPlan(
         name=c.name,
@@ -379,6 +449,37 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         addon_versions=c.addon_versions,
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
+        node_recovery=c.node_recovery,
+        node_provisioning_mode=c.node_provisioning_mode,
+    )
+
+
+# Deep health checks HyperPod runs on an accelerated node when the spec names none: they stress accelerators and
+# their interconnect, which CPU types do not have.
+DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+
+
+def _group(g: InstanceGroup, index: int, cat: catalog.Catalog) -> InstanceGroupPlan:
+    accelerated = cat.lookup(g.instance_type).accelerators > 0
+    if g.deep_health_checks is not None:
+        checks = tuple(g.deep_health_checks)
+    else:
+        checks = DEFAULT_DEEP_HEALTH_CHECKS if accelerated else ()
+    lifecycle = (LifecyclePlan(g.lifecycle.source_s3_uri, g.lifecycle.on_create, g.lifecycle.bucket,
+                               g.lifecycle.prefix) if g.lifecycle else None)
+    return InstanceGroupPlan(
+        g.name, g.instance_type, g.count, g.volume_size_gb, accelerated, g.mig.profile if g.mig else None,
+        path=f"cluster.instanceGroups[{index}]",
+        training_plan_arn=g.training_plan_arn,
+        subnet_ids=tuple(sorted(g.subnet_ids)),
+        labels=tuple(sorted(g.labels.items())),
+        taints=tuple(sorted((TaintPlan(t.key, t.value, t.effect) for t in g.taints),
+                            key=lambda t: (t.key, t.effect))),
+        lifecycle=lifecycle,
+        volume_kms_key_id=g.volume_kms_key_id,
+        deep_health_checks=checks,
+        deep_health_checks_given=g.deep_health_checks is not None,
+        threads_per_core=g.threads_per_core,
     )
 
 
@@ -467,13 +568,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         region=region,
         partition=partition,
         cluster=_cluster(spec, base_dir, cat),
-        network=NetworkPlan(
-            cidr=spec.cluster.vpc.cidr,
-            availability_zones=availability_zones(spec),
-            private_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[0],
-            public_mask=subnet_masks(spec.cluster.vpc.cidr, spec.cluster.vpc.max_azs)[1],
-            interface_endpoints=INTERFACE_ENDPOINTS,
-        ),
+        network=network_plan(spec),
         cohort=names.cohort(spec.name),
         fair_sharing=fair_sharing,
         idle_compute=spec.scheduler.idle_compute,
@@ -504,6 +599,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         contracts=ContractsPlan(studio=stacks.studio, retiring=retiring_teams(spec)),
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
         monitoring=monitoring,
+        tags=tuple(sorted(spec.tags.items())),
     )
 
 

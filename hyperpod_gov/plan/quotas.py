@@ -153,6 +153,9 @@ class TeamPlan:
     absolute_borrow_limits: tuple[Allocated, ...] = ()  # sorted by instance type; only with LendAndBorrow
     idle_resource_sharing: bool = True  # the cluster's scheduler.idleResourceSharing
     alarms: Optional[AlarmOverrides] = None  # teams[].alarms: this team's thresholds (None: monitoring.alarms)
+    # Cost-allocation tags on the team's resources, sorted: the spec's top-level tags, then the team's own (the
+    # team's win on a shared key).
+    tags: tuple[tuple[str, str], ...] = ()
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)
@@ -270,6 +273,7 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *
         quota_name=names.compute_quota(team.name),
         queue_reader=names.queue_reader(team.name),
         contract=team.contract,
+        tags=tuple(sorted({**spec.tags, **team.tags}.items())),
         egress=egress_plan(team.egress),
         service_accounts=tuple(sorted(w.service_account for w in team.workload_identities)),
         viewers=tuple(team.access.viewers),
@@ -359,6 +363,7 @@ def plan_shared_pool(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> Opt
     return TeamPlan(
         name=pool.name,
         path="sharedPool",
+        tags=tuple(sorted(spec.tags.items())),
         namespace=names.namespace(pool.name),
         cluster_queue=names.cluster_queue(pool.name),
         local_queue=names.local_queue(pool.name),

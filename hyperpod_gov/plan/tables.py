@@ -15,12 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..spec.types import DEFAULT_BORROW_LIMIT_PERCENT
-from .fields import Field, Table, emit
+from .fields import Field, Table, emit, member_value
 from .quotas import Allocated, TeamPlan
 
-# Deep health checks HyperPod runs when an accelerated node starts: they stress accelerators and their
-# interconnect, which CPU types do not have.
-DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 ACCESS_ENTRY_TYPE = "STANDARD"
 
 
@@ -40,10 +37,12 @@ def resource_config(given: Allocated) -> dict[str, Any]:
 
 
 def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
-    """Tags from the team's contract, sorted by key (tag values allow letters, digits, space and _.:/=+-@)."""
+    """The quota's tags, sorted by key: the team's cost-allocation tags (``TeamPlan.tags``) and the contract's
+    (tag values allow letters, digits, space and _.:/=+-@). The spec refuses keys under ``hyperpod-gov:``, so
+    the generated ones never conflict with the team's."""
     contract = team.contract
     if contract is None:
-        return None
+        return [{"Key": k, "Value": v} for k, v in team.tags] or None
     tags = {
         "hyperpod-gov:business-owner": contract.business_owner,
         "hyperpod-gov:operations-owner": contract.operations_owner,
@@ -52,7 +51,7 @@ def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
         "hyperpod-gov:approved-workloads": " ".join(contract.approved_workloads),
         "hyperpod-gov:review-by": contract.review_by.isoformat(),
     }
-    return [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+    return [{"Key": k, "Value": v} for k, v in sorted({**dict(team.tags), **tags}.items())]
 
 
 def _lend_and_borrow(team: TeamPlan) -> bool:
@@ -111,7 +110,7 @@ COMPUTE_QUOTA = Table(
               drift="the key quotas are matched by", to_spec=str),
         Field("ComputeQuotaTarget.FairShareWeight", "fair-share weight", "fairShareWeight",
               get=lambda t: t.fair_share_weight, plan_fields=("fair_share_weight",), to_spec=int),
-        Field("Tags", "contract tags", "contract", get=contract_tags, plan_fields=("contract",),
+        Field("Tags", "contract tags", "contract|tags", get=contract_tags, plan_fields=("contract", "tags"),
               drift="DescribeComputeQuota does not return tags; `review` and the contract record check contracts",
               imports="the contract is not held by the API: import leaves a commented placeholder"),
     ),
@@ -179,6 +178,15 @@ CLUSTER_POLICY = Table(
 )
 
 
+def same_arn(planned: Optional[str], live: Optional[str], context: Mapping[str, Any]) -> bool:
+    """ARNs equal once the plan's partition (or its ``${partition}`` placeholder) is the live one
+    (``context["partition"]``)."""
+    if planned is None or live is None:
+        return planned == live
+    partition = context.get("partition", "aws")
+    return re.sub(r"^arn:[^:]+:", f"arn:{partition}:", planned.replace("${partition}", partition)) == live
+
+
 def _live_count(live: Mapping[str, Any]) -> tuple[str, Any]:
     """DescribeCluster reports TargetCount (what the group is scaling to) and CurrentCount; CloudFormation's
     InstanceCount is the target."""
@@ -189,7 +197,47 @@ def _live_count(live: Mapping[str, Any]) -> tuple[str, Any]:
 def _storage(group: Any) -> Optional[list[dict[str, Any]]]:
     if not group.volume_size_gb:
         return None
-    return [{"EbsVolumeConfig": {"VolumeSizeInGB": group.volume_size_gb}}]
+    ebs: dict[str, Any] = {"VolumeSizeInGB": group.volume_size_gb}
+    if group.volume_kms_key_id:
+        ebs["VolumeKmsKeyId"] = group.volume_kms_key_id
+    return [{"EbsVolumeConfig": ebs}]
+
+
+def _live_sorted(member: str, live_member: str) -> Any:
+    """The live list at ``live_member``, sorted (the service keeps no order for it)."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        value = member_value(live, live_member)
+        return live_member, sorted(value) if isinstance(value, list) else value
+    return read
+
+
+def _desired(what: str) -> Any:
+    """DescribeCluster reports ``KubernetesConfig.Desired<what>`` (what was asked for) and ``Current<what>``
+    (what the nodes have now): the desired ones are what the spec governs."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        config = live.get("KubernetesConfig") or {}
+        member = f"Desired{what}" if f"Desired{what}" in config else f"Current{what}"
+        return f"KubernetesConfig.{member}", config.get(member)
+    return read
+
+
+def _taints(group: Any) -> Optional[list[dict[str, str]]]:
+    return [{k: v for k, v in (("Key", t.key), ("Value", t.value), ("Effect", t.effect)) if v is not None}
+            for t in group.taints] or None
+
+
+def _same_taints(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+    def key(items: Any) -> list[tuple[str, str, str]]:
+        return sorted((t.get("Key", ""), t.get("Value") or "", t.get("Effect", "")) for t in items or ())
+    return key(planned) == key(live)
+
+
+def _lifecycle_member(what: str) -> Any:
+    def get(group: Any) -> Optional[str]:
+        if group.lifecycle is None:
+            return None
+        return group.lifecycle.source_s3_uri if what == "SourceS3Uri" else group.lifecycle.on_create
+    return get
 
 
 def volume_of(live_storage: Any) -> Optional[int]:
@@ -213,19 +261,47 @@ INSTANCE_GROUP = Table(
         Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
               live_member=_live_count, to_spec=int),
         Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
-        Field("LifeCycleConfig", "lifecycle scripts", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        # Own scripts are the spec's; the shipped ones are in the lifecycle bucket, a deploy-time reference.
+        Field("LifeCycleConfig.SourceS3Uri", "lifecycle scripts", "lifecycle.sourceS3Uri",
+              get=_lifecycle_member("SourceS3Uri"), plan_fields=("lifecycle",),
+              when=lambda g: g.lifecycle is not None,
+              imports="the shipped scripts' bucket is hyperpod-gov's; own scripts are a nested key the importer "
+                      "does not write"),
+        Field("LifeCycleConfig.OnCreate", "lifecycle entrypoint", "lifecycle.onCreate",
+              get=_lifecycle_member("OnCreate"), plan_fields=("lifecycle",),
+              when=lambda g: g.lifecycle is not None,
+              imports="written with lifecycle.sourceS3Uri"),
         Field("InstanceStorageConfigs", "data volume (GiB)", "volumeSizeGb", get=_storage,
-              plan_fields=("volume_size_gb",),
-              drift="HyperPod adds its root volume to what it reports; import reads the data volume",
+              plan_fields=("volume_size_gb", "volume_kms_key_id"),
+              drift="HyperPod adds its root volume to what it reports; import reads the data volume's size (its "
+                    "KMS key, volumeKmsKeyId, is not imported)",
               to_spec=volume_of),
-        Field("KubernetesConfig.Labels", "node labels", "mig", get=lambda g: g.kubernetes_labels or None,
-              plan_fields=("mig_profile",),
-              drift="DescribeCluster does not return an instance group's Kubernetes labels",
-              imports="the MIG profile is guessed from the compute quotas' partitions"),
-        Field("OnStartDeepHealthChecks", "deep health checks", "instanceType",
-              get=lambda g: list(DEEP_HEALTH_CHECKS) if g.accelerated else None, plan_fields=("accelerated",),
-              drift="follows the instance type, which is compared",
-              imports="follows the instance type"),
+        Field("KubernetesConfig.Labels", "node labels", "labels", get=lambda g: g.kubernetes_labels or None,
+              plan_fields=("mig_profile", "labels"), live_member=_desired("Labels"),
+              imports="a mapping (KubernetesConfig.DesiredLabels): the importer writes flat values only; the MIG "
+                      "profile is guessed from the compute quotas' partitions"),
+        Field("KubernetesConfig.Taints", "node taints", "taints", get=_taints, plan_fields=("taints",),
+              live_member=_desired("Taints"), same=_same_taints,
+              imports="a list of {key, value, effect}: the importer writes flat values only"),
+        Field("OnStartDeepHealthChecks", "deep health checks", "deepHealthChecks|instanceType",
+              get=lambda g: list(g.deep_health_checks) or None,
+              plan_fields=("deep_health_checks", "accelerated", "deep_health_checks_given"),
+              # The default follows the instance type, which is compared; checks the spec names are compared.
+              when=lambda g: g.deep_health_checks_given,
+              same=lambda planned, live, context: sorted(planned or ()) == sorted(live or ()),
+              imports="the default follows the instance type; an explicit list the importer does not write"),
+        Field("TrainingPlanArn", "training plan", "trainingPlanArn", get=lambda g: g.training_plan_arn,
+              plan_fields=("training_plan_arn",), same=same_arn, to_spec=str),
+        # The node security group is the cluster's, a deploy-time reference; the subnets are the spec's.
+        Field("OverrideVpcConfig.Subnets", "subnets", "subnetIds", get=lambda g: list(g.subnet_ids) or None,
+              plan_fields=("subnet_ids",), live_member=_live_sorted("OverrideVpcConfig.Subnets",
+                                                                    "OverrideVpcConfig.Subnets"),
+              imports="a list: the importer writes flat values only"),
+        Field("OverrideVpcConfig.SecurityGroupIds", "security groups", "subnetIds",
+              drift="the node security group, a deploy-time reference", imports=_DEPLOY_TIME),
+        # Compared only where the spec sets it: without it the service reports the instance type's own value.
+        Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
+              plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),
     ),
 )
 
@@ -271,15 +347,6 @@ ADMIN_ENTRY = Table(
     ),
     exempt={"key": "the construct id"},
 )
-
-
-def same_arn(planned: Optional[str], live: Optional[str], context: Mapping[str, Any]) -> bool:
-    """ARNs equal once the plan's partition (or its ``${partition}`` placeholder) is the live one
-    (``context["partition"]``)."""
-    if planned is None or live is None:
-        return planned == live
-    partition = context.get("partition", "aws")
-    return re.sub(r"^arn:[^:]+:", f"arn:{partition}:", planned.replace("${partition}", partition)) == live
 
 
 POD_IDENTITY = Table(
@@ -380,8 +447,10 @@ CLUSTER = Table(
               drift="the key the cluster is read by", to_spec=str),
         Field("InstanceGroups", "instance groups", "instanceGroups",
               drift="compared group by group (the InstanceGroup table)", imports="read group by group"),
-        Field("NodeRecovery", "node recovery", "", get=lambda c: "Automatic",
-              drift="always Automatic (HyperPod replaces faulty nodes)", imports="always Automatic"),
+        Field("NodeRecovery", "node recovery", "nodeRecovery", get=lambda c: c.node_recovery,
+              plan_fields=("node_recovery",), default="Automatic", to_spec=str),
+        Field("NodeProvisioningMode", "node provisioning", "nodeProvisioningMode",
+              get=lambda c: c.node_provisioning_mode, plan_fields=("node_provisioning_mode",), to_spec=str),
         # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).
         Field("Orchestrator.Eks.ClusterArn", "EKS cluster", "name", get=lambda c: c.eks_arn,
               plan_fields=("eks_arn", "eks_name"), same=same_arn,

@@ -99,6 +99,11 @@ def _pool(plan: "Plan") -> str:
 
 def _vpc(plan: "Plan") -> str:
     n = plan.network
+    if n.existing is not None:
+        e = n.existing
+        return (f"existing {e.vpc_id} ({n.cidr}) in {', '.join(e.private_subnet_ids)}; endpoints: "
+                f"{'created' if e.create_endpoints else 'the VPC own'}; flow logs: "
+                f"{'created' if e.create_flow_logs else 'the VPC own'}")
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
 
 
@@ -138,6 +143,10 @@ CLUSTER = View(
                             "code that runs with cluster-wide rights now comes from another source")),
         Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
         Row("VPC", "cluster.vpc", _vpc, ("network",)),
+        Row("tags", "tags", lambda p: tuple(f"{k}={v}" for k, v in p.tags), ("tags",), members=True),
+        Row("node recovery", "cluster.nodeRecovery", lambda p: p.cluster.node_recovery, ("node_recovery",)),
+        Row("node provisioning", "cluster.nodeProvisioningMode",
+            lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),
         Row("shared pool", "sharedPool", _pool, ()),
         Row("consumer accounts", "accounts.consumers",
             lambda p: tuple(sorted(f"{c.account_name} ({c.account})" for c in p.stacks.consumers)), ("stacks",),
@@ -169,6 +178,26 @@ INSTANCE_GROUPS = View(
             ("volume_size_gb",)),
         Row("MIG profile", "cluster.instanceGroups[].mig", lambda g: g.mig_profile or "whole GPUs",
             ("mig_profile",)),
+        Row("training plan", "cluster.instanceGroups[].trainingPlanArn", lambda g: g.training_plan_arn or "none",
+            ("training_plan_arn",)),
+        Row("subnets", "cluster.instanceGroups[].subnetIds", lambda g: g.subnet_ids or ("the cluster's",),
+            ("subnet_ids",), members=True),
+        Row("node labels", "cluster.instanceGroups[].labels",
+            lambda g: tuple(f"{k}={v}" for k, v in g.labels), ("labels",), members=True),
+        # Removing a NoSchedule/NoExecute taint lets every team's pods onto nodes that were kept apart.
+        Row("node taints", "cluster.instanceGroups[].taints",
+            lambda g: tuple(f"{t.key}={t.value or ''}:{t.effect}" for t in g.taints), ("taints",), members=True),
+        Row("lifecycle scripts", "cluster.instanceGroups[].lifecycle",
+            lambda g: f"{g.lifecycle.source_s3_uri}{g.lifecycle.on_create}" if g.lifecycle else "shipped",
+            ("lifecycle",),
+            privilege=_when(lambda o, n: n != "shipped",
+                            "code that runs as root on every node of the group now comes from another source")),
+        Row("data volume key", "cluster.instanceGroups[].volumeKmsKeyId",
+            lambda g: g.volume_kms_key_id or "AWS-managed", ("volume_kms_key_id",)),
+        Row("deep health checks", "cluster.instanceGroups[].deepHealthChecks",
+            lambda g: tuple(g.deep_health_checks), ("deep_health_checks",), members=True),
+        Row("threads per core", "cluster.instanceGroups[].threadsPerCore",
+            lambda g: g.threads_per_core or "the type's", ("threads_per_core",)),
     ),
     added=lambda key, g: f"instance group {key} added: {g.count} x {g.instance_type}",
     removed=lambda key, g: f"instance group {key} removed: {g.count} x {g.instance_type}",
@@ -244,6 +273,7 @@ TEAM = View(
         Row("active", "teams[].active", lambda x: x.team.active, ("active",), lines=_paused),
         Row("owns", "teams[].quota", lambda x: owns(x.team), ("flavors",), column="OWNS"),
         Row("sharing", "teams[].sharing.strategy", lambda x: x.team.strategy, ("strategy",)),
+        Row("tags", "teams[].tags", lambda x: tuple(f"{k}={v}" for k, v in x.team.tags), ("tags",), members=True),
         Row("can lend", "teams[].sharing.strategy", lambda x: lends(x.team), ("idle_resource_sharing",),
             column="CAN LEND"),
         Row("may borrow", "teams[].sharing.borrowLimitPercent|teams[].sharing.absoluteBorrowLimits",

@@ -16,6 +16,7 @@ from .acknowledgements import Acknowledgement
 from .accounts import Account, Accounts, ConsumerAccount
 from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSource, InstanceGroup, Vpc
 from .contract import UnifiedStudio
+from .tags import MAX_SPEC_TAGS, check_tags
 from .deployment import DEFAULT_TEAM_STACKS, Deployment, Pipeline
 from .monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .scheduler import PriorityClass, Scheduler
@@ -75,6 +76,12 @@ class GovernanceSpec(SpecModel):
         default_factory=Monitoring,
         description="Dashboards and alarms with owners: thresholds, the platform topic's email, team dashboards.",
     )
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags on every AWS resource of every stack, for cost allocation, e.g. {acme:cost-center: "
+        "ml-platform}; a team's own tags override them on its resources; keys under hyperpod-gov: and aws: are "
+        "refused (hyperpod-gov's own tags stay as they are) (default: none).",
+    )
     acknowledgements: tuple[Acknowledgement, ...] = Field(
         default=(),
         description="Warnings accepted by rule id with a written reason, e.g. [{id: HPG-C001, reason: 'team "
@@ -86,3 +93,8 @@ class GovernanceSpec(SpecModel):
     @classmethod
     def _name(cls, v: str) -> str:
         return check_label(v, what="spec name", max_len=MAX_PREFIX)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: dict[str, str]) -> dict[str, str]:
+        return check_tags(v, limit=MAX_SPEC_TAGS)

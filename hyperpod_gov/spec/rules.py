@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
 from .allocation import Allocation
+from .cluster_options import options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region
 from .contract import contracts_are_complete
 from .errors import NO_VALUE, SpecIssue
 from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
@@ -628,6 +629,8 @@ RULES = RuleBook("spec rules", tuple(sorted((
     contracts_are_complete_enough,
     unified_studio_is_reachable,
     dependencies_chart_is_set,
+    options_exist_in_the_regions_cloudformation,
+    reservations_are_in_the_capacity_region,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

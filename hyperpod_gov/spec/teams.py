@@ -8,6 +8,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from .contract import Contract
+from .tags import MAX_TEAM_TAGS, check_tags
 from .monitoring import AlarmOverrides
 from ._base import IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, is_link_local, spec_error
 from .allocation import BorrowLimit, Partitions, QuotaEntry, Sharing  # noqa: F401 (re-exported)
@@ -196,6 +197,11 @@ class Team(SpecModel):
         "but NET_BIND_SERVICE and IPC_LOCK, RuntimeDefault seccomp).",
     )
     contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags on the team's resources (its quota, roles, alarms, topics), for cost allocation; they "
+        "override the top-level tags of the same key (default: none).",
+    )
     retiring: bool = Field(
         default=False,
         description="The connection is being handed over: the team's principals (viewers, submitters, the Unified "
@@ -205,6 +211,11 @@ class Team(SpecModel):
     alarms: Optional[AlarmOverrides] = Field(
         default=None, description="This team's alarm thresholds, key by key (default: monitoring.alarms)."
     )
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: dict[str, str]) -> dict[str, str]:
+        return check_tags(v, limit=MAX_TEAM_TAGS)
 
     @field_validator("name")
     @classmethod

@@ -132,15 +132,37 @@ def _resource(given: Any) -> dict[str, Any]:
     return out
 
 
+def _instance_group(plan: Any, g: Any) -> dict[str, Any]:
+    """An instance group as DescribeCluster reports it (ClusterInstanceGroupDetails) after a correct deploy."""
+    out: dict[str, Any] = {"InstanceGroupName": g.name, "InstanceType": g.instance_type, "CurrentCount": g.count,
+                           "TargetCount": g.count, "ExecutionRole": f"arn:aws:iam::{plan.account}:role/exec"}
+    if g.deep_health_checks:
+        out["OnStartDeepHealthChecks"] = list(reversed(g.deep_health_checks))  # the service keeps no order
+    kubernetes: dict[str, Any] = {}
+    if g.kubernetes_labels:
+        kubernetes["CurrentLabels"] = kubernetes["DesiredLabels"] = dict(g.kubernetes_labels)
+    if g.taints:
+        kubernetes["CurrentTaints"] = kubernetes["DesiredTaints"] = [
+            {k: v for k, v in (("Key", t.key), ("Value", t.value), ("Effect", t.effect)) if v is not None}
+            for t in g.taints]
+    if kubernetes:
+        out["KubernetesConfig"] = kubernetes
+    if g.training_plan_arn:
+        out["TrainingPlanArn"] = g.training_plan_arn
+    if g.subnet_ids:
+        out["OverrideVpcConfig"] = {"SecurityGroupIds": ["sg-0123456789abcdef0"], "Subnets": list(g.subnet_ids)}
+    if g.threads_per_core:
+        out["ThreadsPerCore"] = g.threads_per_core
+    if g.lifecycle is not None:
+        out["LifeCycleConfig"] = {"SourceS3Uri": g.lifecycle.source_s3_uri, "OnCreate": g.lifecycle.on_create}
+    return out
+
+
 def cluster_from_plan(plan: Any) -> FakeCluster:
     """The cluster a correct deploy of ``plan`` leaves behind, written from the plan's own fields."""
     fake = FakeCluster(
         name=plan.cluster.name, account=plan.account, region=plan.region, eks_name=plan.cluster.eks_name,
-        instance_groups=[
-            {"InstanceGroupName": g.name, "InstanceType": g.instance_type, "CurrentCount": g.count,
-             "TargetCount": g.count, "ExecutionRole": f"arn:aws:iam::{plan.account}:role/exec"}
-            for g in plan.cluster.instance_groups
-        ],
+        instance_groups=[_instance_group(plan, g) for g in plan.cluster.instance_groups],
         policies=[], quotas=[], access_entries=[], associations=[], addons=[],
     )
     if plan.mode == "task-governance":

@@ -1,0 +1,118 @@
+"""The service options of a new cluster and its instance groups, checked against the region's CloudFormation.
+
+A new HyperPod cluster is an ``AWS::SageMaker::Cluster``. CloudFormation declares it only in some regions, and
+its enums can lag the SageMaker API's (botocore's ``CreateCluster``): ``OnStartDeepHealthChecks`` takes
+``MultiNodeTrainingValidation`` in the API but not in CloudFormation. The facts below are read off cfn-lint's
+bundled provider schemas and botocore's ``sagemaker`` model; ``tests/spec/test_instance_group_options.py`` checks
+them against both, so a new cfn-lint or botocore that changes them fails a test instead of a deploy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Iterator
+
+from .errors import SpecIssue
+from .models import GovernanceSpec
+from .rulebook import rule
+
+# Regions whose CloudFormation has AWS::SageMaker::Cluster, with every member below (cfn-lint's schemas).
+CLUSTER_REGIONS: frozenset[str] = frozenset({
+    "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-south-2", "ap-southeast-1", "ap-southeast-2",
+    "ap-southeast-3", "ap-southeast-4", "ca-central-1", "eu-central-1", "eu-isoe-west-1", "eu-north-1",
+    "eu-south-2", "eu-west-1", "eu-west-2", "eusc-de-east-1", "sa-east-1", "us-east-1", "us-east-2",
+    "us-iso-east-1", "us-iso-west-1", "us-isob-east-1", "us-isob-west-1", "us-isof-east-1", "us-isof-south-1",
+    "us-west-1", "us-west-2",
+})
+# Spec key of an instance group -> the ClusterInstanceGroup member it sets (CloudFormation and the API).
+GROUP_OPTIONS: dict[str, str] = {
+    "trainingPlanArn": "TrainingPlanArn",
+    "subnetIds": "OverrideVpcConfig",
+    "labels": "KubernetesConfig",
+    "taints": "KubernetesConfig",
+    "lifecycle": "LifeCycleConfig",
+    "volumeKmsKeyId": "InstanceStorageConfigs",
+    "deepHealthChecks": "OnStartDeepHealthChecks",
+    "threadsPerCore": "ThreadsPerCore",
+}
+# Spec key of the cluster -> the AWS::SageMaker::Cluster property (CreateCluster member) it sets.
+CLUSTER_OPTIONS: dict[str, str] = {"nodeRecovery": "NodeRecovery", "nodeProvisioningMode": "NodeProvisioningMode"}
+# The deep health checks CloudFormation accepts (DeepHealthCheckType); the API has MultiNodeTrainingValidation too.
+CLOUDFORMATION_DEEP_HEALTH_CHECKS: frozenset[str] = frozenset({"InstanceStress", "InstanceConnectivity"})
+
+_SPEC_DEFAULTS = {"nodeRecovery": "Automatic", "nodeProvisioningMode": None}
+
+
+def _set_group_options(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
+    """(path, spec key) of every instance-group option the spec sets."""
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        for key in GROUP_OPTIONS:
+            value = getattr(g, _snake(key))
+            # An empty list of deep health checks is an option too: it turns the default checks off.
+            if value not in (None, (), {}) or (key == "deepHealthChecks" and value is not None):
+                yield f"cluster.instanceGroups[{gi}].{key}", key
+
+
+@rule("HPG-D002", "error", "Every cluster and instance-group option the spec sets (training plan, subnets, labels, "
+      "taints, lifecycle scripts, volume key, deep health checks, threads per core, node recovery and provisioning) "
+      "is one the capacity region's CloudFormation declares on AWS::SageMaker::Cluster, with a value it accepts.")
+def options_exist_in_the_regions_cloudformation(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    region = spec.accounts.capacity.region
+    if region not in CLUSTER_REGIONS:
+        why = f"{region}'s CloudFormation has no AWS::SageMaker::Cluster, so hyperpod-gov cannot declare {{}} there"
+        fix = ("create the cluster in a region whose CloudFormation has AWS::SageMaker::Cluster (e.g. us-east-1), or "
+               "remove the option")
+        for path, key in _set_group_options(spec):
+            yield SpecIssue(path, why.format(GROUP_OPTIONS[key]), getattr_alias(spec, path), fix)
+        for key, member in CLUSTER_OPTIONS.items():
+            value = getattr(spec.cluster, _snake(key))
+            if value != _SPEC_DEFAULTS[key]:
+                yield SpecIssue(f"cluster.{key}", why.format(member), value, fix)
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        for ci, check in enumerate(g.deep_health_checks or ()):
+            if check not in CLOUDFORMATION_DEEP_HEALTH_CHECKS:
+                yield SpecIssue(
+                    f"cluster.instanceGroups[{gi}].deepHealthChecks[{ci}]",
+                    "is a deep health check of the SageMaker API that CloudFormation's AWS::SageMaker::Cluster does "
+                    "not accept (OnStartDeepHealthChecks)", check,
+                    f"use {' or '.join(sorted(CLOUDFORMATION_DEEP_HEALTH_CHECKS))}, and run {check} with "
+                    "`aws sagemaker start-cluster-health-check` after the deploy",
+                )
+
+
+@rule("HPG-D003", "error", "An instance group's training plan is in the capacity account and region (a training plan "
+      "reserves capacity of one account in one region), and its volume key, given as an ARN, is in the region.")
+def reservations_are_in_the_capacity_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    account, region = spec.accounts.capacity.id, spec.accounts.capacity.region
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.training_plan_arn:
+            _, _, _, plan_region, plan_account, _ = g.training_plan_arn.split(":", 5)
+            if (plan_region, plan_account) != (region, account):
+                yield SpecIssue(
+                    f"cluster.instanceGroups[{gi}].trainingPlanArn",
+                    f"reserves capacity in {plan_account} {plan_region}, not in the capacity account {account} "
+                    f"{region}", g.training_plan_arn,
+                    f"name a training plan of {account} in {region} (`aws sagemaker list-training-plans "
+                    f"--region {region}`)",
+                )
+        key = g.volume_kms_key_id
+        if key and key.startswith("arn:") and key.split(":")[3] != region:
+            yield SpecIssue(f"cluster.instanceGroups[{gi}].volumeKmsKeyId",
+                            f"is a key of {key.split(':')[3]}; EBS volumes in {region} need a key of {region}", key,
+                            f"use a KMS key (or a multi-Region replica) in {region}")
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def getattr_alias(spec: GovernanceSpec, path: str) -> object:
+    """The value at ``cluster.instanceGroups[i].key`` (camelCase key)."""
+    head, key = path.rsplit(".", 1)
+    index = int(head.split("[")[1].rstrip("]"))
+    value = getattr(spec.cluster.instance_groups[index], _snake(key))
+    if hasattr(value, "model_dump"):
+        return value.model_dump(by_alias=True)
+    if isinstance(value, tuple):
+        return [v.model_dump(by_alias=True) if hasattr(v, "model_dump") else v for v in value]
+    return value
