@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from typing import Iterable, Sequence
 
@@ -223,9 +224,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _synth_without_type_checks() -> None:
+    """Run this command again under ``python -O``, before jsii starts, replacing this process.
+
+    jsii's Python bindings check every argument of every call into the CDK with typeguard unless Python runs
+    optimized (``if __debug__:``, the documented switch, aws/jsii#3660): a fifth of a large synth. The code that
+    runs under it states its checks as ``if ...: raise``, never ``assert``. The same interpreter, script or
+    module and arguments; only the flag is added.
+    """
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    target = ["-m", main_spec.name] if main_spec is not None else [sys.argv[0]]
+    os.execv(sys.executable, [sys.executable, "-O", *target, *sys.argv[1:]])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None and args.func is cmd_synth and not sys.flags.optimize and os.name == "posix":
+        _synth_without_type_checks()  # from the command line only: a caller's own process is left alone
     try:
         return int(args.func(args))
     except SpecError as exc:
