@@ -9,6 +9,7 @@ without dependencies. ``tests/charts/test_plain_objects.py`` checks the dicts ag
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Optional
 
 from cdk8s import Chart
@@ -86,7 +87,8 @@ def api_object(
 
 def chart_objects(chart: Chart) -> list[dict[str, Any]]:
     """The chart's objects, in the order they were added (each a fresh copy)."""
-    return [_as_json(o) for o in chart.__dict__.get(_OBJECTS, {}).values()]
+    # Already JSON values (``_as_json``): a JSON round trip copies them exactly, in C.
+    return json.loads(json.dumps(list(chart.__dict__.get(_OBJECTS, {}).values())))
 
 
 def cluster_chart(scope: Construct, id: str) -> Chart:
