@@ -32,13 +32,15 @@ from tests.scale import many_teams_spec  # noqa: E402
 
 def run(checkout: Path, spec: Path) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak RSS (MiB) of one `hyperpod-gov synth` process run from ``checkout``."""
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
+        # stderr to a file, not a pipe: a large spec's warnings would fill a pipe nobody reads until the end
         proc = subprocess.Popen([sys.executable, "-m", "hyperpod_gov.cli", "synth", str(spec), "--out", out],
-                                cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                cwd=checkout, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        err.seek(0)
+        stderr = err.read().decode()
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"synth of {spec} in {checkout} failed:\n{stderr[-2000:]}")
         return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
