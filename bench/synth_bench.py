@@ -1,7 +1,8 @@
 """Time the synth of each example and of an empty CDK app: whole processes first, then in one process.
 
 Run with `./dev.sh bench`. Not part of the test suite. Whole process: `hyperpod-gov synth` of each example
-against a Python process that synthesizes an empty CDK app (both start Python and jsii's Node.js). In one
+against a Python process that synthesizes an empty CDK app (both start Python and jsii's Node.js), alternating.
+`bench/synth_scale.py` times generated specs of 5 to 300 teams. In one
 process: best and median wall time over REPEATS runs, after the jsii start-up (timed apart). Every synth
 includes what `hyperpod-gov synth` does: the plan, cdk8s rendering, the k8s/ files, cdk-nag and CDK's checks.
 """
@@ -23,25 +24,27 @@ REPEATS = 3
 EMPTY_APP = "import aws_cdk as cdk, sys; cdk.App(outdir=sys.argv[1]).synth()"
 
 
-def _timed(argv: list[str]) -> list[float]:
-    times = []
-    for _ in range(REPEATS):
-        with tempfile.TemporaryDirectory() as tmp:
-            t = time.perf_counter()
-            subprocess.run([*argv, tmp], check=True, capture_output=True, cwd=ROOT)
-            times.append(time.perf_counter() - t)
-    return times
+def _timed_once(argv: list[str]) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        subprocess.run([*argv, tmp], check=True, capture_output=True, cwd=ROOT)
+        return time.perf_counter() - t
 
 
 def whole_processes() -> None:
-    print(f"{'whole process':28} {'best s':>8} {'median s':>9}  ({REPEATS} runs)")
+    """Each case once per round, rounds in turn: on a loaded machine the cases are slowed alike."""
+    print(f"{'whole process':28} {'best s':>8} {'median s':>9} {'x empty':>8}  ({REPEATS} rounds, alternating)")
     cases = {"empty CDK app": [sys.executable, "-c", EMPTY_APP]}
     for name in ("enterprise", "startup"):
         cases[f"hyperpod-gov synth {name}"] = [sys.executable, "-m", "hyperpod_gov.cli", "synth",
                                                f"examples/{name}.yaml", "--out"]
-    for name, argv in cases.items():
-        times = _timed(argv)
-        print(f"{name:28} {min(times):8.2f} {statistics.median(times):9.2f}")
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(REPEATS):
+        for name, argv in cases.items():
+            times[name].append(_timed_once(argv))
+    empty = statistics.median(times["empty CDK app"])
+    for name, ts in times.items():
+        print(f"{name:28} {min(ts):8.2f} {statistics.median(ts):9.2f} {statistics.median(ts) / empty:8.2f}")
 
 
 def main() -> None:

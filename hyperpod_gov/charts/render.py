@@ -10,12 +10,17 @@ import yaml
 from cdk8s import App
 
 from ..plan import Plan
-from ._objects import cluster_chart
+from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
 from .kueue import KueueSharedObjects
 from .tenant import TenantChart
 
 Manifest = dict[str, Any]
+
+# libyaml's emitter writes the same bytes as PyYAML's pure-Python one for these manifests (plain data: strings,
+# numbers, booleans, lists, mappings; tests/charts checks the two agree) at a tenth of the time; PyYAML built
+# without libyaml falls back to the pure-Python dumper.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass
@@ -45,8 +50,13 @@ class Manifests:
 
 
 def _write(path: Path, objs: list[Manifest]) -> Path:
-    path.write_text(yaml.safe_dump_all(objs, sort_keys=True, default_flow_style=False))
+    path.write_text(dump_manifests(objs))
     return path
+
+
+def dump_manifests(objs: list[Manifest], dumper: type = _DUMPER) -> str:
+    """A YAML stream of the objects, keys sorted, block style (what ``cluster.yaml`` and the team files hold)."""
+    return yaml.dump_all(objs, Dumper=dumper, sort_keys=True, default_flow_style=False)
 
 
 def render(plan: Plan) -> Manifests:
@@ -58,6 +68,6 @@ def render(plan: Plan) -> Manifests:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
     return Manifests(
-        cluster=list(cluster.to_json()),
-        teams={name: list(chart.to_json()) for name, chart in charts.items()},
+        cluster=chart_objects(cluster),
+        teams={name: chart_objects(chart) for name, chart in charts.items()},
     )

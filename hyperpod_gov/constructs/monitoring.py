@@ -6,16 +6,18 @@ or an owner.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-from aws_cdk import Aws, Duration, aws_cloudwatch as cw, aws_cloudwatch_actions as cw_actions, aws_iam as iam
+from aws_cdk import Aws, Stack, aws_cloudwatch as cw, aws_iam as iam
 from aws_cdk import aws_kms as kms, aws_sns as sns, aws_sns_subscriptions as subs
 from constructs import Construct
 
-from ..plan.monitoring import AlarmPlan, FlavorWatch, Metric, MonitoringPlan, TeamWatch, TopicPlan
+from ..plan.monitoring import (HOUR, MAX_ALARM_METRICS, AlarmPlan, FlavorWatch, Metric, MonitoringPlan, TeamWatch,
+                               TopicPlan)
 
 CLOUDWATCH_PRINCIPAL = "cloudwatch.amazonaws.com"
 ROW_HEIGHT = 6
+ORANGE = "#ff7f0e"  # aws-cdk-lib's Color.ORANGE
 
 
 class AlarmTopics(Construct):
@@ -63,17 +65,46 @@ class AlarmTopics(Construct):
             self.topics[plan.key] = topic
 
 
-def cw_metric(m: Metric, period: int, label: Optional[str] = None) -> cw.Metric:
-    return cw.Metric(namespace=m.namespace, metric_name=m.name, dimensions_map=m.dimension_map(),
-                     statistic=m.statistic, period=Duration.seconds(period), label=label)
+# Alarms and dashboards are plain data: each is one L1 resource built from dicts here (one jsii call), not an L2
+# alarm with metric, expression, duration and action objects (about ten calls each; 1,200 alarms at 300 teams).
+# The properties are the ones the L2 constructs render (aws-cdk-lib's aws-cloudwatch), so the templates, the
+# logical ids (``<kind>/Resource``, ``Dashboard/Resource``) and the dashboard bodies are unchanged.
+
+_STATISTICS = ("SampleCount", "Average", "Sum", "Minimum", "Maximum")
+DEFAULT_PERIOD = 300  # CloudWatch's (and CDK's) default period: a dashboard metric leaves it out
 
 
-def alarm_signal(a: AlarmPlan) -> cw.IMetric:
+def _dimensions(m: Metric) -> list[dict[str, str]]:
+    return [{"Name": k, "Value": v} for k, v in sorted(m.dimension_map().items())]
+
+
+def _statistic(m: Metric) -> str:
+    if m.statistic not in _STATISTICS:
+        raise ValueError(f"metric {m.name}: statistic {m.statistic!r} is not one of {', '.join(_STATISTICS)}")
+    return m.statistic
+
+
+def alarm_metrics(a: AlarmPlan) -> dict[str, Any]:
+    """The ``AWS::CloudWatch::Alarm`` properties that say what the alarm reads: one metric, or metric math."""
     if a.expression is None:
-        return cw_metric(a.metrics[0][1], a.period)
-    return cw.MathExpression(expression=a.expression, period=Duration.seconds(a.period),
-                             using_metrics={key: cw_metric(m, a.period) for key, m in a.metrics},
-                             label=a.kind)
+        m = a.metrics[0][1]
+        return {"namespace": m.namespace, "metric_name": m.name, "period": a.period, "statistic": _statistic(m),
+                "dimensions": [cw.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"])
+                               for d in _dimensions(m)]}
+    if len(a.metrics) + 1 > MAX_ALARM_METRICS:
+        raise ValueError(f"alarm {a.name}: {len(a.metrics) + 1} metrics, CloudWatch allows {MAX_ALARM_METRICS}")
+    queries = [cw.CfnAlarm.MetricDataQueryProperty(id="expr_1", expression=a.expression, label=a.kind,
+                                                   return_data=True)]
+    for key, m in a.metrics:
+        queries.append(cw.CfnAlarm.MetricDataQueryProperty(
+            id=key, return_data=False,
+            metric_stat=cw.CfnAlarm.MetricStatProperty(
+                metric=cw.CfnAlarm.MetricProperty(
+                    metric_name=m.name, namespace=m.namespace,
+                    dimensions=[cw.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"])
+                                for d in _dimensions(m)]),
+                period=a.period, stat=_statistic(m))))
+    return {"metrics": queries}
 
 
 class TeamAlarms(Construct):
@@ -81,75 +112,103 @@ class TeamAlarms(Construct):
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic]) -> None:
         super().__init__(scope, id)
-        self.alarms: dict[str, cw.Alarm] = {}
+        self.alarms: dict[str, cw.CfnAlarm] = {}
+        arns: dict[str, str] = {}  # topic key -> ARN token, read from jsii once per topic
         for a in watch.alarms:
-            alarm = cw.Alarm(
-                self, a.kind,
+            if a.topic not in arns:
+                arns[a.topic] = topics[a.topic].topic_arn
+            self.alarms[a.kind] = cw.CfnAlarm(
+                Construct(self, a.kind), "Resource",
                 alarm_name=a.name,
                 alarm_description=a.description[:1024],
-                metric=alarm_signal(a),
                 threshold=a.threshold,
-                comparison_operator=cw.ComparisonOperator(_COMPARISON[a.comparison]),
+                comparison_operator=a.comparison,
                 evaluation_periods=a.evaluation_periods,
                 datapoints_to_alarm=a.datapoints_to_alarm,
-                treat_missing_data=cw.TreatMissingData(_MISSING[a.treat_missing_data]),
+                treat_missing_data=a.treat_missing_data,
+                alarm_actions=[arns[a.topic]],
+                ok_actions=[arns[a.topic]],
+                **alarm_metrics(a),
             )
-            action = cw_actions.SnsAction(topics[a.topic])
-            alarm.add_alarm_action(action)
-            alarm.add_ok_action(action)
-            self.alarms[a.kind] = alarm
-
-
-_COMPARISON = {
-    "GreaterThanOrEqualToThreshold": "GREATER_THAN_OR_EQUAL_TO_THRESHOLD",
-    "LessThanThreshold": "LESS_THAN_THRESHOLD",
-}
-_MISSING = {"notBreaching": "NOT_BREACHING", "breaching": "BREACHING", "missing": "MISSING", "ignore": "IGNORE"}
 
 
 # --- dashboards -------------------------------------------------------------------------------------------------
+# A widget is its JSON as CloudWatch reads it (what aws-cdk-lib's widgets render), without its position; a row of
+# widgets is laid out left to right, wrapping at 24 columns, and rows go top to bottom.
+
+Widget = dict[str, Any]
+GRID_WIDTH = 24
 
 
-def _usage_widget(w: TeamWatch, width: int, region: Optional[str], period: int = 300) -> cw.GraphWidget:
-    left: list[cw.IMetric] = []
-    annotations = []
+def _graph_metric(m: Metric, period: int, label: Optional[str], id: Optional[str] = None) -> list[Any]:
+    line: list[Any] = [m.namespace, m.name]
+    for k, v in sorted(m.dimension_map().items()):
+        line += [k, v]
+    options: dict[str, Any] = {}
+    if label is not None:
+        options["label"] = label
+    if id is not None:
+        options["id"] = id
+    if period != DEFAULT_PERIOD:
+        options["period"] = period
+    if _statistic(m) != "Average":
+        options["stat"] = m.statistic
+    return [*line, options] if options else line
+
+
+def _graph_expression(expression: str, period: int, label: str) -> list[Any]:
+    options: dict[str, Any] = {"label": label} if label else {}
+    options["expression"] = expression
+    if period != DEFAULT_PERIOD:
+        options["period"] = period
+    return [options]
+
+
+def _graph(title: str, metrics: list[list[Any]], width: int, region: str, *,
+           annotations: Optional[list[dict[str, Any]]] = None, y_axis: Optional[dict[str, Any]] = None) -> Widget:
+    properties: dict[str, Any] = {"view": "timeSeries", "title": title, "region": region, "metrics": metrics}
+    if annotations:
+        properties["annotations"] = {"horizontal": annotations}
+    properties["yAxis"] = {"left": y_axis} if y_axis else {}
+    return {"type": "metric", "width": width, "height": ROW_HEIGHT, "properties": properties}
+
+
+def _text(markdown: str, width: int, height: int = ROW_HEIGHT) -> Widget:
+    return {"type": "text", "width": width, "height": height, "properties": {"markdown": markdown}}
+
+
+def _usage_widget(w: TeamWatch, width: int, region: str, period: int = 300) -> Widget:
+    metrics: list[list[Any]] = []
+    annotations: list[dict[str, Any]] = []
     for i, f in enumerate(w.flavors):
-        usage = cw_metric(f.usage, period, label=f"used {f.unit} ({f.instance_type})")
-        left.append(usage)
+        metrics.append(_graph_metric(f.usage, period, f"used {f.unit} ({f.instance_type})", id=f"u{i}"))
         # Borrowed = usage above nominal; borrow limits are not exported, so nominal comes from the plan.
-        left.append(cw.MathExpression(expression=f"IF(u{i} > {f.nominal}, u{i} - {f.nominal}, 0)",
-                                      using_metrics={f"u{i}": usage}, period=Duration.seconds(period),
-                                      label=f"borrowed {f.unit} ({f.instance_type})"))
-        annotations.append(cw.HorizontalAnnotation(value=f.nominal, label=f"nominal {f.nominal} {f.unit}"
-                                                   f" ({f.instance_type})"))
+        metrics.append(_graph_expression(f"IF(u{i} > {f.nominal}, u{i} - {f.nominal}, 0)", period,
+                                         f"borrowed {f.unit} ({f.instance_type})"))
+        annotations.append({"value": f.nominal, "label": f"nominal {f.nominal} {f.unit} ({f.instance_type})",
+                            "yAxis": "left"})
         if f.borrowing_limit:
-            annotations.append(cw.HorizontalAnnotation(
-                value=f.nominal + f.borrowing_limit, color=cw.Color.ORANGE,
-                label=f"nominal + borrow limit {f.nominal + f.borrowing_limit}"))
-    return cw.GraphWidget(title=f"{w.team}: usage against nominal quota", left=left,
-                          left_annotations=annotations, width=width, height=ROW_HEIGHT, region=region)
+            annotations.append({"value": f.nominal + f.borrowing_limit, "color": ORANGE,
+                                "label": f"nominal + borrow limit {f.nominal + f.borrowing_limit}", "yAxis": "left"})
+    return _graph(f"{w.team}: usage against nominal quota", metrics, width, region, annotations=annotations)
 
 
-def _queue_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.GraphWidget:
-    return cw.GraphWidget(title=f"{w.team}: pending and admitted workloads",
-                          left=[cw_metric(w.pending, 300, "pending (max over statuses)"),
-                                cw_metric(w.admitted, 300, "admitted")],
-                          width=width, height=ROW_HEIGHT, region=region)
+def _queue_widget(w: TeamWatch, width: int, region: str) -> Widget:
+    return _graph(f"{w.team}: pending and admitted workloads",
+                  [_graph_metric(w.pending, 300, "pending (max over statuses)"),
+                   _graph_metric(w.admitted, 300, "admitted")], width, region)
 
 
-def _evictions_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.GraphWidget:
-    return cw.GraphWidget(title=f"{w.team}: evictions by reason (per hour)",
-                          left=[cw.MathExpression(expression=w.evictions_search, using_metrics={},
-                                                  period=Duration.hours(1), label="")],
-                          width=width, height=ROW_HEIGHT, region=region)
+def _evictions_widget(w: TeamWatch, width: int, region: str) -> Widget:
+    return _graph(f"{w.team}: evictions by reason (per hour)", [_graph_expression(w.evictions_search, HOUR, "")],
+                  width, region)
 
 
-def _utilisation_widget(w: TeamWatch, width: int, region: Optional[str]) -> cw.IWidget:
+def _utilisation_widget(w: TeamWatch, width: int, region: str) -> Widget:
     if w.utilisation is None:
-        return cw.TextWidget(markdown=f"**{w.team}**: owns no accelerators", width=width, height=ROW_HEIGHT)
-    return cw.GraphWidget(title=f"{w.team}: accelerator utilisation (%)",
-                          left=[cw_metric(w.utilisation, 300, w.utilisation.name)],
-                          left_y_axis=cw.YAxisProps(min=0, max=100), width=width, height=ROW_HEIGHT, region=region)
+        return _text(f"**{w.team}**: owns no accelerators", width)
+    return _graph(f"{w.team}: accelerator utilisation (%)", [_graph_metric(w.utilisation, 300, w.utilisation.name)],
+                  width, region, y_axis={"max": 100, "min": 0})
 
 
 def _flavor_line(f: FlavorWatch) -> str:
@@ -157,7 +216,7 @@ def _flavor_line(f: FlavorWatch) -> str:
     return f"{f.nominal} {f.unit} on {f.instance_type} (lends {lend}, borrows up to {f.borrowing_limit})"
 
 
-def _summary(w: TeamWatch, width: int) -> cw.TextWidget:
+def _summary(w: TeamWatch, width: int) -> Widget:
     owns = "; ".join(_flavor_line(f) for f in w.flavors) or "nothing"
     lines = [
         f"### {w.team}{' (shared pool)' if w.is_shared_pool else ''}",
@@ -166,16 +225,40 @@ def _summary(w: TeamWatch, width: int) -> cw.TextWidget:
         f"Operations: {w.operations_owner or 'platform'}; cost: {w.cost_owner or 'platform'}",
         f"Queue `{w.cluster_queue}`",
     ]
-    return cw.TextWidget(markdown="\n\n".join(lines), width=width, height=ROW_HEIGHT)
+    return _text("\n\n".join(lines), width)
 
 
-def team_row(w: TeamWatch, region: Optional[str] = None) -> list[cw.IWidget]:
-    """One dashboard row (24 columns): summary, usage, queue, evictions, utilisation.
+def team_row(w: TeamWatch, region: Optional[str] = None) -> list[Widget]:
+    """One dashboard row (24 columns): summary, usage, queue, evictions, utilisation, as widget JSON.
 
     ``region``: the metrics' region (the plan's); given, the dashboard body is a plain string, a third smaller.
     """
-    return [_summary(w, 4), _usage_widget(w, 6, region), _queue_widget(w, 5, region),
-            _evictions_widget(w, 5, region), _utilisation_widget(w, 4, region)]
+    r = region if region is not None else Aws.REGION
+    return [_summary(w, 4), _usage_widget(w, 6, r), _queue_widget(w, 5, r), _evictions_widget(w, 5, r),
+            _utilisation_widget(w, 4, r)]
+
+
+def layout(rows: Sequence[Sequence[Widget]]) -> list[Widget]:
+    """The widgets of the rows with their positions: each row left to right, wrapping past 24 columns."""
+    placed: list[Widget] = []
+    top = 0
+    for row in rows:
+        x = y = height = 0
+        for widget in row:
+            if x + widget["width"] > GRID_WIDTH:
+                x, y = 0, height
+            placed.append({"type": widget["type"], "width": widget["width"], "height": widget["height"],
+                           "x": x, "y": top + y, "properties": widget["properties"]})
+            height = max(height, y + widget["height"])
+            x += widget["width"]
+        top += height
+    return placed
+
+
+def _dashboard(scope: Construct, name: str, rows: Sequence[Sequence[Widget]]) -> cw.CfnDashboard:
+    body = Stack.of(scope).to_json_string({"widgets": layout(rows)})
+    # At <scope>/Resource/Resource, where the L2 Dashboard put it: the logical id stays.
+    return cw.CfnDashboard(Construct(scope, "Resource"), "Resource", dashboard_name=name, dashboard_body=body)
 
 
 class ClusterDashboardPage(Construct):
@@ -188,32 +271,31 @@ class ClusterDashboardPage(Construct):
     def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan, name: str,
                  teams: Sequence[str]) -> None:
         super().__init__(scope, id)
-        self.dashboard = cw.Dashboard(self, "Resource", dashboard_name=name)
-        self.dashboard.add_widgets(cw.TextWidget(
-            markdown=f"# {monitoring.spec_name}: HyperPod governance ({monitoring.cluster_name})\n"
+        header = _text(
+            f"# {monitoring.spec_name}: HyperPod governance ({monitoring.cluster_name})\n"
             "Usage against nominal quota per instance type (borrowed = usage above nominal), pending work, "
             "evictions by reason, accelerator utilisation. Alarms go to each team's owners.",
-            width=24, height=2))
-        for team in teams:
-            self.dashboard.add_widgets(*team_row(monitoring.team(team), monitoring.region))
+            width=24, height=2)
+        rows = [[header], *(team_row(monitoring.team(team), monitoring.region) for team in teams)]
+        self.dashboard = _dashboard(self, name, rows)
 
 
 class TeamDashboard(Construct):
     """A team's own dashboard: its row, its alarms' state and what each alarm asks of whom."""
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, region: Optional[str] = None,
-                 alarms: Optional[Mapping[str, cw.Alarm]] = None) -> None:
+                 alarms: Optional[Mapping[str, cw.CfnAlarm]] = None) -> None:
         super().__init__(scope, id)
-        assert watch.dashboard is not None, "TeamDashboard needs a TeamWatch with a dashboard name"
-        self.dashboard = cw.Dashboard(self, "Resource", dashboard_name=watch.dashboard)
-        self.dashboard.add_widgets(*team_row(watch, region))
+        if watch.dashboard is None:
+            raise ValueError(f"TeamDashboard {self.node.path}: team {watch.team} has no dashboard in the plan")
+        rows = [team_row(watch, region)]
         if alarms:
-            self.dashboard.add_widgets(
-                cw.AlarmStatusWidget(title=f"{watch.team}: alarms", alarms=[alarms[k] for k in sorted(alarms)],
-                                     width=8, height=ROW_HEIGHT),
-                cw.TextWidget(markdown="\n\n".join(f"**{a.kind}** — {a.description}" for a in watch.alarms),
-                              width=16, height=ROW_HEIGHT),
-            )
+            rows.append([
+                {"type": "alarm", "width": 8, "height": ROW_HEIGHT,
+                 "properties": {"title": f"{watch.team}: alarms", "alarms": [alarms[k].attr_arn for k in sorted(alarms)]}},
+                _text("\n\n".join(f"**{a.kind}** — {a.description}" for a in watch.alarms), width=16),
+            ])
+        self.dashboard = _dashboard(self, watch.dashboard, rows)
 
 
 class TeamMonitoring(Construct):
