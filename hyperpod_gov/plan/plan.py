@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from .. import catalog
+from ..spec._base import partition_of
 from ..spec.errors import SpecIssue
 from ..spec.instance_types import spec_catalog
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
@@ -134,6 +135,19 @@ class AdminPlan:
 
 
 @dataclass(frozen=True)
+class ExistingClusterPlan:
+    """A HyperPod cluster that runs already (``cluster.existing``): governance-only mode."""
+
+    hyperpod_arn: str  # the cluster policy's and quotas' ClusterArn, a plain string (no stack exports it)
+    vpc_id: str
+    subnet_ids: tuple[str, ...]  # where the kubectl handler runs, in the spec's order
+    security_group_id: str  # the kubectl handler's
+    installs_scheduler: bool  # the task-governance add-on or the Kueue chart (scheduler.mode)
+    installs_observability: bool  # the CloudWatch Observability add-on
+    self_managed_kueue: bool  # a Kueue outside the add-on runs there
+
+
+@dataclass(frozen=True)
 class ClusterPlan:
     name: str  # HyperPod
     eks_name: str
@@ -147,6 +161,7 @@ class ClusterPlan:
     addon_versions: AddonVersions
     dependencies_chart: Optional[ChartPlan]  # None: not installed (synth warns)
     lifecycle_bucket: str
+    existing: Optional[ExistingClusterPlan] = None  # governance-only mode: the cluster runs already
 
 
 @dataclass(frozen=True)
@@ -171,7 +186,7 @@ class ConsumerStack:
 class StackLayout:
     """Stack names and what goes where. ``cdk deploy`` and the pipeline use the same names."""
 
-    capacity: str
+    capacity: Optional[str]  # None in governance-only mode: the cluster runs already
     governance: str
     monitoring: str  # the shared alarm key, the platform topic and the cluster dashboards
     access: tuple[Shard, ...]  # access entries, sharded by a hash of the principal ARN
@@ -188,7 +203,7 @@ class StackLayout:
 
     @property
     def all_names(self) -> tuple[str, ...]:
-        return (self.capacity, self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
+        return (*((self.capacity,) if self.capacity else ()), self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
                 *(c.name for c in self.consumers), *(s.name for s in self.studio))
 
@@ -253,6 +268,17 @@ class Plan:
         return self.mode == "task-governance"
 
     @property
+    def governance_only(self) -> bool:
+        """``cluster.existing``: no capacity is created, only what governs the cluster that runs already."""
+        return self.cluster.existing is not None
+
+    @property
+    def hyperpod_cluster_arn(self) -> Optional[str]:
+        """The governed HyperPod cluster's ARN when the spec knows it (governance-only mode); otherwise the
+        capacity stack creates the cluster and its ARN is a deploy-time reference."""
+        return self.cluster.existing.hyperpod_arn if self.cluster.existing else None
+
+    @property
     def owns_namespaces(self) -> bool:
         """In task-governance mode HyperPod creates each team namespace with the team's ComputeQuota."""
         return self.mode == "kueue"
@@ -294,6 +320,11 @@ class Plan:
         }
         if self.task_governance:
             out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
+        e = self.cluster.existing
+        if e is not None:  # only the add-ons installed on the existing cluster
+            out = {k: val for k, val in out.items()
+                   if (k == "amazon-cloudwatch-observability" and e.installs_observability)
+                   or (k == "amazon-sagemaker-hyperpod-taskgovernance" and e.installs_scheduler)}
         return dict(sorted(out.items()))
 
     @property
@@ -332,24 +363,6 @@ class Plan:
         return max(f.governed(f.capacity) - owned, 0)
 
 
-def partition_of(region: str) -> str:
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    if region.startswith("us-isob-"):
-        return "aws-iso-b"
-    if region.startswith("us-isof-"):
-        return "aws-iso-f"
-    if region.startswith("us-iso-"):
-        return "aws-iso"
-    if region.startswith("eu-isoe-"):
-        return "aws-iso-e"
-    if region.startswith("eusc-"):
-        return "aws-eusc"
-    return "aws"
-
-
 def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
     """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline)."""
     vpc = spec.cluster.vpc
@@ -375,11 +388,13 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name)
     )
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
+    e = c.existing
+    eks_name = e.eks_cluster_name if e else names.eks_cluster(c.name)
     return ClusterPlan(
         name=c.name,
-        eks_name=names.eks_cluster(c.name),
+        eks_name=eks_name,
         eks_arn=f"arn:{partition_of(spec.accounts.capacity.region)}:eks:{spec.accounts.capacity.region}:"
-                f"{spec.accounts.capacity.id}:cluster/{names.eks_cluster(c.name)}",
+                f"{spec.accounts.capacity.id}:cluster/{eks_name}",
         kubernetes_version=c.kubernetes_version,
         authentication_mode=c.authentication_mode,
         endpoint_access=c.endpoint_access,
@@ -390,6 +405,11 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         addon_versions=c.addon_versions,
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
+        existing=ExistingClusterPlan(
+            hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
+            security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
+            installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
+        ) if e else None,
     )
 
 
@@ -413,7 +433,7 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
     # stays in its stack when teams are added (rows shift between pages in place), and no stack nears 1 MB.
     pages = cluster_dashboard_pages(tuple(t.name for t in teams))
     return StackLayout(
-        capacity=names.stack(spec.name, "capacity"),
+        capacity=None if spec.cluster.existing else names.stack(spec.name, "capacity"),
         governance=names.stack(spec.name, "governance"),
         monitoring=names.stack(spec.name, "monitoring"),
         access=shards([p.principal_arn for p in principals], d.access_stacks, names.access_shard),
