@@ -279,6 +279,16 @@ class Plan:
         return self.cluster.existing.hyperpod_arn if self.cluster.existing else None
 
     @property
+    def kubectl_provider_function(self) -> str:
+        """Governance-only mode: the name of the kubectl provider's function (the governance stack's)."""
+        return names.kubectl_provider(self.name)
+
+    @property
+    def kubectl_service_token(self) -> str:
+        """Governance-only mode: the ARN every stack's Kubernetes objects are applied through, a plain string."""
+        return f"arn:{self.partition}:lambda:{self.region}:{self.account}:function:{self.kubectl_provider_function}"
+
+    @property
     def owns_namespaces(self) -> bool:
         """In task-governance mode HyperPod creates each team namespace with the team's ComputeQuota."""
         return self.mode == "kueue"
