@@ -40,6 +40,8 @@ def explain(plan: Plan) -> str:
     parts = [
         f"Spec {plan.name}: cluster {plan.cluster_name}, {plan.mode} mode ({_backend(plan)}), idle compute "
         f"{plan.idle_compute}" + ("" if plan.idle_resource_sharing else f", {NO_IDLE_SHARING}: no team borrows"),
+        *([f"Governs an existing cluster: {plan.cluster.existing.hyperpod_arn} (EKS {plan.eks_cluster_name}); "
+           "creates no VPC, EKS or HyperPod cluster"] if plan.cluster.existing else []),
         f"Capacity: {capacity}",
         "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
@@ -57,7 +59,7 @@ def explain(plan: Plan) -> str:
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
     parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
-    parts += ["", f"Stacks: {stacks.capacity}, {stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
+    parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
                   f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
     for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import Duration, aws_eks_v2 as eks
+from aws_cdk import ArnFormat, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
-from hyperpod_gov.constructs import AppliedManifests, ClusterPolicy, TeamAccessEntry, TeamQuota, WorkloadIdentityRole
+from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observability, SchedulerInstall,
+                                     TeamAccessEntry, TeamQuota, WorkloadIdentityRole)
+from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.task_governance import GovernedCluster
-from hyperpod_gov.plan import Plan, Shard
+from hyperpod_gov.plan import Plan, Shard, names
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 
 from .base import SpecStack, tag
@@ -20,31 +22,75 @@ from .capacity import CapacityStack
 NAMESPACE_WAIT = Duration.minutes(15)
 
 
-def _governed(plan: Plan, capacity: CapacityStack) -> Optional[GovernedCluster]:
-    """The cluster task governance applies to, None in kueue mode."""
+def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[GovernedCluster]:
+    """The cluster task governance applies to, None in kueue mode. Governance-only mode: the existing cluster's
+    ARN as the spec gives it; otherwise the capacity stack's HyperPod cluster."""
     if plan.task_governance_backend is None:
         return None
-    return GovernedCluster(capacity.hyperpod.cluster_arn, plan.eks_cluster_name, plan.task_governance_backend)
+    arn = capacity.hyperpod.cluster_arn if capacity is not None else plan.hyperpod_cluster_arn
+    assert arn is not None, "a plan without a capacity stack governs an existing cluster"
+    return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend)
+
+
+def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
+    """The EKS cluster to apply Kubernetes objects on: the capacity stack's, or the existing one imported with
+    the governance stack's kubectl handler (reached by its function's ARN, a plain string)."""
+    if capacity is not None:
+        return capacity.eks.cluster
+    return imported_cluster(scope, "ExistingCluster", cluster=plan.cluster, service_token=plan.kubectl_service_token)
 
 
 class GovernanceStack(SpecStack):
     """Cluster policy (task-governance), shared-pool quota, and the cluster-scoped Kubernetes objects."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, capacity: CapacityStack, manifests: Manifests,
-                 **kwargs: Any) -> None:
-        super().__init__(scope, id, plan=plan, what="cluster policy and cluster-wide objects", **kwargs)
-        self.add_stack_dependency(capacity, "the scheduler (add-on or Kueue chart) must run first")
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, capacity: Optional[CapacityStack],
+                 manifests: Manifests, **kwargs: Any) -> None:
+        what = "cluster policy and cluster-wide objects"
+        if capacity is None:
+            what += f", kubectl handler of the existing cluster {plan.eks_cluster_name}"
+        super().__init__(scope, id, plan=plan, what=what, **kwargs)
+        self.kubectl: Optional[ExistingClusterKubectl] = None
+        self.scheduler: Optional[SchedulerInstall] = None
+        self.observability: Optional[Observability] = None
+        if capacity is not None:
+            self.add_stack_dependency(capacity, "the scheduler (add-on or Kueue chart) must run first")
+            eks_cluster = capacity.eks.cluster
+        else:
+            self.kubectl = ExistingClusterKubectl(self, "Kubectl", cluster=plan.cluster,
+                                                  function_name=plan.kubectl_provider_function)
+            eks_cluster = self.kubectl.cluster
+            self._install_on_existing(plan, eks_cluster)
         self.policy: Optional[Construct] = None
         cluster = _governed(plan, capacity)
         if cluster is not None:
             self.policy = ClusterPolicy(self, "ClusterPolicy", policy=plan.cluster_policy, cluster=cluster)
+            if self.scheduler is not None:
+                self.policy.node.add_dependency(self.scheduler)
             if plan.shared_pool is not None:
                 quota = TeamQuota(self, "SharedPoolQuota", team=plan.shared_pool, cluster=cluster)
                 quota.node.add_dependency(self.policy)
         self.cluster_objects = None
         if manifests.cluster:
-            self.cluster_objects = AppliedManifests(self, "ClusterObjects", cluster=capacity.eks.cluster,
+            self.cluster_objects = AppliedManifests(self, "ClusterObjects", cluster=eks_cluster,
                                                     manifest=manifests.cluster)
+            if self.kubectl is not None:
+                self.cluster_objects.node.add_dependency(self.kubectl.access_entry)
+            if self.scheduler is not None:  # the Kueue objects need Kueue's CRDs
+                self.cluster_objects.node.add_dependency(self.scheduler)
+
+    def _install_on_existing(self, plan: Plan, cluster: eks.ICluster) -> None:
+        """What ``cluster.existing.installs`` asks for; the rest runs on the cluster already."""
+        e = plan.cluster.existing
+        assert e is not None and self.kubectl is not None
+        versions = plan.cluster.addon_versions
+        if e.installs_scheduler:
+            self.scheduler = SchedulerInstall(self, "Scheduler", task_governance=plan.task_governance,
+                                              versions=versions, kueue_config=plan.kueue_config, cluster=cluster)
+            self.scheduler.node.add_dependency(self.kubectl.access_entry)
+        if e.installs_observability:
+            self.observability = Observability(self, "Observability", version=versions.cloudwatch_observability,
+                                               cluster=cluster, account=plan.account,
+                                               cluster_arn=plan.cluster.eks_arn)
 
 
 class MonitoringStack(SpecStack):
@@ -55,6 +101,13 @@ class MonitoringStack(SpecStack):
         monitoring = plan.monitoring
         platform = [t for t in monitoring.topics if t.key == PLATFORM_TOPIC]
         self.topics = AlarmTopics(self, "AlarmTopics", topics=platform)
+        if plan.governance_only:
+            # Every stack deploys on its own: the team stacks name the key and the platform topic instead of
+            # importing them from this stack's outputs.
+            self.topics.key.add_alias(names.alarm_key_alias(plan.name))  # type: ignore[attr-defined]
+            for topic in self.topics.topics.values():
+                cfn_topic: sns.CfnTopic = topic.node.default_child  # type: ignore[assignment]
+                cfn_topic.add_property_override("TopicName", names.platform_topic(plan.name))
         name, teams = monitoring.cluster_dashboards[0]  # later pages: DashboardsStack
         self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
                                                teams=teams)
@@ -72,17 +125,24 @@ class DashboardsStack(SpecStack):
 class TeamsStack(SpecStack):
     """One shard of per-team resources. Each team lives under a scope named after it."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: Optional[CapacityStack],
                  governance: GovernanceStack, monitoring: MonitoringStack, manifests: Manifests,
                  **kwargs: Any) -> None:
         super().__init__(scope, id, plan=plan, what="per-team quotas, identities, manifests and alarms", **kwargs)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
-        topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members),
-                             key=monitoring.topics.key)
-        by_key = {**monitoring.topics.topics, **topics.topics}
-        cluster = capacity.eks.cluster
+        shared_key: kms.IKey = monitoring.topics.key
+        shared_topics: dict[str, sns.ITopic] = dict(monitoring.topics.topics)
+        if plan.governance_only:  # by name, so that this stack imports no output of the monitoring stack
+            shared_key = kms.Alias.from_alias_name(self, "AlarmTopicsKey", names.alarm_key_alias(plan.name))
+            shared_topics = {key: sns.Topic.from_topic_arn(
+                self, f"Topic-{key}", Stack.of(self).format_arn(service="sns", resource=names.platform_topic(plan.name),
+                                                                arn_format=ArnFormat.NO_RESOURCE_NAME))
+                for key in shared_topics}
+        topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members), key=shared_key)
+        by_key = {**shared_topics, **topics.topics}
+        cluster = _cluster(self, plan, capacity)
         governed = _governed(plan, capacity)
         for name in shard.members:
             team = plan.team(name)
@@ -111,11 +171,14 @@ class TeamsStack(SpecStack):
 class AccessStack(SpecStack):
     """EKS access entries of one shard of principals: one entry per principal, with all its team groups."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: CapacityStack,
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: Optional[CapacityStack],
                  **kwargs: Any) -> None:
         super().__init__(scope, id, plan=plan, what="access entries of the teams' principals", **kwargs)
-        self.add_stack_dependency(capacity, "the EKS cluster must exist")
+        if capacity is not None:
+            self.add_stack_dependency(capacity, "the EKS cluster must exist")
+            cluster_name = capacity.eks.cluster.cluster_name
+        else:  # the existing cluster, by the name the spec gives
+            cluster_name = plan.eks_cluster_name
         access = {p.principal_arn: p for p in plan.principals}
-        cluster_name = capacity.eks.cluster.cluster_name
         for arn in shard.members:  # principal ARNs, sorted
             TeamAccessEntry(self, access[arn].key, cluster_name=cluster_name, access=access[arn])

@@ -19,17 +19,18 @@ from .studio import StudioConnectionsStack
 
 
 def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
-    """The capacity account's stacks, in deploy order: capacity, governance, monitoring (and further cluster
-    dashboard pages), access, the team shards.
+    """The capacity account's stacks, in deploy order: capacity (absent in governance-only mode), governance,
+    monitoring (and further cluster dashboard pages), access, the team shards.
 
     Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
     """
     s = plan.stacks
-    capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity)
+    # Governance-only mode (cluster.existing): no capacity stack; the governance stack holds the kubectl handler.
+    capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity) if s.capacity else None
     governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
                                  stack_name=s.governance)
     monitoring = MonitoringStack(scope, s.monitoring, plan=plan, stack_name=s.monitoring)
-    stacks: list[cdk.Stack] = [capacity, governance, monitoring]
+    stacks: list[cdk.Stack] = [*([capacity] if capacity else []), governance, monitoring]
     for page, name in enumerate(s.dashboards, start=1):
         stacks.append(DashboardsStack(scope, name, plan=plan, page=page, stack_name=name))
     for shard in s.access:
@@ -56,7 +57,8 @@ def add_studio_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
     ``cdk deploy --all`` creates the cluster and the entries first (a dependency across accounts orders the
     deploys; no value crosses it). In the pipeline they are a wave after the capacity stage.
     """
-    before = [scope.node.try_find_child(name) for name in (plan.stacks.capacity, *(s.name for s in plan.stacks.access))]
+    first = plan.stacks.capacity or plan.stacks.governance  # the cluster, or the existing cluster's kubectl handler
+    before = [scope.node.try_find_child(name) for name in (first, *(s.name for s in plan.stacks.access))]
     stacks: list[cdk.Stack] = []
     for studio in plan.stacks.studio:
         stack = StudioConnectionsStack(scope, studio.name, plan=plan, studio=studio, stack_name=studio.name)

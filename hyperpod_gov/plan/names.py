@@ -69,6 +69,22 @@ def lifecycle_bucket(spec_name: str, account: str, region: str) -> str:
     return f"sagemaker-{spec_name}-{account}-{region}"
 
 
+def kubectl_provider(spec_name: str) -> str:
+    """The function behind the kubectl handler of an existing cluster, named so that every stack reaches it by a
+    plain ARN (no stack exports it): at most 20 + 17 characters, within Lambda's 64."""
+    return f"{spec_name}-kubectl-provider"
+
+
+def alarm_key_alias(spec_name: str) -> str:
+    """Governance-only mode: the alias of the alarm topics' key, by which the team stacks name it."""
+    return f"alias/{spec_name}-alarm-topics"
+
+
+def platform_topic(spec_name: str) -> str:
+    """Governance-only mode: the platform's alarm topic, named so that the team stacks reach it by ARN."""
+    return f"{spec_name}-platform-alarms"
+
+
 def stack(spec_name: str, role: str) -> str:
     return f"{spec_name}-{role}"
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from .. import catalog
+from ..spec._base import partition_of
 from ..spec.instance_types import spec_catalog
 from ..spec.cluster import MIG_LABEL, InstanceGroup
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
@@ -191,6 +192,19 @@ class AdminPlan:
 
 
 @dataclass(frozen=True)
+class ExistingClusterPlan:
+    """A HyperPod cluster that runs already (``cluster.existing``): governance-only mode."""
+
+    hyperpod_arn: str  # the cluster policy's and quotas' ClusterArn, a plain string (no stack exports it)
+    vpc_id: str
+    subnet_ids: tuple[str, ...]  # where the kubectl handler runs, in the spec's order
+    security_group_id: str  # the kubectl handler's
+    installs_scheduler: bool  # the task-governance add-on or the Kueue chart (scheduler.mode)
+    installs_observability: bool  # the CloudWatch Observability add-on
+    self_managed_kueue: bool  # a Kueue outside the add-on runs there
+
+
+@dataclass(frozen=True)
 class ClusterPlan:
     name: str  # HyperPod
     eks_name: str
@@ -206,6 +220,7 @@ class ClusterPlan:
     lifecycle_bucket: str
     node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
     node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
+    existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
 
 
 @dataclass(frozen=True)
@@ -230,7 +245,7 @@ class ConsumerStack:
 class StackLayout:
     """Stack names and what goes where. ``cdk deploy`` and the pipeline use the same names."""
 
-    capacity: str
+    capacity: Optional[str]  # None in governance-only mode: the cluster runs already
     governance: str
     monitoring: str  # the shared alarm key, the platform topic and the cluster dashboards
     access: tuple[Shard, ...]  # access entries, sharded by a hash of the principal ARN
@@ -247,7 +262,7 @@ class StackLayout:
 
     @property
     def all_names(self) -> tuple[str, ...]:
-        return (self.capacity, self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
+        return (*((self.capacity,) if self.capacity else ()), self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
                 *(c.name for c in self.consumers), *(s.name for s in self.studio))
 
@@ -303,6 +318,27 @@ class Plan:
         return self.mode == "task-governance"
 
     @property
+    def governance_only(self) -> bool:
+        """``cluster.existing``: no capacity is created, only what governs the cluster that runs already."""
+        return self.cluster.existing is not None
+
+    @property
+    def hyperpod_cluster_arn(self) -> Optional[str]:
+        """The governed HyperPod cluster's ARN when the spec knows it (governance-only mode); otherwise the
+        capacity stack creates the cluster and its ARN is a deploy-time reference."""
+        return self.cluster.existing.hyperpod_arn if self.cluster.existing else None
+
+    @property
+    def kubectl_provider_function(self) -> str:
+        """Governance-only mode: the name of the kubectl provider's function (the governance stack's)."""
+        return names.kubectl_provider(self.name)
+
+    @property
+    def kubectl_service_token(self) -> str:
+        """Governance-only mode: the ARN every stack's Kubernetes objects are applied through, a plain string."""
+        return f"arn:{self.partition}:lambda:{self.region}:{self.account}:function:{self.kubectl_provider_function}"
+
+    @property
     def owns_namespaces(self) -> bool:
         """In task-governance mode HyperPod creates each team namespace with the team's ComputeQuota."""
         return self.mode == "kueue"
@@ -344,6 +380,11 @@ class Plan:
         }
         if self.task_governance:
             out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
+        e = self.cluster.existing
+        if e is not None:  # only the add-ons installed on the existing cluster
+            out = {k: val for k, val in out.items()
+                   if (k == "amazon-cloudwatch-observability" and e.installs_observability)
+                   or (k == "amazon-sagemaker-hyperpod-taskgovernance" and e.installs_scheduler)}
         return dict(sorted(out.items()))
 
     @property
@@ -382,24 +423,6 @@ class Plan:
         return max(f.governed(f.capacity) - owned, 0)
 
 
-def partition_of(region: str) -> str:
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    if region.startswith("us-isob-"):
-        return "aws-iso-b"
-    if region.startswith("us-isof-"):
-        return "aws-iso-f"
-    if region.startswith("us-iso-"):
-        return "aws-iso"
-    if region.startswith("eu-isoe-"):
-        return "aws-iso-e"
-    if region.startswith("eusc-"):
-        return "aws-eusc"
-    return "aws"
-
-
 def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
     """AZs from the spec, or the region's first ``maxAzs`` letters (no lookup, so synth stays offline); for an
     existing VPC one per private subnet (the region's a, b, ... in order where the spec names none)."""
@@ -434,11 +457,13 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
     c = spec.cluster
     groups = tuple(_group(g, i, cat) for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
+    e = c.existing
+    eks_name = e.eks_cluster_name if e else names.eks_cluster(c.name)
     return ClusterPlan(
         name=c.name,
-        eks_name=names.eks_cluster(c.name),
+        eks_name=eks_name,
         eks_arn=f"arn:{partition_of(spec.accounts.capacity.region)}:eks:{spec.accounts.capacity.region}:"
-                f"{spec.accounts.capacity.id}:cluster/{names.eks_cluster(c.name)}",
+                f"{spec.accounts.capacity.id}:cluster/{eks_name}",
         kubernetes_version=c.kubernetes_version,
         authentication_mode=c.authentication_mode,
         endpoint_access=c.endpoint_access,
@@ -451,6 +476,11 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
         node_recovery=c.node_recovery,
         node_provisioning_mode=c.node_provisioning_mode,
+        existing=ExistingClusterPlan(
+            hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
+            security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
+            installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
+        ) if e else None,
     )
 
 
@@ -503,7 +533,7 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
     # stays in its stack when teams are added (rows shift between pages in place), and no stack nears 1 MB.
     pages = cluster_dashboard_pages(tuple(t.name for t in teams))
     return StackLayout(
-        capacity=names.stack(spec.name, "capacity"),
+        capacity=None if spec.cluster.existing else names.stack(spec.name, "capacity"),
         governance=names.stack(spec.name, "governance"),
         monitoring=names.stack(spec.name, "monitoring"),
         access=shards([p.principal_arn for p in principals], d.access_stacks, names.access_shard),
@@ -560,7 +590,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     covered = covered_resources([f.accelerator_kind for f in flavors if not f.mig_resource],
                                 [f.mig_resource for f in flavors])
     monitoring = monitoring_plan(_Governed(spec.name, region, spec.monitoring, sorted_teams, flavors, covered,
-                                           names.eks_cluster(spec.cluster.name)))
+                                           spec.cluster.eks_cluster_name))
     return Plan(
         name=spec.name,
         mode=mode,

@@ -99,12 +99,39 @@ def _pool(plan: "Plan") -> str:
 
 def _vpc(plan: "Plan") -> str:
     n = plan.network
+    if plan.cluster.existing is not None:
+        return f"{plan.cluster.existing.vpc_id} ({n.cidr}), not created"
     if n.existing is not None:
         e = n.existing
         return (f"existing {e.vpc_id} ({n.cidr}) in {', '.join(e.private_subnet_ids)}; endpoints: "
                 f"{'created' if e.create_endpoints else 'the VPC own'}; flow logs: "
                 f"{'created' if e.create_flow_logs else 'the VPC own'}")
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
+
+
+def _existing(plan: "Plan") -> str:
+    e = plan.cluster.existing
+    if e is None:
+        return "none (hyperpod-gov creates the cluster)"
+    return f"{e.hyperpod_arn} (EKS {plan.cluster.eks_name})"
+
+
+def _kubectl_network(plan: "Plan") -> str:
+    e = plan.cluster.existing
+    if e is None:
+        return "the created VPC's private subnets"
+    return f"{', '.join(e.subnet_ids)} with {e.security_group_id}"
+
+
+def _installs(plan: "Plan") -> tuple[str, ...]:
+    e = plan.cluster.existing
+    if e is None:
+        return ("everything (new cluster)",)
+    out = [f"scheduler ({'task-governance add-on' if plan.task_governance else 'Kueue chart'})"
+           if e.installs_scheduler else "", "CloudWatch Observability add-on" if e.installs_observability else ""]
+    if e.self_managed_kueue:
+        out.append("(self-managed Kueue present)")
+    return tuple(sorted(x for x in out if x))
 
 
 def _public(old: str, new: str) -> bool:
@@ -118,6 +145,14 @@ CLUSTER = View(
     title=lambda key: "",
     rows=(
         Row("HyperPod cluster", "cluster.name", lambda p: p.cluster.name, ("name",)),
+        Row("existing cluster", "cluster.existing.hyperPodClusterArn|cluster.existing.eksClusterName", _existing,
+            ("existing", "eks_name"),
+            privilege=_when(lambda o, n: o != n, "governance (policy, quotas, cluster-admin kubectl handler) now "
+                            "applies to another cluster")),
+        Row("kubectl handler network", "cluster.existing.subnetIds|cluster.existing.securityGroupId",
+            _kubectl_network, ("existing",)),
+        Row("installs on the existing cluster", "cluster.existing.installs|cluster.existing.selfManagedKueue",
+            _installs, ("existing",), members=True),
         Row("scheduler mode", "scheduler.mode", lambda p: p.mode, ("mode", "task_governance_backend")),
         Row("idle compute", "scheduler.idleCompute", lambda p: p.idle_compute, ("idle_compute", "fair_sharing")),
         Row("idle resource sharing", "scheduler.idleResourceSharing", lambda p: _on_off(p.idle_resource_sharing),

@@ -125,3 +125,22 @@ def is_link_local(cidr: str) -> bool:
 
 def contains_link_local(cidr: str) -> bool:
     return LINK_LOCAL.subnet_of(ipaddress.IPv4Network(cidr))
+
+
+def partition_of(region: str) -> str:
+    """The AWS partition of a region (aws, aws-cn, aws-us-gov, ...)."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    if region.startswith("us-isob-"):
+        return "aws-iso-b"
+    if region.startswith("us-isof-"):
+        return "aws-iso-f"
+    if region.startswith("us-iso-"):
+        return "aws-iso"
+    if region.startswith("eu-isoe-"):
+        return "aws-iso-e"
+    if region.startswith("eusc-"):
+        return "aws-eusc"
+    return "aws"

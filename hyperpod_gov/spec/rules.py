@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Callable, Iterator
 
 from .. import catalog
-from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, public_addresses
+from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, partition_of, public_addresses
 from .allocation import Allocation
 from .cluster_options import options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region
 from .contract import contracts_are_complete
@@ -440,6 +440,8 @@ def target_roles_are_in_declared_accounts(spec: GovernanceSpec, today: dt.date) 
       "endpoint without them is open to every address).")
 def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     c = spec.cluster
+    if c.existing is not None:  # the existing cluster's endpoint is not the spec's (HPG-D004)
+        return
     if c.admin_cidrs and c.endpoint_access == "private":
         yield SpecIssue(
             "cluster.adminCidrs", "is only used with a public endpoint, but endpointAccess is private",
@@ -592,7 +594,7 @@ def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
 @rule("HPG-D001", "warning", "cluster.dependenciesChart is set: without the HyperPod dependencies chart, HyperPod "
       "cannot detect and replace faulty nodes.", covers=(CDK_WARN_NO_DEPENDENCIES_CHART,))
 def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    if spec.cluster.dependencies_chart is None:
+    if spec.cluster.dependencies_chart is None and spec.cluster.existing is None:
         yield SpecIssue(
             "cluster.dependenciesChart", "is not set, so the HyperPod dependencies Helm chart (health-monitoring "
             "agent, deep health checks, device plugins for GPUs, Neuron and EFA) is not installed before the "
@@ -602,6 +604,89 @@ def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[
             "github.com/aws/sagemaker-hyperpod-cli), mirrored where the cluster can reach it: {repository, chart, "
             "version}, {oci, version} or a local {directory}",
         )
+
+
+# Keys of `cluster` that only shape a cluster hyperpod-gov creates, and why they cannot apply to an existing one.
+CREATED_CLUSTER_ONLY = (
+    ("endpointAccess", "endpoint_access", "the existing EKS cluster's endpoint stays as it is"),
+    ("adminCidrs", "admin_cidrs", "the existing EKS cluster's endpoint stays as it is"),
+    ("authenticationMode", "authentication_mode", "the existing EKS cluster keeps its authentication mode (preflight "
+     "checks that it is API or API_AND_CONFIG_MAP)"),
+    ("dependenciesChart", "dependencies_chart", "the chart is installed before a HyperPod cluster is created"),
+    ("admins", "admins", "the existing cluster's administrators have their access entries already; a second entry "
+     "for the same principal fails the deploy"),
+)
+UNOWNED_ADDONS = (("vpcCni", "vpc_cni"), ("coredns", "coredns"), ("kubeProxy", "kube_proxy"),
+                  ("podIdentityAgent", "pod_identity_agent"))
+
+
+@rule("HPG-D004", "error", "With cluster.existing, the spec sets no key that only shapes a cluster hyperpod-gov "
+      "creates, pins only the add-ons it installs, and gives the existing VPC's CIDR.")
+def existing_cluster_keys(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    e = c.existing
+    if e is None:
+        return
+    for key, attr, why in CREATED_CLUSTER_ONLY:
+        if attr in c.model_fields_set:
+            yield SpecIssue(f"cluster.{key}", f"only applies to a cluster hyperpod-gov creates: {why}",
+                            getattr(c, attr), f"remove cluster.{key} (or remove cluster.existing)")
+    for key, attr in (("availabilityZones", "availability_zones"), ("maxAzs", "max_azs")):
+        if attr in c.vpc.model_fields_set:
+            yield SpecIssue(f"cluster.vpc.{key}", "only shapes a VPC hyperpod-gov creates", getattr(c.vpc, attr),
+                            f"remove cluster.vpc.{key}; with existing, cluster.vpc holds only the VPC's cidr")
+    if "vpc" not in c.model_fields_set or "cidr" not in c.vpc.model_fields_set:
+        yield SpecIssue("cluster.vpc.cidr", f"is not given: the teams' NetworkPolicies allow HTTPS to the VPC's "
+                        f"CIDR, and the default would name another network than {e.vpc_id}'s", NO_VALUE,
+                        f"set cluster.vpc: {{cidr: ...}} to the CIDR of {e.vpc_id} (`aws ec2 describe-vpcs "
+                        f"--vpc-ids {e.vpc_id}`)")
+    versions = c.addon_versions
+    for key, attr in UNOWNED_ADDONS:
+        if attr in versions.model_fields_set:
+            yield SpecIssue(f"cluster.addonVersions.{key}", "pins an add-on of the existing cluster, which "
+                            "hyperpod-gov does not install there", getattr(versions, attr),
+                            f"remove cluster.addonVersions.{key}; upgrade it where the cluster is managed")
+    owned = {"cloudwatch_observability": ("cloudwatchObservability", e.installs.observability,
+                                          "installs.observability"),
+             "task_governance": ("taskGovernance", e.installs.scheduler and spec.scheduler.mode == "task-governance",
+                                 "installs.scheduler (task-governance mode)"),
+             "kueue_chart": ("kueueChart", e.installs.scheduler and spec.scheduler.mode == "kueue",
+                             "installs.scheduler (kueue mode)")}
+    for attr, (key, installed, when) in owned.items():
+        if attr in versions.model_fields_set and not installed:
+            yield SpecIssue(f"cluster.addonVersions.{key}", f"pins what hyperpod-gov installs only with "
+                            f"cluster.existing.{when}", getattr(versions, attr),
+                            f"remove cluster.addonVersions.{key}, or set cluster.existing.{when.split(' ')[0]}: true")
+
+
+@rule("HPG-A005", "error", "An existing HyperPod cluster is in the capacity account, region and partition.")
+def existing_cluster_is_in_the_capacity_account(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    e = spec.cluster.existing
+    if e is None:
+        return
+    partition, region, account = e.arn_parts
+    cap = spec.accounts.capacity
+    want = (partition_of(cap.region), cap.region, cap.id)
+    for what, got, expected in zip(("partition", "region", "account"), (partition, region, account), want):
+        if got != expected:
+            yield SpecIssue("cluster.existing.hyperPodClusterArn", f"is in {what} {got}, but accounts.capacity is "
+                            f"in {expected}", e.hyper_pod_cluster_arn,
+                            f"set accounts.capacity to the cluster's account and region, or name a cluster of "
+                            f"{expected}")
+
+
+@rule("HPG-Q006", "error", "The task-governance add-on is not installed on a cluster where a self-managed Kueue "
+      "runs (AWS's prerequisite: uninstall Kueue first).")
+def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    e = spec.cluster.existing
+    if e is None or spec.scheduler.mode != "task-governance":
+        return
+    if e.installs.scheduler and e.self_managed_kueue:
+        yield SpecIssue("cluster.existing.installs.scheduler", "would install the task-governance add-on, which "
+                        "bundles its own Kueue, on a cluster where cluster.existing.selfManagedKueue says Kueue "
+                        "runs already", True,
+                        "uninstall the self-managed Kueue first (AWS's prerequisite for the add-on) and set "
+                        "selfManagedKueue: false, or set installs.scheduler: false, or use scheduler.mode: kueue")
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -631,6 +716,9 @@ RULES = RuleBook("spec rules", tuple(sorted((
     dependencies_chart_is_set,
     options_exist_in_the_regions_cloudformation,
     reservations_are_in_the_capacity_region,
+    existing_cluster_keys,
+    existing_cluster_is_in_the_capacity_account,
+    task_governance_addon_not_next_to_kueue,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
