@@ -631,10 +631,14 @@ def existing_cluster_keys(spec: GovernanceSpec, today: dt.date) -> Iterator[Spec
         if attr in c.model_fields_set:
             yield SpecIssue(f"cluster.{key}", f"only applies to a cluster hyperpod-gov creates: {why}",
                             getattr(c, attr), f"remove cluster.{key} (or remove cluster.existing)")
-    for key, attr in (("availabilityZones", "availability_zones"), ("maxAzs", "max_azs")):
+    for key, attr in (("availabilityZones", "availability_zones"), ("maxAzs", "max_azs"), ("vpcId", "vpc_id"),
+                      ("privateSubnetIds", "private_subnet_ids"), ("createEndpoints", "create_endpoints"),
+                      ("createFlowLogs", "create_flow_logs")):
         if attr in c.vpc.model_fields_set:
-            yield SpecIssue(f"cluster.vpc.{key}", "only shapes a VPC hyperpod-gov creates", getattr(c.vpc, attr),
-                            f"remove cluster.vpc.{key}; with existing, cluster.vpc holds only the VPC's cidr")
+            yield SpecIssue(f"cluster.vpc.{key}", "only shapes a VPC hyperpod-gov creates or builds on",
+                            getattr(c.vpc, attr),
+                            f"remove cluster.vpc.{key}; with existing, the VPC and subnets are cluster.existing's "
+                            "and cluster.vpc holds only the VPC's cidr")
     if "vpc" not in c.model_fields_set or "cidr" not in c.vpc.model_fields_set:
         yield SpecIssue("cluster.vpc.cidr", f"is not given: the teams' NetworkPolicies allow HTTPS to the VPC's "
                         f"CIDR, and the default would name another network than {e.vpc_id}'s", NO_VALUE,

@@ -123,3 +123,13 @@ def test_explain_says_it_governs_an_existing_cluster():
     assert ("Governs an existing cluster: arn:aws:sagemaker:us-west-2:111111111111:cluster/abcd1234efgh (EKS "
             "lab-eks)") in text
     assert "Stacks: lab-ml-governance, lab-ml-monitoring" in text
+
+
+def test_the_keys_of_a_vpc_hyperpod_gov_builds_on_are_refused_with_existing():
+    data = existing()
+    data["cluster"]["vpc"].update(vpcId="vpc-0fedcba9876543210", privateSubnetIds=["subnet-0aaaaaaaaaaaaaaa1",
+                                                                                 "subnet-0bbbbbbbbbbbbbbb2"],
+                                 createEndpoints=False)
+    found = problems(data)
+    assert any(p.startswith("HPG-D004 cluster.vpc.vpcId: only shapes a VPC hyperpod-gov creates or builds on")
+               for p in found), found
