@@ -28,7 +28,8 @@ def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[Governe
     if plan.task_governance_backend is None:
         return None
     arn = capacity.hyperpod.cluster_arn if capacity is not None else plan.hyperpod_cluster_arn
-    assert arn is not None, "a plan without a capacity stack governs an existing cluster"
+    if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
+        raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
     return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend)
 
 
@@ -81,7 +82,8 @@ class GovernanceStack(SpecStack):
     def _install_on_existing(self, plan: Plan, cluster: eks.ICluster) -> None:
         """What ``cluster.existing.installs`` asks for; the rest runs on the cluster already."""
         e = plan.cluster.existing
-        assert e is not None and self.kubectl is not None
+        if e is None or self.kubectl is None:
+            raise ValueError("installing on an existing cluster needs cluster.existing and its kubectl handler")
         versions = plan.cluster.addon_versions
         if e.installs_scheduler:
             self.scheduler = SchedulerInstall(self, "Scheduler", task_governance=plan.task_governance,

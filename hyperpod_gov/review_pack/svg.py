@@ -114,7 +114,8 @@ def finish(fig: Any, *, slug: str, title: str, caption: str, ids: DataIds,
     data = tuple(ids)
     desc = [caption, *extra_desc, *(d.sentence() for d in data)]
     root = _ROOT.search(text)
-    assert root is not None, "matplotlib always writes an <svg> element"
+    if root is None:
+        raise ValueError(f"chart {slug}: matplotlib wrote no <svg> element")
     opening = root.group(0)[:-1] + (
         f' role="img" aria-labelledby="{slug}-title {slug}-desc" data-chart="{html.escape(slug)}">'
     )
@@ -125,5 +126,6 @@ def finish(fig: Any, *, slug: str, title: str, caption: str, ids: DataIds,
         attrs = (f' data-series="{html.escape(d.series)}" data-key="{html.escape(d.key)}"'
                  f' data-value="{_num(d.value)}" data-unit="{html.escape(d.unit)}"')
         text, n = re.subn(f'<g id="{re.escape(gid)}"', f'<g id="{gid}"{attrs}', text, count=1)
-        assert n == 1, f"the value {d} was never drawn"  # every datum must be on the chart
+        if n != 1:  # every datum must be on the chart (explicit: python -O strips asserts)
+            raise ValueError(f"chart {slug}: the value {d} was never drawn")
     return Chart(slug, title, caption, text.strip() + "\n", data)
