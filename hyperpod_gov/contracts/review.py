@@ -98,7 +98,8 @@ def _days(text: str) -> int:
     return value
 
 
-def _date(text: str) -> dt.date:
+def iso_date(text: str) -> dt.date:
+    """An argparse type: a YYYY-MM-DD date, or a usage error saying so."""
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
@@ -110,7 +111,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--within", type=_days, default=DEFAULT_WITHIN, metavar="DAYS",
                         help=f"list reviews due within DAYS days (default: {DEFAULT_WITHIN})")
-    parser.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
+    parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="review as of this date (default: today)")
     parser.add_argument("--strict", action="store_true",
                         help="a team without a contract fails the review too")

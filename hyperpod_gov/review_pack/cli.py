@@ -8,16 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
+from ..contracts.review import iso_date
 from ..spec.errors import SpecError, SpecIssue
 
 EXIT_OK, EXIT_INVALID = 0, 1
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -28,7 +22,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--report", metavar="REPORT.json",
                         help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder for index.html, summary.md and the SVGs")
-    parser.add_argument("--today", type=_date, default=None, metavar="YYYY-MM-DD",
+    parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="contract status as of this date (default: today)")
     parser.set_defaults(func=run)
     return parser
