@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:
+    from .plan import Plan
     from .quotas import TeamPlan
 
 # The approved-workload words a contract may use, and what each admits.
@@ -111,3 +112,8 @@ def pod_specs_expression(kinds: tuple[WorkloadKind, ...] = WORKLOAD_KINDS) -> st
     for k in reversed(kinds):
         expr = f"object.kind == '{k.kind}' ? {k.pod_specs} : {expr}"
     return f"object.kind == 'Pod' ? [object.spec] : {expr}"
+
+
+def allowed_priority_classes(plan: "Plan", team: "TeamPlan") -> tuple[str, ...]:
+    """The Kueue WorkloadPriorityClass names ``team`` may label its work with (``kueue.x-k8s.io/priority-class``)."""
+    return tuple(p.kueue_name for p in plan.priority_classes)
