@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
 import ipaddress
 import re
 from typing import Iterable
@@ -66,9 +68,25 @@ def check_account_id(value: str) -> str:
     return value
 
 
+@functools.lru_cache(maxsize=1)
+def sagemaker_regions() -> dict[str, str]:
+    """Every region where AWS offers SageMaker, with its partition (botocore's endpoint data: no network)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    return {r: p for p in session.get_available_partitions() for r in session.get_available_regions("sagemaker", p)}
+
+
 def check_region(value: str) -> str:
     if not REGION.match(value):
         raise spec_error("is not an AWS region name", "use a region code such as 'us-west-2'")
+    known = sagemaker_regions()
+    if value not in known:
+        near = difflib.get_close_matches(value, sorted(known), n=3)
+        raise spec_error(
+            "is not a region where AWS offers SageMaker (botocore's endpoint data)",
+            f"use one of {', '.join(near)}" if near else "use a region code such as 'us-west-2'",
+        )
     return value
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Iterator
 
+from ._base import sagemaker_regions
 from .errors import SpecIssue
 from .models import GovernanceSpec
 from .rulebook import rule
@@ -40,34 +41,10 @@ CLUSTER_OPTIONS: dict[str, str] = {"nodeRecovery": "NodeRecovery", "nodeProvisio
 # The deep health checks CloudFormation accepts (DeepHealthCheckType); the API has MultiNodeTrainingValidation too.
 CLOUDFORMATION_DEEP_HEALTH_CHECKS: frozenset[str] = frozenset({"InstanceStress", "InstanceConnectivity"})
 
-_SPEC_DEFAULTS = {"nodeRecovery": "Automatic", "nodeProvisioningMode": None}
-
-
-def _set_group_options(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
-    """(path, spec key) of every instance-group option the spec sets."""
-    for gi, g in enumerate(spec.cluster.instance_groups):
-        for key in GROUP_OPTIONS:
-            value = getattr(g, _snake(key))
-            # An empty list of deep health checks is an option too: it turns the default checks off.
-            if value not in (None, (), {}) or (key == "deepHealthChecks" and value is not None):
-                yield f"cluster.instanceGroups[{gi}].{key}", key
-
-
-@rule("HPG-D002", "error", "Every cluster and instance-group option the spec sets (training plan, subnets, labels, "
-      "taints, lifecycle scripts, volume key, deep health checks, threads per core, node recovery and provisioning) "
-      "is one the capacity region's CloudFormation declares on AWS::SageMaker::Cluster, with a value it accepts.")
+@rule("HPG-D002", "error", "Every option value the spec sets is one CloudFormation's AWS::SageMaker::Cluster accepts "
+      "(its deep health checks are fewer than the SageMaker API's); every option exists in every region HPG-R001 "
+      "admits (a test checks GROUP_OPTIONS and CLUSTER_OPTIONS against cfn-lint's schemas of those regions).")
 def options_exist_in_the_regions_cloudformation(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    region = spec.accounts.capacity.region
-    if region not in CLUSTER_REGIONS:
-        why = f"{region}'s CloudFormation has no AWS::SageMaker::Cluster, so hyperpod-gov cannot declare {{}} there"
-        fix = ("create the cluster in a region whose CloudFormation has AWS::SageMaker::Cluster (e.g. us-east-1), or "
-               "remove the option")
-        for path, key in _set_group_options(spec):
-            yield SpecIssue(path, why.format(GROUP_OPTIONS[key]), getattr_alias(spec, path), fix)
-        for key, member in CLUSTER_OPTIONS.items():
-            value = getattr(spec.cluster, _snake(key))
-            if value != _SPEC_DEFAULTS[key]:
-                yield SpecIssue(f"cluster.{key}", why.format(member), value, fix)
     for gi, g in enumerate(spec.cluster.instance_groups):
         for ci, check in enumerate(g.deep_health_checks or ()):
             if check not in CLOUDFORMATION_DEEP_HEALTH_CHECKS:
@@ -78,6 +55,25 @@ def options_exist_in_the_regions_cloudformation(spec: GovernanceSpec, today: dt.
                     f"use {' or '.join(sorted(CLOUDFORMATION_DEEP_HEALTH_CHECKS))}, and run {check} with "
                     "`aws sagemaker start-cluster-health-check` after the deploy",
                 )
+
+
+@rule("HPG-R001", "error", "The capacity region is in the aws partition (hyperpod-gov builds ARNs, endpoint service "
+      "names and add-ons for it and is tested there), and a new cluster's region is one whose CloudFormation declares "
+      "AWS::SageMaker::Cluster (cfn-lint's provider schemas); other regions are refused at validate, not at synth.")
+def capacity_region_offers_hyperpod(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    region = spec.accounts.capacity.region
+    partition = sagemaker_regions().get(region, "aws")
+    offered = sorted(r for r in CLUSTER_REGIONS if sagemaker_regions().get(r) == "aws")
+    if partition != "aws":
+        yield SpecIssue(
+            "accounts.capacity.region", f"is in the {partition} partition; hyperpod-gov builds and tests its stacks "
+            "for the aws partition only (ARNs, endpoint service names, add-on availability)", region,
+            f"use a region of the aws partition whose CloudFormation has AWS::SageMaker::Cluster: {', '.join(offered)}")
+    elif spec.cluster.existing is None and region not in CLUSTER_REGIONS:
+        yield SpecIssue(
+            "accounts.capacity.region", "has no AWS::SageMaker::Cluster in its CloudFormation, so the new cluster "
+            "cannot be declared there (synth would fail with F3006)", region,
+            f"use one of {', '.join(offered)}, or govern a cluster created another way (cluster.existing)")
 
 
 @rule("HPG-D003", "error", "An instance group's training plan is in the capacity account and region (a training plan "
@@ -100,19 +96,3 @@ def reservations_are_in_the_capacity_region(spec: GovernanceSpec, today: dt.date
             yield SpecIssue(f"cluster.instanceGroups[{gi}].volumeKmsKeyId",
                             f"is a key of {key.split(':')[3]}; EBS volumes in {region} need a key of {region}", key,
                             f"use a KMS key (or a multi-Region replica) in {region}")
-
-
-def _snake(key: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in key)
-
-
-def getattr_alias(spec: GovernanceSpec, path: str) -> object:
-    """The value at ``cluster.instanceGroups[i].key`` (camelCase key)."""
-    head, key = path.rsplit(".", 1)
-    index = int(head.split("[")[1].rstrip("]"))
-    value = getattr(spec.cluster.instance_groups[index], _snake(key))
-    if hasattr(value, "model_dump"):
-        return value.model_dump(by_alias=True)
-    if isinstance(value, tuple):
-        return [v.model_dump(by_alias=True) if hasattr(v, "model_dump") else v for v in value]
-    return value

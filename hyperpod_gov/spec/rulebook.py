@@ -43,6 +43,7 @@ AREAS: dict[str, str] = {
     "C": "Team contracts",
     "D": "Cluster dependencies",
     "P": "Whole-app invariants of the plan",
+    "R": "Regions and partitions",
 }
 LEVELS: tuple[Severity, ...] = ("error", "warning")
 

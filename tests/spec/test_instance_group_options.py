@@ -140,13 +140,16 @@ INVALID = [
      "cluster.instanceGroups[0]: sets nodeRecovery, but HyperPod recovers nodes cluster-wide"),
     ("node recovery value", [cluster(nodeRecovery="Manual")], "cluster.nodeRecovery: "),
     ("provisioning mode value", [cluster(nodeProvisioningMode="Fast")], "cluster.nodeProvisioningMode: "),
-    ("option in a region without the resource", [region("eu-west-3"), group(0, threadsPerCore=1)],
-     "HPG-D002 cluster.instanceGroups[0].threadsPerCore: eu-west-3's CloudFormation has no AWS::SageMaker::Cluster, "
-     "so hyperpod-gov cannot declare ThreadsPerCore there"),
-    ("cluster option in a region without the resource", [region("eu-west-3"), cluster(nodeProvisioningMode="Continuous")],
-     "HPG-D002 cluster.nodeProvisioningMode: eu-west-3's CloudFormation has no AWS::SageMaker::Cluster"),
-    ("no deep health checks in a region without the resource", [region("eu-west-3"), group(0, deepHealthChecks=[])],
-     "HPG-D002 cluster.instanceGroups[0].deepHealthChecks: eu-west-3's CloudFormation"),
+    ("a new cluster in a region without the resource", [region("eu-west-3")],
+     "HPG-R001 accounts.capacity.region: has no AWS::SageMaker::Cluster in its CloudFormation, so the new cluster "
+     "cannot be declared there (synth would fail with F3006) ('eu-west-3'); use one of ap-northeast-1"),
+    ("a region AWS does not have", [region("us-east-9")],
+     "accounts.capacity.region: is not a region where AWS offers SageMaker (botocore's endpoint data) ('us-east-9'); "
+     "use one of us-east-2, us-east-1"),
+    ("a region of another partition", [region("cn-north-1")],
+     "HPG-R001 accounts.capacity.region: is in the aws-cn partition; hyperpod-gov builds and tests its stacks for "
+     "the aws partition only"),
+    ("a GovCloud region", [region("us-gov-west-1")], "HPG-R001 accounts.capacity.region: is in the aws-us-gov"),
 ]
 
 
@@ -161,7 +164,6 @@ def test_invalid_options_are_reported_with_path_value_and_fix(changes, message):
 
 def test_the_options_are_accepted_where_cloudformation_has_them():
     parse_spec(spec_with(EVERY_OPTION, cluster(nodeProvisioningMode="Continuous")), today=TODAY)
-    parse_spec(spec_with(region("eu-west-3")), today=TODAY)  # no option set: nothing to refuse
 
 
 # --- the facts, against cfn-lint's schemas and botocore's model ------------------------------------------------

@@ -69,7 +69,7 @@ def test_no_function_of_the_spec_and_today_in_the_rules_module_is_left_undecorat
 def test_rule_ids_are_unique_follow_the_scheme_and_run_in_id_order():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"HPG-[NIQAECDP][0-9]{3}", i) for i in ids), ids
+    assert all(re.fullmatch(r"HPG-[NIQAECDPR][0-9]{3}", i) for i in ids), ids
     assert ids == sorted(ids)
     assert all(r.level in ("error", "warning") and r.explanation and "\n" not in r.explanation for r in RULES)
 
