@@ -10,6 +10,9 @@ them against both, so a new cfn-lint or botocore that changes them fails a test 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
+from pathlib import Path
 from typing import Iterator
 
 from ._base import sagemaker_regions
@@ -74,6 +77,49 @@ def capacity_region_offers_hyperpod(spec: GovernanceSpec, today: dt.date) -> Ite
             "accounts.capacity.region", "has no AWS::SageMaker::Cluster in its CloudFormation, so the new cluster "
             "cannot be declared there (synth would fail with F3006)", region,
             f"use one of {', '.join(offered)}, or govern a cluster created another way (cluster.existing)")
+
+
+# Instance types AWS::SageMaker::Cluster takes per region: cfn-lint's regional data (rule E3644), copied whole;
+# tests/spec/test_instance_group_options.py keeps the copy equal to the cfn-lint the project pins.
+CLUSTER_INSTANCE_TYPES_FILE = Path(__file__).resolve().parent.parent / "assets" / "regions" / "cluster_instance_types.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _cluster_instance_types() -> dict[str, object]:
+    return json.loads(CLUSTER_INSTANCE_TYPES_FILE.read_text())
+
+
+def cluster_instance_types(region: str) -> frozenset[str] | None:
+    """The instance types a new cluster in ``region`` may use (None: no data for the region)."""
+    types = _cluster_instance_types()["regions"].get(region)  # type: ignore[union-attr]
+    return None if types is None else frozenset(types)
+
+
+def instance_types_source() -> str:
+    """Where ``cluster_instance_types`` comes from (the cfn-lint version), for messages and acknowledgements."""
+    return str(_cluster_instance_types()["source"])
+
+
+@rule("HPG-I006", "error", "Every instance group of a new cluster uses an instance type that AWS::SageMaker::Cluster "
+      "offers in the capacity region (cfn-lint's current regional data, newer than the data CDK's built-in validator "
+      "ships: where the two disagree, synth acknowledges that validator's E3644 with this rule as the reason); a type the "
+      "spec declares itself (instanceTypes) is newer than both and is not checked.")
+def instance_types_are_offered_in_the_region(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    region = spec.accounts.capacity.region
+    offered = cluster_instance_types(region)
+    if spec.cluster.existing is not None or offered is None:
+        return  # an existing cluster's types are the service's business; HPG-R001 refuses regions without data
+    declared = set(spec.instance_types)  # newer than every data set: the spec vouches for them (HPG-I004, I005)
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.instance_type not in offered and g.instance_type not in declared:
+            elsewhere = sorted(r for r, types in _cluster_instance_types()["regions"].items()  # type: ignore[union-attr]
+                               if g.instance_type in types)
+            yield SpecIssue(
+                f"cluster.instanceGroups[{gi}].instanceType",
+                f"is not offered for HyperPod clusters in {region} ({instance_types_source()})", g.instance_type,
+                f"use it in {', '.join(elsewhere)}" if elsewhere else
+                "no region offers it for AWS::SageMaker::Cluster in that data: use another type, or govern a cluster created another way (cluster.existing)",
+            )
 
 
 @rule("HPG-D003", "error", "An instance group's training plan is in the capacity account and region (a training plan "

@@ -15,8 +15,8 @@ from typing import Callable, Iterator
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, partition_of, public_addresses
 from .allocation import Allocation
-from .cluster_options import (capacity_region_offers_hyperpod, options_exist_in_the_regions_cloudformation,
-                              reservations_are_in_the_capacity_region)
+from .cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
+                              options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region)
 from .contract import contracts_are_complete
 from .errors import NO_VALUE, SpecIssue
 from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
@@ -722,6 +722,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     options_exist_in_the_regions_cloudformation,
     reservations_are_in_the_capacity_region,
     capacity_region_offers_hyperpod,
+    instance_types_are_offered_in_the_region,
     existing_cluster_keys,
     existing_cluster_is_in_the_capacity_account,
     task_governance_addon_not_next_to_kueue,

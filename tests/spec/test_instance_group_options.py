@@ -359,3 +359,44 @@ def test_import_maps_the_flat_options_back():
     values = imported(INSTANCE_GROUP, _described(g))
     assert values["trainingPlanArn"] == PLAN_ARN and values["threadsPerCore"] == 1
     assert "labels" not in values  # nested: the importer writes flat values only (reported as missing)
+
+
+def test_the_regional_instance_types_are_cfn_lints_current_data():
+    """assets/regions/cluster_instance_types.json is cfn-lint's E3644 data for every aws-partition region of
+    CLUSTER_REGIONS, copied whole; regenerate it from the pinned cfn-lint when this fails."""
+    from hyperpod_gov.spec._base import sagemaker_regions
+    from hyperpod_gov.spec.cluster_options import _cluster_instance_types
+
+    data = json.loads((Path(cfnlint.__file__).parent / "data" / "schemas" / "extensions" / "aws_sagemaker_cluster"
+                       / "instancetype_enum.json").read_text())
+    ours = _cluster_instance_types()
+    wanted = {r for r in CLUSTER_REGIONS if sagemaker_regions().get(r) == "aws"}
+    assert set(ours["regions"]) == wanted
+    for region in wanted:
+        assert ours["regions"][region] == sorted(data[region]["enum"]), region
+    assert ours["source"].startswith(f"cfn-lint {cfnlint.version.__version__}'s")
+
+
+@pytest.mark.parametrize("region_name, instance_type, accepted", [
+    ("us-east-1", "ml.p6-b200.48xlarge", True),   # CDK's built-in data lacks it; cfn-lint's current data has it
+    ("us-east-2", "ml.p6-b300.48xlarge", False),  # offered in us-east-1, us-west-2, ... but not us-east-2
+    ("us-east-1", "ml.p6e-gb200.36xlarge", False),  # no region's CloudFormation offers it
+])
+def test_instance_types_are_checked_against_the_regions_data(region_name, instance_type, accepted):
+    def types(d: dict) -> None:
+        d["cluster"]["instanceGroups"] = [{"name": "g", "instanceType": instance_type, "count": 1}]
+        for t in d["teams"]:
+            t["quota"] = []
+            t.pop("sharing", None)
+        d.pop("sharedPool", None)
+    data = spec_with(region(region_name), types)
+    if accepted:
+        parse_spec(data, today=TODAY)
+        return
+    with pytest.raises(SpecError) as raised:
+        parse_spec(data, today=TODAY)
+    text = "\n".join(str(i) for i in raised.value.issues)
+    assert f"HPG-I006 cluster.instanceGroups[0].instanceType: is not offered for HyperPod clusters in {region_name}" \
+        in text
+    if instance_type == "ml.p6-b300.48xlarge":
+        assert "use it in ap-south-2, ap-southeast-3, us-east-1, us-west-2" in text
