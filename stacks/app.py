@@ -72,13 +72,34 @@ def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app:
     if missing:
         raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
                                    f"set it in the spec or pass -c {c}=...") for k, c in missing])
-    pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, spec_path=spec_path, repository=repository,
+    # What CodeBuild runs to rebuild this app: the spec as a path of the repository it checks out, and every
+    # context value this synth took from the command line rather than the spec.
+    context = {"spec": repository_path(spec_path), "pipeline": "true"}
+    if not p.repository:
+        context["pipelineRepository"] = repository
+    if not p.connection_arn:
+        context["pipelineConnectionArn"] = connection
+    pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, synth_context=context, repository=repository,
                              connection_arn=connection, manifests=manifests, toolchain=toolchain_versions())
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
         for stage in pipeline.stages:  # each stage is its own assembly with its own validation
             cdk.Validations.of(stage).add_plugins(AwsSolutionsChecks(stage))
     return app
+
+
+def repository_path(spec_path: str, root: Optional[Path] = None) -> str:
+    """``spec_path`` relative to the repository root (``root``, default the directory ``cdk synth`` runs in, where
+    cdk.json is), in POSIX form: the path the pipeline's CodeBuild checkout has the spec at."""
+    root = (root or Path.cwd()).resolve()
+    path = Path(spec_path)
+    resolved = (path if path.is_absolute() else root / path).resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        raise SpecError([SpecIssue(
+            "(pipeline)", f"the spec is outside the repository the pipeline builds ({root})", spec_path,
+            "keep the spec in the repository (e.g. specs/governance.yaml) and pass -c spec= with that path")]) from None
 
 
 class PolicyValidationError(Exception):

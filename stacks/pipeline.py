@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from typing import Any
 
 from aws_cdk import Environment, Stack, Stage, aws_codepipeline as codepipeline, pipelines
@@ -45,10 +47,15 @@ class StudioStage(Stage):
         self.stack = StudioConnectionsStack(self, studio.name, plan=plan, studio=studio, stack_name=studio.name)
 
 
+def synth_command(context: dict[str, str]) -> str:
+    """The pipeline's own ``cdk synth``, with every context value (quoted for the shell CodeBuild runs)."""
+    return "./dev.sh cdk synth " + " ".join(f"-c {k}={shlex.quote(v)}" for k, v in context.items())
+
+
 class PipelineStack(SpecStack):
     """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, spec_path: str, repository: str,
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, synth_context: dict[str, str], repository: str,
                  connection_arn: str, manifests: Manifests, toolchain: dict[str, str], **kwargs: Any) -> None:
         p = plan.pipeline
         super().__init__(scope, id, plan=plan, env=Environment(account=p.account, region=p.region),
@@ -67,7 +74,7 @@ class PipelineStack(SpecStack):
             synth=pipelines.ShellStep(
                 "Synth",
                 input=source,
-                commands=[TEST_COMMAND, f"./dev.sh cdk synth -c spec={spec_path} -c pipeline=true"],
+                commands=[TEST_COMMAND, synth_command(synth_context)],
                 primary_output_directory="cdk.out",
             ),
         )

@@ -244,6 +244,24 @@ def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
     assert source["FullRepositoryId"] == "startup/gov"
     assert [s["Name"] for s in _stages(tmp_path)][-1] == "Capacity"
     assert "ConsumerAccounts" not in [s["Name"] for s in _stages(tmp_path)]
+    # CodeBuild rebuilds the same app: the context values this synth took from the command line travel along.
+    (buildspec,) = [json.loads(p["Source"]["BuildSpec"]) for _, p in resources(_pipeline_template(tmp_path),
+                    "AWS::CodeBuild::Project") if "dev.sh" in p["Source"].get("BuildSpec", "")]
+    assert buildspec["phases"]["build"]["commands"][-1] == (
+        "./dev.sh cdk synth -c spec=examples/startup.yaml -c pipeline=true -c pipelineRepository=startup/gov "
+        "-c pipelineConnectionArn=arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123")
+
+
+def test_the_pipeline_names_the_spec_by_its_path_in_the_repository(tmp_path):
+    """An absolute path of the machine that ran `cdk synth` means nothing in CodeBuild's checkout."""
+    from hyperpod_gov.spec import SpecError
+    from stacks.app import repository_path
+    from tests.conftest import ROOT
+
+    assert repository_path(str(ROOT / "examples" / "startup.yaml"), root=ROOT) == "examples/startup.yaml"
+    assert repository_path("./examples/../examples/startup.yaml", root=ROOT) == "examples/startup.yaml"
+    with pytest.raises(SpecError, match=r"\(pipeline\): the spec is outside the repository the pipeline builds"):
+        repository_path(str(tmp_path / "spec.yaml"), root=ROOT)
 
 
 def test_pipeline_stages_deploy_the_stacks_under_the_names_cdk_deploy_uses(pipeline, enterprise):
