@@ -15,9 +15,11 @@ from aws_cdk import aws_logs as logs, aws_stepfunctions as sfn, custom_resources
 from constructs import Construct
 
 from ._nag import acknowledge, managed_policy, wildcard
+from .handler_bundle import bundled_asset
 
 HANDLER_DIR = Path(__file__).resolve().parents[1] / "assets" / "task_governance_provider"
 HANDLER_RUNTIME = lambda_.Runtime.PYTHON_3_14
+HANDLER_SERVICES = ("sagemaker",)  # the service models its bundled botocore carries
 POLICY_RESOURCE_TYPE = "Custom::ClusterSchedulerConfig"
 QUOTA_RESOURCE_TYPE = "Custom::ComputeQuota"
 QUERY_INTERVAL = Duration.seconds(30)
@@ -77,8 +79,10 @@ class TaskGovernanceProvider(Construct):
         ]
         self.policy = iam.Policy(self, "HandlerPolicy", statements=statements, roles=[self.role])
 
-        # Bytecode left by a local import would change the asset hash, and so the template.
-        code = lambda_.Code.from_asset(str(HANDLER_DIR), exclude=["__pycache__", "*.pyc"])
+        # The handler with the boto3 and botocore the tests ran (the runtime's own may not know every member the
+        # project sends); bytecode left by a local import would change the asset hash, and so the template.
+        code = lambda_.Code.from_asset(str(bundled_asset(HANDLER_DIR, services=HANDLER_SERVICES)),
+                                       exclude=["__pycache__", "*.pyc"])
         common: dict[str, Any] = dict(runtime=HANDLER_RUNTIME, code=code, role=self.role, log_group=self.log_group,
                                       timeout=Duration.minutes(2), memory_size=256)
         self.on_event = lambda_.Function(self, "OnEvent", handler="index.on_event",

@@ -576,3 +576,47 @@ def test_a_resource_without_a_required_property_is_refused_at_synth(kind, missin
     with pytest.raises(ValueError, match=f"S/Thing: properties lack {missing} .*; pass the properties of "
                                          "AWS::SageMaker::"):
         getattr(module, kind)(stack, "Thing", provider=provider, properties=properties)
+
+
+def test_the_handler_asset_carries_the_sdk_the_tests_ran_and_it_knows_every_member_the_project_sends(synthesized):
+    """Issue 22: the Lambda runtime's own botocore may predate AcceleratorPartition or IdleResourceSharing and
+    refuse the request client-side. The asset carries the installed boto3/botocore; every request the plans of
+    the examples and of every allocation kind produce validates against the asset's own service model."""
+    import importlib.metadata
+
+    import botocore.loaders
+    from botocore.model import ServiceModel
+    from botocore.validate import ParamValidator
+
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.plan.task_governance import cluster_policy_properties, compute_quota_properties
+    from hyperpod_gov.spec import load_spec, parse_spec
+    from tests.conftest import EXAMPLES, TODAY
+    from tests.spec import test_allocations
+
+    (asset,) = {p.parent for p in synthesized["out"].glob("asset.*/index.py")}
+    version = (asset / "botocore" / "__init__.py").read_text().split("__version__ = '", 1)[1].split("'", 1)[0]
+    assert version == importlib.metadata.version("botocore")
+    assert (asset / "boto3" / "__init__.py").exists() and (asset / "urllib3").is_dir()
+    loader = botocore.loaders.Loader(extra_search_paths=[str(asset / "botocore" / "data")],
+                                     include_default_search_paths=False)
+    model = ServiceModel(loader.load_service_model("sagemaker", "service-2"), "sagemaker")
+    assert sorted(p.name for p in (asset / "botocore" / "data").iterdir() if p.is_dir()) == ["sagemaker"]
+
+    plans = [build_plan(load_spec(EXAMPLES / f"{n}.yaml", today=TODAY)) for n in ("enterprise", "startup")]
+    plans += [build_plan(parse_spec(test_allocations.spec_with(*changes), today=TODAY))
+              for _, changes, _ in test_allocations.VALID]
+    requests = []
+    for plan in plans:
+        if plan.mode != "task-governance":
+            continue
+        requests.append(("CreateClusterSchedulerConfig", cluster_policy_properties(
+            "p", "c", [(p.name, p.weight) for p in plan.priority_classes], plan.fair_sharing, CLUSTER,
+            plan.idle_resource_sharing)))
+        requests += [("CreateComputeQuota", compute_quota_properties(t, CLUSTER)) for t in plan.teams]
+    sent = json.dumps([r for _, r in requests])
+    assert "AcceleratorPartition" in sent and "IdleResourceSharing" in sent  # the members issue 22 names
+    validator = ParamValidator()
+    for operation, request in requests:
+        report = validator.validate(request, model.operation_model(operation).input_shape)
+        assert not report.has_errors(), (operation, report.generate_report())
