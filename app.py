@@ -18,7 +18,11 @@ from hyperpod_gov.spec import SpecError, load_spec
 from stacks.app import build_app, build_pipeline_app, synth_error
 
 app = cdk.App(analytics_reporting=False)
-spec_path = app.node.try_get_context("spec") or "examples/enterprise.yaml"
+DEFAULT_SPEC = "examples/enterprise.yaml"
+spec_path = app.node.try_get_context("spec")
+if not spec_path:
+    spec_path = DEFAULT_SPEC
+    print(f"app.py: no -c spec=PATH given; synthesizing {DEFAULT_SPEC}", file=sys.stderr)
 try:
     plan = build_plan(load_spec(spec_path), base_dir=Path(spec_path).resolve().parent)
     manifests = render(plan)

@@ -24,9 +24,10 @@ setup() {
   have=$(cat .venv/.hyperpod-gov-installed 2>/dev/null || true)
   if [ "$want" != "$have" ]; then
     say "installing Python packages into .venv (pinned by constraints.txt; about 2 minutes the first time)"
-    if ! .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off -c constraints.txt \
-        -e '.[test]' 2>&1 | tee .venv/pip-install.log \
-        | { grep -E '^(Collecting|Successfully installed)' || true; } | sed 's/^/  /' >&2; then
+    # Unbuffered all the way (pip's output, grep, sed), so each package shows as pip reaches it.
+    if ! PYTHONUNBUFFERED=1 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off \
+        -c constraints.txt -e '.[test]' 2>&1 | tee .venv/pip-install.log \
+        | { grep --line-buffered -E '^(Collecting|Successfully installed)' || true; } | sed -u 's/^/  /' >&2; then
       echo "dev.sh: pip install failed; the whole log is in .venv/pip-install.log" >&2
       exit 2
     fi

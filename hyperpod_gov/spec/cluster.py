@@ -650,9 +650,11 @@ class Cluster(SpecModel):
     @classmethod
     def _version(cls, v: object) -> object:
         if isinstance(v, float):
+            # YAML drops a trailing zero (1.30 -> 1.3): the version meant is the supported one it abbreviates.
+            meant = next((k for k in KUBERNETES_VERSIONS if float(k) == v and k != str(v)), str(v))
             raise spec_error(
-                "is a number, and YAML reads 1.30 as 1.3",
-                f"quote the version, e.g. kubernetesVersion: \"{v}\"",
+                f"is a number, and YAML reads {meant} as {v}",
+                f"quote the version, e.g. kubernetesVersion: \"{meant}\"",
             )
         if isinstance(v, str):
             m = re.fullmatch(r"1\.(\d+)", v, re.ASCII)

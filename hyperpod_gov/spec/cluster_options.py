@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from .. import catalog
 from ._base import sagemaker_regions
 from .errors import SpecIssue
 from .models import GovernanceSpec
@@ -111,6 +112,8 @@ def instance_types_are_offered_in_the_region(spec: GovernanceSpec, today: dt.dat
         return  # an existing cluster's types are the service's business; HPG-R001 refuses regions without data
     declared = set(spec.instance_types)  # newer than every data set: the spec vouches for them (HPG-I004, I005)
     for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.instance_type not in catalog.CATALOG:
+            continue  # HPG-I003 reports an unknown type; saying it is not offered would repeat the typo
         if g.instance_type not in offered and g.instance_type not in declared:
             elsewhere = sorted(r for r, types in _cluster_instance_types()["regions"].items()  # type: ignore[union-attr]
                                if g.instance_type in types)

@@ -117,6 +117,44 @@ def read_yaml(path: str | Path) -> Any:
     return parse_yaml(text, source)
 
 
+def spec_path_before_error(text: str) -> str:
+    """The spec path (``cluster.instanceGroups[0].instanceType``) the parser was inside when the YAML broke: the
+    events up to the error replayed over a stack of mappings and sequences ("" at the top level)."""
+    stack: list[list[Any]] = []  # [kind, key or index, expecting a key]
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if stack:
+                    _advance(stack)
+                stack.append(["map", None, True] if isinstance(event, yaml.MappingStartEvent) else ["seq", -1, False])
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+            elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)) and stack:
+                top = stack[-1]
+                if top[0] == "map" and top[2]:
+                    top[1], top[2] = getattr(event, "value", None), False
+                else:
+                    _advance(stack)
+    except yaml.YAMLError:
+        pass
+    parts = []
+    for kind, key, _ in stack:
+        if kind == "seq" and key >= 0:
+            parts.append(f"[{key}]")
+        elif kind == "map" and key is not None:
+            parts.append(("." if parts else "") + str(key))
+    return "".join(parts)
+
+
+def _advance(stack: list[list[Any]]) -> None:
+    """A value was read in the innermost collection: a mapping now expects a key, a sequence moves on."""
+    top = stack[-1]
+    if top[0] == "map":
+        top[2] = True
+    else:
+        top[1] += 1
+
+
 def parse_yaml(text: str, source: str = "(yaml)") -> Any:
     """YAML text to data, within the parser limits; every failure a ``SpecError``."""
     if _FAST_PARSER is not None:
@@ -134,6 +172,9 @@ def parse_yaml(text: str, source: str = "(yaml)") -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
+        around = spec_path_before_error(text)
+        if around:
+            where += f" (in {around})"
         problem = (exc.problem or exc.context or "invalid YAML").strip()
         line = text.splitlines()[mark.line].strip() if mark and mark.line < len(text.splitlines()) else ""
         raise SpecError(

@@ -9,6 +9,7 @@ and level. Field-level rules (formats, ranges) live on the models themselves.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from collections import defaultdict
 from typing import Callable, Iterator
 
@@ -123,13 +124,18 @@ def instance_types_are_known(spec: GovernanceSpec, today: dt.date) -> Iterator[S
     cat = spec_catalog(spec)
     for path, itype in _instance_type_refs(spec):
         if itype not in cat:
+            # In a known family an unknown size is a typo: name the sizes meant, never suggest declaring it. An
+            # unknown family may be a type newer than the catalog: then declaring its facts is the way.
+            close = difflib.get_close_matches(itype, cat.known_types(), n=3, cutoff=0.8)
             family = itype.rsplit(".", 1)[0]
             near = [t for t in cat.known_types() if t.startswith(family + ".")]
-            hint = ", ".join(near) if near else "see hyperpod_gov/catalog.py for the supported types"
-            yield SpecIssue(
-                path, "is not a HyperPod instance type this library knows", itype,
-                f"use one of: {hint}; or declare its facts under instanceTypes",
-            )
+            if near:
+                fix = f"did you mean {' or '.join(close)}?" if close else f"use one of: {', '.join(near)}"
+            else:
+                fix = (f"did you mean {' or '.join(close)}? " if close else
+                       "see hyperpod_gov/catalog.py for the supported types; ") + \
+                      "or, for a type newer than the catalog, declare its facts under instanceTypes"
+            yield SpecIssue(path, "is not a HyperPod instance type this library knows", itype, fix)
 
 
 def _valid_mig_profiles(spec: GovernanceSpec, cat: catalog.Catalog) -> dict[str, str | None]:

@@ -159,8 +159,8 @@ INVALID = [
      ["teams[0].sharing.absoluteBorrowLimits[0].accelerators: ml.m5.2xlarge has no accelerators (1)"]),
     ("unknown_type_in_a_group", [add_group("new", "ml.p9.48xlarge", 1)],
      ["cluster.instanceGroups[2].instanceType: is not a HyperPod instance type this library knows "
-      "('ml.p9.48xlarge'); use one of: see hyperpod_gov/catalog.py for the supported types; or declare its facts "
-      "under instanceTypes"]),
+      "('ml.p9.48xlarge'); did you mean ml.p5.48xlarge or ml.p5e.48xlarge or ml.p5.4xlarge? or, for a type newer "
+      "than the catalog, declare its facts under instanceTypes"]),
     ("instance_type_name_malformed", [group(1, instanceType="p5.48xlarge")],
      ["cluster.instanceGroups[1].instanceType: is not a HyperPod instance type name ('p5.48xlarge')"]),
     ("declaring_a_catalogued_type", [top("instanceTypes", {P5: DECLARED["ml.example.48xlarge"]})],

@@ -129,7 +129,7 @@ CASES = [
     (
         "kubernetes_version_unquoted",
         _set("cluster.kubernetesVersion", 1.3),
-        ["cluster.kubernetesVersion: is a number, and YAML reads 1.30 as 1.3", 'kubernetesVersion: "1.3"'],
+        ["cluster.kubernetesVersion: is a number, and YAML reads 1.30 as 1.3", 'kubernetesVersion: "1.30"'],
     ),
     (
         "admin_cidrs_with_private_endpoint",
