@@ -14,7 +14,8 @@ import aws_cdk as cdk
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.spec import SpecError, load_spec
+from hyperpod_gov.spec import SpecError, SpecIssue, load_spec, read_yaml
+from hyperpod_gov.spec.environments import environment_names
 from stacks.app import build_app, build_pipeline_app, synth_error
 
 app = cdk.App(analytics_reporting=False)
@@ -23,13 +24,23 @@ spec_path = app.node.try_get_context("spec")
 if not spec_path:
     spec_path = DEFAULT_SPEC
     print(f"app.py: no -c spec=PATH given; synthesizing {DEFAULT_SPEC}", file=sys.stderr)
+environment = app.node.try_get_context("environment")
 try:
-    plan = build_plan(load_spec(spec_path), base_dir=Path(spec_path).resolve().parent)
-    manifests = render(plan)
+    base_dir = Path(spec_path).resolve().parent
+    names = environment_names(read_yaml(spec_path))
     if str(app.node.try_get_context("pipeline")).lower() == "true":
-        build_pipeline_app(plan, manifests, spec_path=spec_path, app=app)
+        # The pipeline delivers every environment of the spec, in order (or the spec itself if it has none).
+        plans = [build_plan(load_spec(spec_path, environment=e), base_dir=base_dir) for e in names]
+        plans = plans or [build_plan(load_spec(spec_path), base_dir=base_dir)]
+        rendered = [(e, p, render(p)) for e, p in zip(names or [""], plans)]
+        build_pipeline_app(plans[0], rendered[0][2], spec_path=spec_path, app=app,
+                           environments=rendered if names else ())
     else:
-        build_app(plan, manifests, app=app)
+        if names and not environment:
+            raise SpecError([SpecIssue("environments", f"lists {', '.join(names)}: this spec is deployed as one of "
+                                       "them", ", ".join(names), f"pass -c environment={names[0]} (or another)")])
+        plan = build_plan(load_spec(spec_path, environment=environment), base_dir=base_dir)
+        build_app(plan, render(plan), app=app)
     app.synth()
 except SpecError as exc:
     print(f"{spec_path}: {exc.render()}", file=sys.stderr)

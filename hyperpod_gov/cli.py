@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import os
 import sys
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,16 +22,25 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
-def review_of(path: str, *, strict: bool = False, warn: bool = True) -> tuple["Plan", Review]:
+def review_of(path: str, *, strict: bool = False, warn: bool = True, environment: Optional[str] = None,
+              base: bool = False) -> tuple["Plan", Review]:
     """Load a spec file and build its plan (every spec rule and plan invariant checked), printing warnings.
 
     The warnings of the spec rules and of the plan's invariants go through the spec's acknowledgements together:
     acknowledged ones are not printed; with ``strict`` any other one is an error (``SpecError``, exit 1).
+    ``environment``: the plan of that environment of the spec. A spec with environments is deployed only as one
+    of them: without ``environment`` it is an error unless ``base`` (validate checks the base too).
     """
     from .plan import build_plan
     from .plan.invariants import INVARIANTS, plan_warnings
 
-    spec = load_spec(path, known=RULES + INVARIANTS)  # errors, and acknowledgements of no warning rule, stop here
+    # errors, and acknowledgements of no warning rule, stop here
+    spec = load_spec(path, known=RULES + INVARIANTS, environment=environment)
+    if spec.environments and environment is None and not base:
+        names = ", ".join(e.name for e in spec.environments)
+        raise SpecError([SpecIssue("environments", f"lists {names}: this spec is deployed as one of them", names,
+                                   f"choose one with --environment NAME (cdk: -c environment=NAME), e.g. "
+                                   f"--environment {spec.environments[0].name}")], path)
     plan = build_plan(spec, base_dir=Path(path).resolve().parent)  # the invariants' errors stop here
     review = acknowledge([*check_spec(spec, today=dt.date.today()), *plan_warnings(plan)], spec.acknowledgements)
     if strict and review.warnings:
@@ -42,9 +51,9 @@ def review_of(path: str, *, strict: bool = False, warn: bool = True) -> tuple["P
     return plan, review
 
 
-def plan_of(path: str, *, strict: bool = False, warn: bool = True) -> "Plan":
-    """The plan of a spec file, as ``review_of`` checks and warns."""
-    return review_of(path, strict=strict, warn=warn)[0]
+def plan_of(path: str, *, strict: bool = False, warn: bool = True, environment: Optional[str] = None) -> "Plan":
+    """The plan of a spec file (of one of its environments), as ``review_of`` checks and warns."""
+    return review_of(path, strict=strict, warn=warn, environment=environment)[0]
 
 
 def _plural(n: int, word: str) -> str:
@@ -52,12 +61,34 @@ def _plural(n: int, word: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    plan, review = review_of(args.spec, strict=args.strict)
-    acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
-    print(f"{args.spec}: valid ({len(plan.tenants)} teams, {plan.mode} mode){acknowledged}")
-    for i in review.unused:
-        print(f"note: acknowledgements[{i}] accepts no finding; remove it if what it accepted is fixed",
-              file=sys.stderr)
+    """The spec (or the one environment asked for); a spec with environments: the base and every environment,
+    each validated as a whole, every problem of every one reported before exit 1."""
+    from .spec.environments import environment_names
+    from .spec.loader import read_yaml
+
+    if args.environment is not None:
+        chosen: list[Optional[str]] = [args.environment]
+    else:
+        chosen = [None, *environment_names(read_yaml(args.spec))]
+    failed: list[SpecError] = []
+    for environment in chosen:
+        try:
+            plan, review = review_of(args.spec, strict=args.strict, environment=environment, base=True)
+        except SpecError as exc:
+            failed.append(exc)
+            continue
+        acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
+        which = f" (environment {environment}: stacks {plan.name}-*)" if environment else ""
+        print(f"{args.spec}{which}: valid ({len(plan.tenants)} teams, {plan.mode} mode){acknowledged}")
+        for i in review.unused:
+            print(f"note: acknowledgements[{i}] accepts no finding; remove it if what it accepted is fixed",
+                  file=sys.stderr)
+    if len(failed) == 1:
+        raise failed[0]
+    if failed:
+        for exc in failed[:-1]:
+            print(exc.render(), file=sys.stderr)
+        raise failed[-1]
     return EXIT_OK
 
 
@@ -86,14 +117,14 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     from .explain import explain
 
-    sys.stdout.write(explain(plan_of(args.spec, strict=args.strict)))
+    sys.stdout.write(explain(plan_of(args.spec, strict=args.strict, environment=args.environment)))
     return EXIT_OK
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
-    plan = plan_of(args.spec, strict=args.strict)
+    plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
     out = Path(args.out)
     try:
         assembly = synth(plan, out)
@@ -116,15 +147,27 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import governance_diff, resource_diff
 
+    if args.against is not None:  # two environments of one spec: what the second differs in from the first
+        if args.new is not None or args.environment is None:
+            raise SpecError([SpecIssue("--against", "compares two environments of one spec", args.against,
+                                       "give one spec, --environment NAME and --against OTHER")])
+        sides = [(args.old, args.environment, False), (args.old, args.against, True)]
+        title = f"{args.old}: environment {args.environment} -> {args.against}"
+    else:
+        if args.new is None:
+            raise SpecError([SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
+                                       "give OLD NEW, or SPEC --environment NAME --against OTHER")])
+        sides = [(args.old, args.environment, False), (args.new, args.environment, True)]
+        title = f"{args.old} -> {args.new}"
     plans = []
-    for path, warn in ((args.old, False), (args.new, True)):
+    for path, environment, warn in sides:
         try:
-            plans.append(plan_of(path, strict=args.strict, warn=warn))
+            plans.append(plan_of(path, strict=args.strict, warn=warn, environment=environment))
         except SpecError as exc:  # say which of the two specs is wrong
             raise SpecError(exc.issues, exc.source or path, exc.note) from None
     old, new = plans
     lines = governance_diff(old, new)
-    print(f"Governance changes ({args.old} -> {args.new}):")
+    print(f"Governance changes ({title}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
     widened = sum(1 for line in lines if "(privilege: " in line)
     if widened:
@@ -144,7 +187,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if not args.governance_only:
         from .testing import synth_snapshot
 
-        resources = resource_diff(synth_snapshot(old), synth_snapshot(new))
+        resources = resource_diff(synth_snapshot(old), synth_snapshot(new),
+                                  prefixes=(old.name, new.name) if args.against is not None else None)
         print("Resource changes (+ added, - removed, ~ changed):")
         print("\n".join(f"  {line}" for line in resources) if resources else "  none")
     return EXIT_INVALID if args.fail and (lines or resources or reviews) else EXIT_OK
@@ -176,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("spec", help="path of the governance spec (YAML)")
         p.add_argument("--strict", action="store_true",
                        help="treat every warning the spec does not acknowledge (e.g. overdue contracts) as an error")
+        p.add_argument("--environment", metavar="NAME",
+                       help="the spec of this environment (environments[]: the base with its accounts and overrides)")
         return p
 
     with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise").set_defaults(
@@ -189,7 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     synth_parser.set_defaults(func=cmd_synth)
     diff_parser = sub.add_parser("diff", help="what a spec change does: governance first, then resources")
     diff_parser.add_argument("old", help="the spec before the change")
-    diff_parser.add_argument("new", help="the spec after the change")
+    diff_parser.add_argument("new", nargs="?", help="the spec after the change (not with --against)")
+    diff_parser.add_argument("--environment", metavar="NAME", help="compare this environment of the spec(s)")
+    diff_parser.add_argument("--against", metavar="OTHER",
+                             help="compare environment NAME of one spec with its environment OTHER")
     diff_parser.add_argument("--strict", action="store_true",
                              help="treat every warning the specs do not acknowledge as an error")
     diff_parser.add_argument("--governance-only", action="store_true", help="skip the (slower) resource diff")

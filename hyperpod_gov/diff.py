@@ -36,9 +36,16 @@ def _compare(old: dict, new: dict, render: Callable[[Any, Any], str]) -> list[st
     return lines
 
 
-def resource_diff(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Resource-level lines from two ``testing.synth_snapshot`` structures: + added, - removed, ~ changed."""
-    resources = _compare(_resources(old["templates"]), _resources(new["templates"]),
+def resource_diff(old: dict[str, Any], new: dict[str, Any], *, prefixes: tuple[str, str] | None = None) -> list[str]:
+    """Resource-level lines from two ``testing.synth_snapshot`` structures: + added, - removed, ~ changed.
+
+    ``prefixes`` (old name, new name): two environments of one spec, whose stacks are paired by role
+    (``acme-staging-capacity`` with ``acme-production-capacity``) and shown under the old name."""
+    new_templates = new["templates"]
+    if prefixes is not None:
+        was, now = (f"{p}-" for p in prefixes)
+        new_templates = {was + k[len(now):] if k.startswith(now) else k: t for k, t in new_templates.items()}
+    resources = _compare(_resources(old["templates"]), _resources(new_templates),
                          lambda key, r: f"{key[0]}/{key[1]} ({r['Type']})")
     objects = _compare(_objects(old["manifests"]), _objects(new["manifests"]),
                        lambda key, _: f"k8s {key[0]} {key[1] + '/' if key[1] else ''}{key[2]}")

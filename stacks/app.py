@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
@@ -59,8 +59,11 @@ def toolchain_versions() -> dict[str, str]:
 
 
 def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app: Optional[cdk.App] = None,
-                       outdir: Optional[str] = None, nag: bool = True) -> cdk.App:
-    """The pipeline app: one pipeline stack whose stages hold every stack of the plan."""
+                       outdir: Optional[str] = None, nag: bool = True,
+                       environments: Sequence[tuple[str, Plan, Manifests]] = ()) -> cdk.App:
+    """The pipeline app: one pipeline stack whose stages hold every stack of the plan; with ``environments``
+    (name, plan, manifests in deploy order), every environment's stacks, each checked and approved before the
+    next (``plan`` is then the first environment's: the pipeline's own account, region and repository)."""
     if app is None:
         app = cdk.App(outdir=outdir, analytics_reporting=False)
     apply_feature_flags(app)
@@ -79,8 +82,9 @@ def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app:
         context["pipelineRepository"] = repository
     if not p.connection_arn:
         context["pipelineConnectionArn"] = connection
+    deployments = tuple(environments) or (("", plan, manifests),)
     pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, synth_context=context, repository=repository,
-                             connection_arn=connection, manifests=manifests, toolchain=toolchain_versions())
+                             connection_arn=connection, deployments=deployments, toolchain=toolchain_versions())
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
         for stage in pipeline.stages:  # each stage is its own assembly with its own validation

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
-from typing import Any
+from typing import Any, Sequence
 
-from aws_cdk import Environment, Stack, Stage, aws_codepipeline as codepipeline, pipelines
+from aws_cdk import Environment, Stack, Stage, aws_codepipeline as codepipeline, aws_iam as iam, pipelines
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -56,7 +56,8 @@ class PipelineStack(SpecStack):
     """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, synth_context: dict[str, str], repository: str,
-                 connection_arn: str, manifests: Manifests, toolchain: dict[str, str], **kwargs: Any) -> None:
+                 connection_arn: str, deployments: Sequence[tuple[str, Plan, Manifests]],
+                 toolchain: dict[str, str], **kwargs: Any) -> None:
         p = plan.pipeline
         super().__init__(scope, id, plan=plan, env=Environment(account=p.account, region=p.region),
                          what="delivery pipeline", **kwargs)
@@ -79,28 +80,69 @@ class PipelineStack(SpecStack):
             ),
         )
         self.stages: list[Stage] = []
-        if plan.stacks.consumers:
-            wave = self.pipeline.add_wave("ConsumerAccounts")
-            for consumer in plan.stacks.consumers:
-                stage = ConsumerStage(self, f"Consumer-{consumer.account_name}", plan=plan, consumer=consumer)
-                self.stages.append(stage)
-                wave.add_stage(stage)
-        capacity = CapacityStage(self, "Capacity", plan=plan, manifests=manifests)
-        self.stages.append(capacity)
-        self.pipeline.add_stage(
-            capacity,
-            pre=[pipelines.ManualApprovalStep("ApproveCapacity", comment=f"Deploy {plan.name} to the capacity "
-                                              f"account {plan.account}?")],
-        )
-        if plan.stacks.studio:  # after the capacity stage: a connection names the cluster and needs its entry
-            wave = self.pipeline.add_wave("UnifiedStudio")
-            for studio in plan.stacks.studio:
-                stage = StudioStage(self, f"Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
-                self.stages.append(stage)
-                wave.add_stage(stage)
+        named = len(deployments) > 1 or any(env for env, _, _ in deployments)
+        for i, (env, env_plan, env_manifests) in enumerate(deployments):
+            prefix = f"{env}-" if named else ""
+            # Before every environment but the first: the previous one was checked, and a person approves.
+            pre = [pipelines.ManualApprovalStep(f"Approve-{env}", comment=(
+                f"{deployments[i - 1][0]} is deployed and its drift check passed: deploy environment {env}?"))] \
+                if i > 0 else []
+            last = self._add_environment(env_plan, env_manifests, prefix, pre)
+            if i < len(deployments) - 1:
+                last.add_post(drift_check(env, env_plan, source, synth_context["spec"]))
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
         acknowledge_pipeline(self, self.pipeline)
+
+    def _add_environment(self, plan: Plan, manifests: Manifests, prefix: str,
+                         pre: list[pipelines.Step]) -> pipelines.StageDeployment:
+        """One environment's waves in order (consumer accounts, the capacity account after an approval, Unified
+        Studio); ``pre`` runs before its first. Returns the capacity stage's deployment (its post-deploy steps)."""
+        if plan.stacks.consumers:
+            wave = self.pipeline.add_wave(f"{prefix}ConsumerAccounts", pre=pre)
+            pre = []
+            for consumer in plan.stacks.consumers:
+                stage = ConsumerStage(self, f"{prefix}Consumer-{consumer.account_name}", plan=plan, consumer=consumer)
+                self.stages.append(stage)
+                wave.add_stage(stage)
+        capacity = CapacityStage(self, f"{prefix}Capacity", plan=plan, manifests=manifests)
+        self.stages.append(capacity)
+        deployment = self.pipeline.add_stage(
+            capacity,
+            pre=[*pre, pipelines.ManualApprovalStep(f"{prefix}ApproveCapacity", comment=(
+                f"Deploy {plan.name} to the capacity account {plan.account}?"))],
+        )
+        if plan.stacks.studio:  # after the capacity stage: a connection names the cluster and needs its entry
+            wave = self.pipeline.add_wave(f"{prefix}UnifiedStudio")
+            for studio in plan.stacks.studio:
+                stage = StudioStage(self, f"{prefix}Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
+                self.stages.append(stage)
+                wave.add_stage(stage)
+        return deployment
+
+
+# The read-only role `cdk bootstrap` creates in every account it bootstraps (qualifier hnb659fds, the default),
+# with the ReadOnlyAccess managed policy and trust for the accounts given to --trust (the pipeline's).
+LOOKUP_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-lookup-role-{account}-{region}"
+
+
+def drift_check(env: str, plan: Plan, source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
+    """After a non-final environment: `hyperpod-gov drift` against it, from CodeBuild, read-only (the bootstrap
+    lookup role of its capacity account). The private EKS API is out of CodeBuild's reach, so the AWS side is
+    compared (--no-kubernetes); a drift stops the pipeline before the next environment's approval."""
+    role = LOOKUP_ROLE.format(account=plan.account, region=plan.region)
+    return pipelines.CodeBuildStep(
+        f"Check-{env}",
+        input=source,
+        commands=[
+            "python3 -m venv /tmp/hyperpod-gov && /tmp/hyperpod-gov/bin/pip install -q -c constraints.txt .",
+            f"aws configure set profile.check.role_arn {role}",
+            "aws configure set profile.check.credential_source EcsContainer",
+            f"/tmp/hyperpod-gov/bin/hyperpod-gov drift {shlex.quote(spec)} --environment {shlex.quote(env)} "
+            f"--profile check --region {plan.region} --no-kubernetes",
+        ],
+        role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[role])],
+    )
 
 
 def _role_arns_as_sub(stack: Stack, pipeline: pipelines.CodePipeline) -> None:

@@ -33,6 +33,7 @@ def _aws_options(parser: argparse.ArgumentParser) -> None:
 def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add drift's arguments to ``parser`` (a subparser) and make ``run_drift`` its ``func``."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
+    parser.add_argument("--environment", metavar="NAME", help="compare this environment of the spec (environments[])")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     _aws_options(parser)
     k8s = parser.add_argument_group("Kubernetes side (the objects hyperpod-gov owns; read-only)")
@@ -94,7 +95,7 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     from ..plan import build_plan
 
     try:
-        plan = build_plan(load_spec(args.spec), base_dir=Path(args.spec).resolve().parent)
+        plan = build_plan(load_spec(args.spec, environment=args.environment), base_dir=Path(args.spec).resolve().parent)
     except SpecError as exc:
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov drift: cannot check against an invalid spec.\n{source}{exc.render()}", file=sys.stderr)

@@ -15,6 +15,7 @@ from .errors import NO_VALUE, SpecError, SpecIssue
 from .models import GovernanceSpec
 from .rulebook import RuleBook
 from .rules import RULES, check_spec
+from .environments import chosen_environment, environment_names
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -188,11 +189,18 @@ def parse_yaml(text: str, source: str = "(yaml)") -> Any:
 
 
 def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None = None,
-              known: RuleBook = RULES) -> GovernanceSpec:
+              known: RuleBook = RULES, environment: str | None = None) -> GovernanceSpec:
     """Load, validate and cross-check a spec file. Raises ``SpecError`` listing every problem.
 
-    ``known``: the rules whose warnings the spec may acknowledge (see ``validate``)."""
-    spec = parse_spec(read_yaml(path), strict=strict, today=today, source=str(path), known=known)
+    ``known``: the rules whose warnings the spec may acknowledge (see ``validate``). ``environment``: the spec of
+    that environment (``environments[]``: the base with its accounts and overrides merged on) instead of the base.
+    """
+    source = str(path) if environment is None else f"{path} (environment {environment})"
+    try:
+        data = chosen_environment(read_yaml(path), environment)
+    except SpecError as exc:
+        raise SpecError(exc.issues, source) from None
+    spec = parse_spec(data, strict=strict, today=today, source=source, known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
     return spec
 

@@ -11,13 +11,14 @@ from typing import Optional
 
 from pydantic import Field, field_validator
 
-from ._base import SpecModel, check_label
+from ._base import SpecModel, check_label, spec_error
 from .acknowledgements import Acknowledgement
 from .accounts import Account, Accounts, ConsumerAccount
 from .cluster import ADDON_VERSION, AddonVersions, Cluster, HelmChart, HelmSource, InstanceGroup, Vpc
 from .contract import UnifiedStudio
 from .tags import MAX_SPEC_TAGS, check_tags
 from .deployment import DEFAULT_TEAM_STACKS, Deployment, Pipeline
+from .environments import Environment
 from .monitoring import AlarmOverrides, AlarmThresholds, Monitoring
 from .scheduler import PriorityClass, Scheduler
 from .instance_types import InstanceTypeFacts, InstanceTypeRef
@@ -50,7 +51,7 @@ from .types import (
 __all__ = [
     "Acknowledgement", "ADDON_VERSION", "AlarmOverrides", "AlarmThresholds", "Monitoring", "DEFAULT_BORROW_LIMIT_PERCENT", "DEFAULT_TEAM_STACKS", "KMS_KEY_ARN", "MAX_NAME", "MAX_PREFIX",
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
-    "ConsumerAccount", "Contract", "Deployment", "EgressRule", "GovernanceSpec", "HelmChart", "HelmSource",
+    "ConsumerAccount", "Contract", "Deployment", "EgressRule", "Environment", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
     "S3Access", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
 ]
@@ -82,6 +83,13 @@ class GovernanceSpec(SpecModel):
         "ml-platform}; a team's own tags override them on its resources; keys under hyperpod-gov: and aws: are "
         "refused (hyperpod-gov's own tags stay as they are) (default: none).",
     )
+    environments: tuple[Environment, ...] = Field(
+        default=(),
+        description="Deployments of this spec in order, e.g. [{name: staging, accounts: {capacity: {id: "
+        "'222222222222'}}}, {name: production}]: each is the base spec with its accounts and overrides merged on, "
+        "named <name>-<env>, validated as a whole; the pipeline deploys them in this order with a check and an "
+        "approval between them (default: none, the spec is deployed as it is).",
+    )
     acknowledgements: tuple[Acknowledgement, ...] = Field(
         default=(),
         description="Warnings accepted by rule id with a written reason, e.g. [{id: HPG-C001, reason: 'team "
@@ -98,3 +106,12 @@ class GovernanceSpec(SpecModel):
     @classmethod
     def _tags(cls, v: dict[str, str]) -> dict[str, str]:
         return check_tags(v, limit=MAX_SPEC_TAGS)
+
+    @field_validator("environments")
+    @classmethod
+    def _environments(cls, v: tuple[Environment, ...]) -> tuple[Environment, ...]:
+        names = [e.name for e in v]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise spec_error(f"names {', '.join(twice)} more than once", "give every environment its own name")
+        return v
