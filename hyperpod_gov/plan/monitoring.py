@@ -336,10 +336,14 @@ def _alarms(spec_name: str, w: TeamWatch, topic_of: Mapping[Optional[str], str])
     ops_topic, cost_topic = topic_of[ops], topic_of[cost]
     out = []
 
-    # Guaranteed quota not honoured: pending while below nominal on some owned flavor.
+    # Guaranteed quota not honoured: work pending while below nominal on EVERY owned type. Kueue's pending count
+    # has no flavor (the CloudWatch agent scrapes kueue_pending_workloads per queue and status), so "below on some
+    # type" paged normal queueing: a team using all of type A with A-work waiting, its type B idle. Below on every
+    # type means that whichever type the waiting work asks for, the team runs below its quota of it. The price: a
+    # team below quota on A but full on B is not paged for A (docs/observability.md says so).
     watched = sorted(w.flavors, key=lambda f: (-f.nominal, f.instance_type))[: MAX_ALARM_METRICS - 1]
     metrics = [("pending", w.pending)] + [(f"u{i}", f.usage) for i, f in enumerate(watched)]
-    below = " OR ".join(f"u{i} < {f.nominal}" for i, f in enumerate(watched))
+    below = " AND ".join(f"u{i} < {f.nominal}" for i, f in enumerate(watched))
     n = th.quota_not_honoured_minutes // 5
     out.append(AlarmPlan(
         team=w.team, kind="quota-not-honoured", name=alarm_name(spec_name, w.team, "quota-not-honoured"),

@@ -216,3 +216,37 @@ def test_the_cluster_dashboard_shows_borrowed_usage_against_the_plans_nominal(st
     assert "kueue_evicted_workloads_total" in body and "SEARCH(" in body
     for team in ("chatbot", "ml-engineering", "researchers"):
         assert f"hyperpod-ns-{team}-clusterqueue" in body
+
+
+def test_quota_not_honoured_does_not_page_normal_queueing_of_a_team_with_two_types():
+    """Issue 22: a team owning two instance types, all of type A in use with more A-work waiting and its type B
+    idle, is queueing normally; the alarm fires only when the team runs below its quota of every type it owns."""
+    import copy
+    import re
+
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import parse_spec
+    from tests.conftest import BASE, TODAY
+
+    data = copy.deepcopy(BASE)
+    data["cluster"]["instanceGroups"] = [{"name": "a", "instanceType": "ml.g5.12xlarge", "count": 2},
+                                         {"name": "b", "instanceType": "ml.g5.2xlarge", "count": 2}]
+    for team in data["teams"]:
+        team["quota"] = []
+    data["teams"][0]["quota"] = [{"instanceType": "ml.g5.12xlarge", "count": 2},
+                                 {"instanceType": "ml.g5.2xlarge", "count": 2}]
+    data.pop("sharedPool", None)
+    plan = build_plan(parse_spec(data, today=TODAY))
+    team = plan.teams[0].name
+    (alarm,) = [a for a in plan.monitoring.alarms if a.team == team and a.kind == "quota-not-honoured"]
+    ids = {f"u{i}": m.dimension_map()["Flavor"] for i, (k, m) in enumerate(alarm.metrics[1:])}
+    assert sorted(ids.values()) == ["ml.g5.12xlarge", "ml.g5.2xlarge"]
+
+    def fires(pending: int, usage: dict[str, int]) -> bool:
+        python = re.sub(r"IF\((.*), 1, 0\)", r"\1", alarm.expression).replace("AND", "and").replace("OR", "or")
+        values = {"pending": pending, **{k: usage[flavor] for k, flavor in ids.items()}}
+        return bool(eval(python, {}, values))  # noqa: S307 - our own metric math over numbers
+
+    assert not fires(3, {"ml.g5.12xlarge": 8, "ml.g5.2xlarge": 0})  # A full, B idle: normal queueing
+    assert fires(3, {"ml.g5.12xlarge": 4, "ml.g5.2xlarge": 0})  # below on both while work waits
+    assert not fires(0, {"ml.g5.12xlarge": 0, "ml.g5.2xlarge": 0})  # nothing waits
