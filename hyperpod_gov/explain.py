@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from .plan import Plan
 from .plan.invariants import plan_warnings
 from .plan.views import team_columns
@@ -9,12 +11,61 @@ from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, pau
 
 __all__ = ["explain", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join(x.rstrip() for x in out)
+WIDTH = 100  # explain fits a 100-column terminal (and a pull request's comment box)
+GAP = "  "
+
+
+def _widths(headers: list[str], rows: list[list[str]]) -> list[int]:
+    return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+
+def _render(headers: list[str], rows: list[list[str]], widths: list[int]) -> list[str]:
+    """One table; a cell longer than its column's width is wrapped onto the next lines of its row."""
+    out = [GAP.join(h.ljust(w) for h, w in zip(headers, widths)), GAP.join("-" * w for w in widths)]
+    for row in rows:
+        cells = [textwrap.wrap(c, w, break_long_words=True, break_on_hyphens=False) or [""]
+                 for c, w in zip(row, widths)]
+        for i in range(max(len(c) for c in cells)):
+            out.append(GAP.join((c[i] if i < len(c) else "").ljust(w) for c, w in zip(cells, widths)))
+    return [x.rstrip() for x in out]
+
+
+def _table(headers: list[str], rows: list[list[str]], width: int = WIDTH) -> str:
+    """A table within ``width`` columns: as many columns side by side as fit, the first (the row's name) repeated
+    in each further table; a column too wide even beside the name alone is wrapped."""
+    widths = _widths(headers, rows)
+    first, rest = widths[0], list(range(1, len(headers)))
+    groups: list[list[int]] = []
+    for i in rest:
+        if groups and first + sum(len(GAP) + widths[j] for j in groups[-1]) + len(GAP) + widths[i] <= width:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    if not groups:
+        groups = [[]]
+    out: list[str] = []
+    for group in groups:
+        cols = [0, *group]
+        fitted = [widths[c] for c in cols]
+        room = width - first - len(GAP) * len(group)
+        if group and sum(fitted[1:]) > room:  # one column alone beside the name: wrap it to what is left
+            fitted[1:] = [max(10, room // len(group))] * len(group)
+        if out:
+            out.append("")
+        out += _render([headers[c] for c in cols], [[r[c] for c in cols] for r in rows], fitted)
+    return "\n".join(out)
+
+
+def _fit(text: str, width: int = WIDTH) -> str:
+    """Lines longer than ``width`` wrapped at spaces, continued with the line's indent plus two."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(out)
 
 
 def _backend(plan: Plan) -> str:
@@ -63,7 +114,7 @@ def explain(plan: Plan) -> str:
                   f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
     for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")
-    return "\n".join(parts) + "\n"
+    return _fit("\n".join(parts)) + "\n"
 
 
 def _role_name(arn: str) -> str:

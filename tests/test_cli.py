@@ -38,15 +38,18 @@ def test_validate_reports_a_missing_file(capsys, tmp_path):
 
 
 def test_explain_prints_a_readable_table(capsys):
+    """The team table, split into tables of at most 100 columns that each start with TEAM."""
     assert main(["explain", str(EXAMPLES / "enterprise.yaml")]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    header = next(line for line in lines if line.startswith("TEAM") and "OWNS" in line)
-    assert header.split() == ["TEAM", "OWNS", "CAN", "LEND", "MAY", "BORROW", "WEIGHT", "PREEMPTS", "OWN"]
-    research = next(line for line in lines if line.startswith("applied-research "))
+    assert max(len(line) for line in lines) <= 100
+    headers = [line.split("  ") for line in lines if line.startswith("TEAM  ")]
+    columns = [c.strip() for h in headers for c in h if c.strip() and c.strip() != "TEAM"]
+    assert columns[:5] == ["OWNS", "CAN LEND", "MAY BORROW", "WEIGHT", "PREEMPTS OWN"]
+    research = " ".join(line for line in lines if line.startswith("applied-research "))
     assert "5 GPUs (ml.p5.48xlarge)" in research
     assert "up to 7 GPUs (ml.p5.48xlarge) (150%)" in research
-    fm = next(line for line in lines if line.startswith("foundation-models "))
+    fm = " ".join(line for line in lines if line.startswith("foundation-models "))
     assert "nothing (DontLend)" in fm
     assert "111111111111:role/FoundationModelsScientist" in out
 

@@ -271,21 +271,25 @@ def test_a_declared_type_can_be_partitioned():
 # --- explain -------------------------------------------------------------------------------------------------
 
 
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
 def test_explain_shows_partitions_vcpu_absolute_caps_and_pausing():
-    text = explain(plan_of(allocation_spec()))
+    text = _flat(explain(plan_of(allocation_spec())))  # explain wraps at 100 columns
     assert "2 x ml.p5.48xlarge (GPUs as mig-1g.10gb)" in text
     assert "56 x mig-1g.10gb (ml.p5.48xlarge)" in text
     assert "8 vCPU + 32 GiB (ml.m5.2xlarge)" in text
     assert "up to 1 GPU (ml.g5.8xlarge), 28 x mig-1g.10gb (ml.p5.48xlarge) (50%; absolute on ml.g5.8xlarge)" in text
     assert "team-b (paused)" in text
-    assert ("Paused teams:\n  team-b: nothing new of the team is admitted (ComputeQuota ActivationState: Disabled; "
-            "kueue mode: ClusterQueue stopPolicy: Hold); work already admitted keeps running until it ends") in text
-    assert ("Owned by nobody (runs only borrowed work): 2 GPUs (ml.g5.8xlarge), 8 vCPUs (ml.m5.2xlarge), "
-            "28 x mig-1g.10gb (ml.p5.48xlarge)") in text
+    assert _flat("Paused teams:\n  team-b: nothing new of the team is admitted (ComputeQuota ActivationState: Disabled; "
+                 "kueue mode: ClusterQueue stopPolicy: Hold); work already admitted keeps running until it ends") in text
+    assert _flat("Owned by nobody (runs only borrowed work): 2 GPUs (ml.g5.8xlarge), 8 vCPUs (ml.m5.2xlarge), "
+                 "28 x mig-1g.10gb (ml.p5.48xlarge)") in text
 
 
 def test_explain_without_idle_sharing_says_nobody_borrows():
-    text = explain(plan_of(allocation_spec(idleResourceSharing=False)))
+    text = _flat(explain(plan_of(allocation_spec(idleResourceSharing=False))))
     assert "idle compute fair-share, idle resource sharing is off: no team borrows" in text
     assert "nothing (idle resource sharing is off)" in text
 

@@ -119,7 +119,7 @@ def test_quota_checks_use_the_existing_clusters_instance_groups():
 def test_explain_says_it_governs_an_existing_cluster():
     from hyperpod_gov.explain import explain
 
-    text = explain(build_plan(parse_spec(existing(), today=TODAY)))
+    text = " ".join(explain(build_plan(parse_spec(existing(), today=TODAY))).split())  # wrapped at 100 columns
     assert ("Governs an existing cluster: arn:aws:sagemaker:us-west-2:111111111111:cluster/abcd1234efgh (EKS "
             "lab-eks)") in text
     assert "Stacks: lab-ml-governance, lab-ml-monitoring" in text

@@ -99,4 +99,4 @@ def test_explain_says_which_was_chosen(west):
     from hyperpod_gov.explain import explain
 
     plan, _, _ = west
-    assert "through an SDK-backed custom resource (us-west-2's CloudFormation has no" in explain(plan)
+    assert "through an SDK-backed custom resource (us-west-2's CloudFormation has no" in " ".join(explain(plan).split())
