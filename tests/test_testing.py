@@ -1,4 +1,4 @@
-"""The README's snapshot test runs as a user would run it, in a project of its own."""
+"""The snapshot test of docs/testing.md runs as a user would run it, in a project of its own."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import shutil
 from tests.conftest import EXAMPLES, ROOT
 
 
-def readme_snapshot_test() -> str:
-    blocks = re.findall(r"```python\n(# tests/test_governance_snapshot.py\n.*?)```", (ROOT / "README.md").read_text(),
-                        flags=re.S)
+def documented_snapshot_test() -> str:
+    blocks = re.findall(r"```python\n(# tests/test_governance_snapshot.py\n.*?)```",
+                        (ROOT / "docs" / "testing.md").read_text(), flags=re.S)
     assert len(blocks) == 1
     return blocks[0]
 
 
-def test_readme_snapshot_test_records_then_guards_the_allocation(pytester):
-    pytester.makepyfile(test_governance_snapshot=readme_snapshot_test())
+def test_documented_snapshot_test_records_then_guards_the_allocation(pytester):
+    pytester.makepyfile(test_governance_snapshot=documented_snapshot_test())
     spec = pytester.path / "governance.yaml"
     shutil.copy(EXAMPLES / "startup.yaml", spec)
 

@@ -150,8 +150,8 @@ def _as_live_error(action: str, exc: BaseException) -> LiveError:
         detail = f" ({code}: {message})" if message else f" ({code})"
         if code in ACCESS_DENIED:
             return LiveError(call, f"access denied{detail}",
-                             f"grant {action} to the identity you run as (README: IAM permissions for drift "
-                             "and import)")
+                             f"grant {action} to the identity you run as (docs/live.md: the read-only "
+                             "permissions drift and import need)")
         if code in BAD_CREDENTIALS:
             return LiveError(call, f"the AWS credentials were rejected{detail}",
                              "refresh them (e.g. `aws sso login`) or check AWS_PROFILE")

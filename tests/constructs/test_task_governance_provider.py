@@ -539,7 +539,7 @@ def test_every_template_passes_cfn_lint(synthesized):
     assert len(synthesized["files"]) == 2
     for path in synthesized["files"]:
         matches = lint_file(Path(path), config=ManualArgs(regions=[REGION]))
-        # W3005 is kept app-wide (README, "cfn-lint warnings kept"): aws-cdk-lib's Function adds a
+        # W3005 is kept app-wide (docs/synth.md, "cfn-lint warnings kept"): aws-cdk-lib's Function adds a
         # DependsOn on its role on top of the GetAtt.
         assert not [str(m) for m in matches if m.rule.id != "W3005"]
 

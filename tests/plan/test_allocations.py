@@ -301,8 +301,8 @@ def test_a_partitioned_group_carries_the_label_hyperpods_gpu_operator_reads():
     assert groups["small"].kubernetes_labels == {} and groups["small"].mig_profile is None
 
 
-# The README section "Allocations: every kind HyperPod expresses" shows this block as ```python; tests/test_readme.py
-# runs it there once the section is in, and this test runs the same text until then.
+# docs/allocations.md shows this block as ```python and tests/test_readme.py runs it there; this test keeps the same
+# text beside the allocation tests.
 README_EXAMPLE = '''\
 import datetime
 
