@@ -38,6 +38,36 @@ def kueue_external_frameworks(operators: tuple[str, ...]) -> tuple[str, ...]:
     return (HYPERPOD_PYTORCH_JOB_FRAMEWORK,) if "training" in operators else ()
 
 
+# The namespaces of what hyperpod-gov installs on a cluster it creates, each with the objects that run there.
+KUEUE_NAMESPACE = "kueue-system"  # the Kueue chart (kueue mode) and the task-governance add-on's Kueue
+OBSERVABILITY_NAMESPACE = "amazon-cloudwatch"  # amazon-cloudwatch-observability
+OPERATOR_NAMESPACES = {
+    CERT_MANAGER_ADDON: "cert-manager",
+    TRAINING_OPERATOR_ADDON: "aws-hyperpod",  # sagemaker-eks-operator-install.html
+    SPACES_ADDON: "jupyter-k8s-system",
+}
+
+
+def strict_mode_namespaces(*, creates_cluster: bool, addons: tuple["OperatorAddon", ...],
+                           dependencies_chart: bool) -> tuple[str, ...]:
+    """Namespaces whose pods keep today's traffic under the VPC CNI's strict mode (an allow-all NetworkPolicy
+    each), sorted.
+
+    Strict mode gives a pod no traffic that no NetworkPolicy allows, CoreDNS included ("you must have a network
+    policy for every endpoint that your pods need to access": cni-network-policy-configure.html, step 1). Team
+    namespaces have their own policies; the platform's namespaces get one that allows everything, as before.
+    Only on a cluster hyperpod-gov creates: on an existing one the VPC CNI is not hyperpod-gov's.
+    """
+    if not creates_cluster:
+        return ()
+    # A created cluster always runs Kueue (its chart or the task-governance add-on's) and the observability agent.
+    found = {"kube-system", KUEUE_NAMESPACE, OBSERVABILITY_NAMESPACE}
+    found |= {OPERATOR_NAMESPACES[a.name] for a in addons if a.name in OPERATOR_NAMESPACES}
+    if dependencies_chart:  # the HyperPod dependencies chart's agents (its aws-hyperpod namespace is fixed)
+        found.add(OPERATOR_NAMESPACES[TRAINING_OPERATOR_ADDON])
+    return tuple(sorted(found))
+
+
 @dataclass(frozen=True)
 class AddonRole:
     """A Pod Identity role an add-on's service account assumes: one AWS managed policy, plus inline statements

@@ -32,7 +32,7 @@ from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_conn
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
-from .operators import OperatorAddon, kueue_external_frameworks, operator_addons
+from .operators import OperatorAddon, kueue_external_frameworks, operator_addons, strict_mode_namespaces
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
@@ -391,6 +391,12 @@ class Plan:
         # cluster.operators: their add-ons and prerequisites (plan/operators.py)
         out.update({a.name: a.version for a in self.operator_addons})
         return dict(sorted(out.items()))
+
+    @property
+    def strict_mode_namespaces(self) -> tuple[str, ...]:
+        """Platform namespaces given an allow-all NetworkPolicy under the VPC CNI's strict mode (plan/operators.py)."""
+        return strict_mode_namespaces(creates_cluster=not self.governance_only, addons=self.operator_addons,
+                                      dependencies_chart=self.cluster.dependencies_chart is not None)
 
     @property
     def operator_addons(self) -> tuple[OperatorAddon, ...]:

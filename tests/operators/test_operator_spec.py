@@ -111,3 +111,23 @@ def test_kueue_mode_with_the_training_operator_is_accepted():
     data = _spec()
     data["scheduler"]["mode"] = "kueue"  # the operator does not need task governance (Kueue is optional)
     assert parse_spec(data, today=TODAY).cluster.operators == ("training",)
+
+
+def _platform_policies(data) -> dict[str, dict]:
+    from hyperpod_gov.charts import render
+
+    objs = render(build_plan(parse_spec(data, today=TODAY))).cluster
+    return {o["metadata"]["namespace"]: o for o in objs if o["kind"] == "NetworkPolicy"}
+
+
+def test_strict_mode_leaves_the_platform_namespaces_their_traffic():
+    policies = _platform_policies(_spec(operators=["training", "spaces"]))
+    assert sorted(policies) == ["amazon-cloudwatch", "aws-hyperpod", "cert-manager", "jupyter-k8s-system",
+                                "kube-system", "kueue-system"]
+    assert policies["kube-system"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"],
+                                               "ingress": [{}], "egress": [{}]}
+    assert sorted(_platform_policies(_spec(operators=[]))) == ["amazon-cloudwatch", "kube-system", "kueue-system"]
+
+
+def test_no_platform_policy_on_an_existing_cluster_whose_cni_is_not_ours():
+    assert _platform_policies(_existing(operators=["training"])) == {}
