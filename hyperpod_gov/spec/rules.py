@@ -704,9 +704,9 @@ def _release(version: str) -> tuple[int, ...]:
 
 
 @rule("HPG-D005", "error", "cluster.operators names each operator once and only operators this release installs "
-      "(inference needs an OIDC provider, CSI drivers and a TLS bucket it does not provision), on a Kubernetes "
-      "version the training operator supports and with a task-governance add-on it works with (v1.3.0 or later); "
-      "with cluster.existing, operator add-on versions are pinned only when cluster.operators lists what to install.")
+      "(inference needs an OIDC provider, CSI drivers and a TLS bucket it does not provision), with a "
+      "task-governance add-on the training operator works with (v1.3.0 or later); with cluster.existing, operator "
+      "add-on versions are pinned only when cluster.operators lists what to install.")
 def operators_are_installable(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     c = spec.cluster
     listed = c.existing is None or "operators" in c.model_fields_set
@@ -729,16 +729,25 @@ def operators_are_installable(spec: GovernanceSpec, today: dt.date) -> Iterator[
                                 f"cluster.addonVersions.{key}")
         return
     if "training" in c.operators:
-        if c.kubernetes_version not in TRAINING_OPERATOR_KUBERNETES:
-            yield SpecIssue("cluster.kubernetesVersion", "is not a Kubernetes version the HyperPod training operator "
-                            f"supports ({', '.join(TRAINING_OPERATOR_KUBERNETES)})", c.kubernetes_version,
-                            f"use {TRAINING_OPERATOR_KUBERNETES[-1]}, or remove training from cluster.operators")
         tg = c.addon_versions.task_governance
         if spec.scheduler.mode == "task-governance" and _release(tg) < (1, 3, 0):
             yield SpecIssue("cluster.addonVersions.taskGovernance", "is older than v1.3.0-eksbuild.1, the oldest "
                             "task-governance add-on the HyperPod training operator works with", tg,
                             "use v1.3.0-eksbuild.1 or later (e.g. v1.6.0-eksbuild.1), or remove training from "
                             "cluster.operators")
+
+
+@rule("HPG-D006", "warning", "The training operator runs on a Kubernetes version AWS lists for it (its add-on may "
+      "not install on a newer one before AWS supports it).")
+def training_operator_supports_the_kubernetes_version(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    listed = c.existing is None or "operators" in c.model_fields_set
+    if listed and "training" in c.operators and c.kubernetes_version not in TRAINING_OPERATOR_KUBERNETES:
+        yield SpecIssue("cluster.kubernetesVersion", "is not among the Kubernetes versions AWS lists for the HyperPod "
+                        f"training operator ({', '.join(TRAINING_OPERATOR_KUBERNETES)})", c.kubernetes_version,
+                        f"check `aws eks describe-addon-versions --addon-name amazon-sagemaker-hyperpod-training-"
+                        f"operator --kubernetes-version {c.kubernetes_version}` and acknowledge HPG-D006, use "
+                        f"{TRAINING_OPERATOR_KUBERNETES[-1]}, or remove training from cluster.operators")
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -772,6 +781,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     existing_cluster_is_in_the_capacity_account,
     task_governance_addon_not_next_to_kueue,
     operators_are_installable,
+    training_operator_supports_the_kubernetes_version,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

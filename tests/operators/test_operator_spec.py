@@ -86,8 +86,6 @@ REFUSALS = [
      ["HPG-D005", "cluster.operators[1]", "'inference'", "IAM OIDC provider", "TLS certificate bucket",
       "aws-mountpoint-s3-csi-driver", "remove inference from cluster.operators"]),
     ("unknown", _spec(operators=["notebooks"]), ["cluster.operators[0]", "'notebooks'", "training", "spaces"]),
-    ("kubernetes", _spec(kubernetesVersion="1.34"),
-     ["HPG-D005", "cluster.kubernetesVersion", "'1.34'", "training operator supports (1.28", "use 1.33"]),
     ("old_task_governance", _spec(addonVersions={"taskGovernance": "v1.2.0-eksbuild.1"}),
      ["HPG-D005", "cluster.addonVersions.taskGovernance", "'v1.2.0-eksbuild.1'", "older than v1.3.0-eksbuild.1",
       "use v1.3.0-eksbuild.1 or later"]),
@@ -131,3 +129,29 @@ def test_strict_mode_leaves_the_platform_namespaces_their_traffic():
 
 def test_no_platform_policy_on_an_existing_cluster_whose_cni_is_not_ours():
     assert _platform_policies(_existing(operators=["training"])) == {}
+
+
+def test_the_docs_example_is_a_valid_cluster_block():
+    import yaml
+
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "operators.md").read_text()
+    block = yaml.safe_load(page.split("```yaml\n", 1)[1].split("```", 1)[0])["cluster"]
+    spec = parse_spec(_spec(**block), today=TODAY)
+    assert spec.cluster.operators == ("training", "spaces")
+    assert spec.cluster.addon_versions.spaces == "v0.2.1-eksbuild.1"
+
+
+def test_a_kubernetes_version_aws_does_not_list_for_the_training_operator_is_a_warning():
+    from hyperpod_gov.spec.rules import check_spec
+
+    spec = parse_spec(_spec(kubernetesVersion="1.34"), today=TODAY)  # a warning: accepted without --strict
+    (issue,) = [i for i in check_spec(spec, today=TODAY) if i.rule == "HPG-D006"]
+    text = str(issue)
+    assert all(e in text for e in ("cluster.kubernetesVersion", "'1.34'", "(1.28", "describe-addon-versions",
+                                   "use 1.33"))
+    with pytest.raises(SpecError):
+        parse_spec(_spec(kubernetesVersion="1.34"), today=TODAY, strict=True)
+    assert not [i for i in check_spec(parse_spec(_spec(kubernetesVersion="1.34", operators=[]), today=TODAY),
+                                      today=TODAY) if i.rule == "HPG-D006"]
