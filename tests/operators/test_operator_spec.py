@@ -155,3 +155,13 @@ def test_a_kubernetes_version_aws_does_not_list_for_the_training_operator_is_a_w
         parse_spec(_spec(kubernetesVersion="1.34"), today=TODAY, strict=True)
     assert not [i for i in check_spec(parse_spec(_spec(kubernetesVersion="1.34", operators=[]), today=TODAY),
                                       today=TODAY) if i.rule == "HPG-D006"]
+
+
+def test_explain_lists_the_operators_and_their_pinned_addons():
+    from hyperpod_gov.explain import explain
+
+    text = explain(build_plan(parse_spec(_spec(operators=["spaces"]), today=TODAY)))
+    assert ("Operators: spaces (add-ons: cert-manager v1.18.2-eksbuild.2, aws-ebs-csi-driver (EKS default), "
+            "amazon-sagemaker-spaces v0.2.1-eksbuild.1)") in text
+    assert "Operators: none installed by hyperpod-gov" in explain(build_plan(parse_spec(_spec(operators=[]),
+                                                                                        today=TODAY)))
