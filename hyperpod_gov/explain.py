@@ -96,6 +96,7 @@ def explain(plan: Plan) -> str:
         f"Capacity: {capacity}",
         "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
+        _operators(plan),
         "",
         _table(headers, rows),
     ]
@@ -115,6 +116,14 @@ def explain(plan: Plan) -> str:
     for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")
     return _fit("\n".join(parts)) + "\n"
+
+
+def _operators(plan: Plan) -> str:
+    """cluster.operators and the pinned add-ons they install (docs/operators.md)."""
+    if not plan.cluster.operators:
+        return "Operators: none installed by hyperpod-gov"
+    addons = ", ".join(f"{a.name} {a.version or '(EKS default)'}" for a in plan.operator_addons)
+    return f"Operators: {', '.join(plan.cluster.operators)} (add-ons: {addons})"
 
 
 def _role_name(arn: str) -> str:

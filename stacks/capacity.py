@@ -16,6 +16,7 @@ from hyperpod_gov.constructs import (
     SchedulerInstall,
 )
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
+from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.plan import Plan
 
 from .base import SpecStack
@@ -51,6 +52,11 @@ class CapacityStack(SpecStack):
                                           versions=c.addon_versions, kueue_config=plan.kueue_config,
                                           cluster=self.eks.cluster)
         self.scheduler.node.add_dependency(self.hyperpod.resource, self.addons.coredns)
+        # cluster.operators: their pods need the nodes, their roles the Pod Identity agent, and the training
+        # operator checks the task-governance add-on's version when it installs.
+        self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=self.eks.cluster,
+                                   account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn)
+        self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
         acknowledge_bucket_deployment(self, self.lifecycle)
 
     @property

@@ -12,6 +12,7 @@ from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observabil
                                      TeamAccessEntry, TeamQuota, WorkloadIdentityRole)
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
+from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.plan import Plan, Shard, names
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
@@ -53,6 +54,7 @@ class GovernanceStack(SpecStack):
         self.kubectl: Optional[ExistingClusterKubectl] = None
         self.scheduler: Optional[SchedulerInstall] = None
         self.observability: Optional[Observability] = None
+        self.operators: Optional[Operators] = None
         if capacity is not None:
             self.add_stack_dependency(capacity, "the scheduler (add-on or Kueue chart) must run first")
             eks_cluster = capacity.eks.cluster
@@ -93,6 +95,16 @@ class GovernanceStack(SpecStack):
             self.observability = Observability(self, "Observability", version=versions.cloudwatch_observability,
                                                cluster=cluster, account=plan.account,
                                                cluster_arn=plan.cluster.eks_arn)
+        # cluster.operators, when the spec lists them: add-ons need only the cluster's name, so the governance
+        # stack installs them on the existing cluster as it does observability.
+        if plan.operator_addons:
+            if plan.hyperpod_cluster_arn is None:
+                raise ValueError("installing operators on an existing cluster needs its HyperPod cluster ARN")
+            self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=cluster,
+                                       account=plan.account, eks_arn=plan.cluster.eks_arn,
+                                       hyperpod_arn=plan.hyperpod_cluster_arn)
+            if self.scheduler is not None:
+                self.operators.node.add_dependency(self.scheduler)
 
 
 class MonitoringStack(SpecStack):

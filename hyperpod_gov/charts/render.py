@@ -13,6 +13,7 @@ from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
 from .kueue import KueueSharedObjects
+from .platform_network import platform_network_policies
 from .tenant import TenantChart
 
 Manifest = dict[str, Any]
@@ -66,6 +67,7 @@ def render(plan: Plan) -> Manifests:
     admission_policies(cluster)
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
+    platform_network_policies(cluster, namespaces=plan.strict_mode_namespaces)  # VPC CNI strict mode
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
     return Manifests(
         cluster=chart_objects(cluster),

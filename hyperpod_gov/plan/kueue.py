@@ -111,8 +111,10 @@ def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETT
     return {"enable": fair_sharing, "preemptionStrategies": list(settings.fair_sharing_strategies)}
 
 
-def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS) -> str:
-    """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``)."""
+def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS, *,
+                         external_frameworks: tuple[str, ...] = ()) -> str:
+    """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``);
+    ``external_frameworks``: kinds of installed operators Kueue queues too (plan/operators.py)."""
     import json
 
     config = {
@@ -128,7 +130,8 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
         "waitForPodsReady": {"enable": True, "blockAdmission": False},
-        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS),
+                         **({"externalFrameworks": list(external_frameworks)} if external_frameworks else {})},
         "fairSharing": fair_sharing_config(fair_sharing, settings),
     }
     # JSON is valid YAML, and its key order is fixed: the chart value is byte-stable.

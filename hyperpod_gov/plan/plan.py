@@ -32,6 +32,7 @@ from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_conn
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
+from .operators import OperatorAddon, kueue_external_frameworks, operator_addons, strict_mode_namespaces
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
@@ -221,6 +222,8 @@ class ClusterPlan:
     node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
     node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
     existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
+    # cluster.operators: the HyperPod operators installed (sorted); with existing, only the ones the spec lists
+    operators: tuple[str, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -385,7 +388,20 @@ class Plan:
             out = {k: val for k, val in out.items()
                    if (k == "amazon-cloudwatch-observability" and e.installs_observability)
                    or (k == "amazon-sagemaker-hyperpod-taskgovernance" and e.installs_scheduler)}
+        # cluster.operators: their add-ons and prerequisites (plan/operators.py)
+        out.update({a.name: a.version for a in self.operator_addons})
         return dict(sorted(out.items()))
+
+    @property
+    def strict_mode_namespaces(self) -> tuple[str, ...]:
+        """Platform namespaces given an allow-all NetworkPolicy under the VPC CNI's strict mode (plan/operators.py)."""
+        return strict_mode_namespaces(creates_cluster=not self.governance_only, addons=self.operator_addons,
+                                      dependencies_chart=self.cluster.dependencies_chart is not None)
+
+    @property
+    def operator_addons(self) -> tuple[OperatorAddon, ...]:
+        """The EKS add-ons of ``cluster.operators``, prerequisites first (plan/operators.py)."""
+        return operator_addons(self.cluster.operators, self.cluster.addon_versions)
 
     @property
     def tenants(self) -> tuple[TeamPlan, ...]:
@@ -476,6 +492,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
         node_recovery=c.node_recovery,
         node_provisioning_mode=c.node_provisioning_mode,
+        # With existing, the cluster runs its own operators unless the spec lists the ones to install.
+        operators=tuple(sorted(set(c.operators))) if e is None or "operators" in c.model_fields_set else (),
         existing=ExistingClusterPlan(
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
@@ -591,13 +609,14 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
                                 [f.mig_resource for f in flavors])
     monitoring = monitoring_plan(_Governed(spec.name, region, spec.monitoring, sorted_teams, flavors, covered,
                                            spec.cluster.eks_cluster_name))
+    cluster = _cluster(spec, base_dir, cat)
     return Plan(
         name=spec.name,
         mode=mode,
         account=spec.accounts.capacity.id,
         region=region,
         partition=partition,
-        cluster=_cluster(spec, base_dir, cat),
+        cluster=cluster,
         network=network_plan(spec),
         cohort=names.cohort(spec.name),
         fair_sharing=fair_sharing,
@@ -621,7 +640,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         policy_name=names.cluster_policy(spec.name),
         stacks=stacks,
         pipeline=_pipeline(spec),
-        kueue_config=kueue_manager_config(fair_sharing),
+        kueue_config=kueue_manager_config(fair_sharing, external_frameworks=kueue_external_frameworks(cluster.operators)),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,

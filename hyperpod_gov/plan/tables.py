@@ -380,8 +380,11 @@ def cfn_kwargs(table: Table, part: Any, context: Optional[Mapping[str, Any]] = N
 
 # Configuration of the add-ons that need one (EKS's ConfigurationValues, JSON).
 ADDON_CONFIGURATION: Mapping[str, Mapping[str, Any]] = {
-    # NetworkPolicies are enforced only when the VPC CNI runs its network policy agent.
-    "vpc-cni": {"enableNetworkPolicy": "true"},
+    # NetworkPolicies are enforced only when the VPC CNI runs its network policy agent. Strict mode: a new pod
+    # starts with default deny instead of default allow until its policies are in place, and a pod no policy
+    # selects gets no traffic (https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html,
+    # step 1, NETWORK_POLICY_ENFORCING_MODE on the aws-node container, set through the add-on's `env`).
+    "vpc-cni": {"enableNetworkPolicy": "true", "env": {"NETWORK_POLICY_ENFORCING_MODE": "strict"}},
     # Container Insights (enhanced) with Kueue metrics; the version is cluster.addonVersions.cloudwatchObservability.
     "amazon-cloudwatch-observability": {
         "agent": {"config": {"logs": {"metrics_collected": {
@@ -431,7 +434,8 @@ ADDON = Table(
         Field("preserveOnDelete", "preserve on delete", "", drift="a CloudFormation setting, not the add-on's",
               imports="a CloudFormation setting"),
         Field("podIdentityAssociations", "Pod Identity associations", "",
-              drift="the observability agent's association, outside team namespaces; created with the add-on",
+              drift="the add-ons' own associations (observability agent, operators), outside team namespaces; "
+                    "created with the add-on and its role",
               imports="created with the add-on"),
         Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),

@@ -90,6 +90,14 @@ def _addons(plan: "Plan") -> tuple[str, ...]:
     return tuple(f"{name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items())
 
 
+def _operators(plan: "Plan") -> tuple[str, ...]:
+    """Each operator with the add-ons it installs (prerequisites included), or the existing cluster's own."""
+    if not plan.cluster.operators:
+        return ("none installed by hyperpod-gov",)
+    return tuple(plan.cluster.operators) + tuple(f"add-on {a.name} {a.version or '(EKS default)'}"
+                                                 for a in plan.operator_addons)
+
+
 def _pool(plan: "Plan") -> str:
     pool = plan.shared_pool
     if pool is None:
@@ -177,6 +185,8 @@ CLUSTER = View(
             privilege=_when(lambda o, n: o != "not installed",
                             "code that runs with cluster-wide rights now comes from another source")),
         Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
+        # cluster.operators: the HyperPod operators; their add-ons and versions are in the add-on versions row.
+        Row("operators", "cluster.operators", _operators, ("operators",), members=True),
         Row("VPC", "cluster.vpc", _vpc, ("network",)),
         Row("tags", "tags", lambda p: tuple(f"{k}={v}" for k, v in p.tags), ("tags",), members=True),
         Row("node recovery", "cluster.nodeRecovery", lambda p: p.cluster.node_recovery, ("node_recovery",)),

@@ -433,6 +433,24 @@ def _version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
 
 
+# cluster.operators: the HyperPod operators hyperpod-gov can install (docs/operators.md).
+Operator = Literal["training", "inference", "spaces"]
+# Kubernetes versions the training operator supports
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-eks-operator.html, "Supported versions").
+TRAINING_OPERATOR_KUBERNETES = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
+
+# Why `inference` is refused at validate (HPG-D005): what the inference add-on needs that this release does not
+# provision. Every item is from
+# https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html
+INFERENCE_NOT_PROVISIONED = (
+    "an IAM OIDC provider for the EKS cluster: the operator's execution role, the ALB controller's and KEDA's roles "
+    "are IRSA roles (AssumeRoleWithWebIdentity), and hyperpod-gov grants pods AWS access through EKS Pod Identity "
+    "only",
+    "the aws-mountpoint-s3-csi-driver and aws-fsx-csi-driver add-ons with their roles, and metrics-server",
+    "a TLS certificate bucket (hyperpod-tls-*) the operator writes to",
+    "kubernetes.io/role/elb tags on the VPC's subnets for the load balancers the operator creates",
+)
+
 ADDON_VERSION = re.compile(r"\Av\d+\.\d+\.\d+-eksbuild\.\d+\Z", re.ASCII)
 
 
@@ -452,9 +470,27 @@ class AddonVersions(SpecModel):
     kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: EKS's default).")
     pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: EKS's).")
     kueue_chart: str = Field(default="0.19.2", description="Kueue Helm chart version (kueue mode), 0.19.x.")
+    # --- cluster.operators (docs/operators.md names the source of each default) ---------------------------
+    training_operator: str = Field(
+        default="v1.0.1-eksbuild.1",
+        description="amazon-sagemaker-hyperpod-training-operator (cluster.operators: training).",
+    )
+    cert_manager: str = Field(
+        default="v1.18.2-eksbuild.2",
+        description="cert-manager, the EKS community add-on the HyperPod operators need (at least v1.18.2-eksbuild.2).",
+    )
+    spaces: str = Field(
+        default="v0.2.1-eksbuild.1",
+        description="amazon-sagemaker-spaces, HyperPod spaces (cluster.operators: spaces); at least v0.2.0.",
+    )
+    ebs_csi_driver: Optional[str] = Field(
+        default=None,
+        description="aws-ebs-csi-driver, the spaces' volumes (default: EKS's default for the Kubernetes version; "
+        "HyperPod needs at least v1.47.0).",
+    )
 
     @field_validator("cloudwatch_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
-                     "pod_identity_agent")
+                     "pod_identity_agent", "training_operator", "cert_manager", "spaces", "ebs_csi_driver")
     @classmethod
     def _format(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not ADDON_VERSION.match(v):
@@ -476,6 +512,28 @@ class AddonVersions(SpecModel):
     def _cni(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and _version_tuple(v[1:]) < (1, 18, 3):
             raise spec_error("is older than v1.18.3, which HyperPod on EKS needs", "use v1.18.3 or later")
+        return v
+
+    @field_validator("cert_manager")
+    @classmethod
+    def _cert_manager(cls, v: str) -> str:
+        if _version_tuple(v[1:]) < (1, 18, 2):
+            raise spec_error("is older than v1.18.2, the oldest cert-manager AWS lists for the HyperPod operators",
+                             "use v1.18.2-eksbuild.2 or later")
+        return v
+
+    @field_validator("spaces")
+    @classmethod
+    def _spaces(cls, v: str) -> str:
+        if _version_tuple(v[1:]) < (0, 2, 0):
+            raise spec_error("is older than v0.2.0", "use v0.2.0 or later (e.g. v0.2.1-eksbuild.1)")
+        return v
+
+    @field_validator("ebs_csi_driver")
+    @classmethod
+    def _ebs(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and _version_tuple(v[1:]) < (1, 47, 0):
+            raise spec_error("is older than v1.47.0, which volumes on HyperPod nodes need", "use v1.47.0 or later")
         return v
 
     @field_validator("kueue_chart")
@@ -634,6 +692,14 @@ class Cluster(SpecModel):
         default="Automatic",
         description="Automatic (default): HyperPod replaces or reboots a faulty node. None: it only labels the "
         "node. Cluster-wide: the service has no per-group setting.",
+    )
+    operators: tuple[Operator, ...] = Field(
+        default=("training",),
+        description="HyperPod operators installed as EKS add-ons once the nodes run: training (the HyperPod "
+        "training operator, HyperPodPyTorchJob), inference (the HyperPod inference operator) and spaces "
+        "(JupyterLab and Code Editor spaces). Default: [training]. With cluster.existing the governance stack "
+        "installs the ones this key lists, and none when the key is left out (the cluster runs its own). See "
+        "docs/operators.md.",
     )
     node_provisioning_mode: Optional[Literal["Continuous"]] = Field(
         default=None,

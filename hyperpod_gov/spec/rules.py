@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 from .. import catalog
 from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, partition_of, public_addresses
 from .allocation import Allocation
+from .cluster import INFERENCE_NOT_PROVISIONED, TRAINING_OPERATOR_KUBERNETES
 from .cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
                               options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region)
 from .contract import contracts_are_complete
@@ -700,6 +701,62 @@ def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date
                         "selfManagedKueue: false, or set installs.scheduler: false, or use scheduler.mode: kueue")
 
 
+# --- cluster.operators (docs/operators.md) ------------------------------------------------------------------
+OPERATOR_VERSION_KEYS = (("trainingOperator", "training_operator"), ("certManager", "cert_manager"),
+                         ("spaces", "spaces"), ("ebsCsiDriver", "ebs_csi_driver"))
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.lstrip("v").split("-")[0].split("."))
+
+
+@rule("HPG-D005", "error", "cluster.operators names each operator once and only operators this release installs "
+      "(inference needs an OIDC provider, CSI drivers and a TLS bucket it does not provision), with a "
+      "task-governance add-on the training operator works with (v1.3.0 or later); with cluster.existing, operator "
+      "add-on versions are pinned only when cluster.operators lists what to install.")
+def operators_are_installable(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    listed = c.existing is None or "operators" in c.model_fields_set
+    yield from _repeats(list(c.operators), lambda i: f"cluster.operators[{i}]", "names an operator twice",
+                        "list each operator once")
+    for i, operator in enumerate(c.operators):
+        if operator == "inference":
+            yield SpecIssue(f"cluster.operators[{i}]", "the HyperPod inference add-on needs what this release of "
+                            "hyperpod-gov does not provision: " + "; ".join(INFERENCE_NOT_PROVISIONED), operator,
+                            "remove inference from cluster.operators and install the inference operator as "
+                            "docs/operators.md describes (the SageMaker console's quick install, or AWS's "
+                            "prerequisite CloudFormation stack and `aws eks create-addon`)")
+    if not listed:
+        for key, attr in OPERATOR_VERSION_KEYS:
+            if attr in c.addon_versions.model_fields_set:
+                yield SpecIssue(f"cluster.addonVersions.{key}", "pins an operator add-on, but with cluster.existing "
+                                "no operator is installed unless cluster.operators lists it",
+                                getattr(c.addon_versions, attr),
+                                f"list the operators to install in cluster.operators, or remove "
+                                f"cluster.addonVersions.{key}")
+        return
+    if "training" in c.operators:
+        tg = c.addon_versions.task_governance
+        if spec.scheduler.mode == "task-governance" and _release(tg) < (1, 3, 0):
+            yield SpecIssue("cluster.addonVersions.taskGovernance", "is older than v1.3.0-eksbuild.1, the oldest "
+                            "task-governance add-on the HyperPod training operator works with", tg,
+                            "use v1.3.0-eksbuild.1 or later (e.g. v1.6.0-eksbuild.1), or remove training from "
+                            "cluster.operators")
+
+
+@rule("HPG-D006", "warning", "The training operator runs on a Kubernetes version AWS lists for it (its add-on may "
+      "not install on a newer one before AWS supports it).")
+def training_operator_supports_the_kubernetes_version(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    listed = c.existing is None or "operators" in c.model_fields_set
+    if listed and "training" in c.operators and c.kubernetes_version not in TRAINING_OPERATOR_KUBERNETES:
+        yield SpecIssue("cluster.kubernetesVersion", "is not among the Kubernetes versions AWS lists for the HyperPod "
+                        f"training operator ({', '.join(TRAINING_OPERATOR_KUBERNETES)})", c.kubernetes_version,
+                        f"check `aws eks describe-addon-versions --addon-name amazon-sagemaker-hyperpod-training-"
+                        f"operator --kubernetes-version {c.kubernetes_version}` and acknowledge HPG-D006, use "
+                        f"{TRAINING_OPERATOR_KUBERNETES[-1]}, or remove training from cluster.operators")
+
+
 RULES = RuleBook("spec rules", tuple(sorted((
     unique_names,
     declared_types_are_new,
@@ -732,6 +789,8 @@ RULES = RuleBook("spec rules", tuple(sorted((
     existing_cluster_keys,
     existing_cluster_is_in_the_capacity_account,
     task_governance_addon_not_next_to_kueue,
+    operators_are_installable,
+    training_operator_supports_the_kubernetes_version,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

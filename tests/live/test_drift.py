@@ -58,7 +58,7 @@ def test_results_on_later_pages_are_read(aws, enterprise_live, capsys):
         ("AccessEntry", last_entry, "unexpected"),  # the node role's entry, now mapped onto a team group
     ]
     assert aws.operations.count("ListComputeQuotas") == 3  # 5 quotas, 2 per page
-    assert aws.operations.count("ListAddons") == 4  # 7 add-ons
+    assert aws.operations.count("ListAddons") == 5  # 9 add-ons (7 and the training operator with cert-manager)
 
 
 def _set(path: str, value: Any) -> Callable[[FakeCluster], None]:
@@ -215,7 +215,24 @@ SINGLE_CHANGES = [
      lambda f: next(a for a in f.addons if a["addonName"] == "vpc-cni").update(
          configurationValues='{"enableNetworkPolicy": "false"}'),
      {"kind": "Addon", "name": "vpc-cni", "change": "changed", "field": "configurationValues",
-      "expected": {"enableNetworkPolicy": "true"}, "actual": '{"enableNetworkPolicy": "false"}'}),
+      "expected": {"enableNetworkPolicy": "true", "env": {"NETWORK_POLICY_ENFORCING_MODE": "strict"}},
+      "actual": '{"enableNetworkPolicy": "false"}'}),
+    ("network policies back in standard mode",
+     lambda f: next(a for a in f.addons if a["addonName"] == "vpc-cni").update(
+         configurationValues='{"enableNetworkPolicy": "true", "env": {"NETWORK_POLICY_ENFORCING_MODE": "standard"}}'),
+     {"kind": "Addon", "name": "vpc-cni", "change": "changed", "field": "configurationValues",
+      "expected": {"enableNetworkPolicy": "true", "env": {"NETWORK_POLICY_ENFORCING_MODE": "strict"}},
+      "actual": '{"enableNetworkPolicy": "true", "env": {"NETWORK_POLICY_ENFORCING_MODE": "standard"}}'}),
+    ("training operator add-on on another version",
+     lambda f: next(a for a in f.addons if a["addonName"] == "amazon-sagemaker-hyperpod-training-operator").update(
+         addonVersion="v1.0.0-eksbuild.1"),
+     {"kind": "Addon", "name": "amazon-sagemaker-hyperpod-training-operator", "change": "changed",
+      "field": "addonVersion", "expected": "v1.0.1-eksbuild.1", "actual": "v1.0.0-eksbuild.1"}),
+    ("training operator add-on removed",
+     _remove("addons", lambda a: a["addonName"] == "amazon-sagemaker-hyperpod-training-operator"),
+     {"kind": "Addon", "name": "amazon-sagemaker-hyperpod-training-operator", "change": "missing"}),
+    ("cert-manager add-on removed", _remove("addons", lambda a: a["addonName"] == "cert-manager"),
+     {"kind": "Addon", "name": "cert-manager", "change": "missing"}),
     ("add-on removed", _remove("addons", lambda a: a["addonName"] == "coredns"),
      {"kind": "Addon", "name": "coredns", "change": "missing"}),
 ]

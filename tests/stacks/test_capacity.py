@@ -48,9 +48,11 @@ def test_cluster_authentication_encryption_and_logging(example, request):
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
-def test_vpc_cni_enforces_network_policies(example, request):
+def test_vpc_cni_enforces_network_policies_in_strict_mode(example, request):
     cni = addons(request.getfixturevalue(example).template("capacity"))["vpc-cni"]
-    assert json.loads(cni["ConfigurationValues"]) == {"enableNetworkPolicy": "true"}
+    # strict: a new pod has no traffic until its policies are in place (no default-allow window at start)
+    assert json.loads(cni["ConfigurationValues"]) == {"enableNetworkPolicy": "true",
+                                                      "env": {"NETWORK_POLICY_ENFORCING_MODE": "strict"}}
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
