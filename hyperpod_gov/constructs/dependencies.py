@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from aws_cdk import Duration, Stack, aws_eks_v2 as eks, aws_s3_assets as s3_assets
+from aws_cdk import Duration, Stack, SymlinkFollowMode, aws_eks_v2 as eks, aws_s3_assets as s3_assets
 from constructs import Construct
 
 from ..plan.plan import ChartPlan
@@ -20,7 +20,9 @@ class DependenciesChart(Construct):
         common = dict(cluster=cluster, release=DEPENDENCIES_RELEASE, namespace="kube-system",
                       timeout=Duration.minutes(15))
         if chart.source == "directory":
-            asset = s3_assets.Asset(self, "ChartAsset", path=str(chart.directory))
+            # Links stay links (the default, stated): the spec's check has refused every link leaving the folder.
+            asset = s3_assets.Asset(self, "ChartAsset", path=str(chart.directory),
+                                    follow_symlinks=SymlinkFollowMode.NEVER)
             # Reading the chart asset grants the kubectl handler read access to the CDK asset bucket.
             stack = Stack.of(self)
             bucket = f"arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-{stack.account}-{stack.region}/*"

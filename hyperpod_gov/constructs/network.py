@@ -8,6 +8,7 @@ from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_kms 
 from constructs import Construct
 
 from ..plan import NetworkPlan
+from ..plan.endpoint_policies import endpoint_policy
 from ._nag import acknowledge
 
 # Interface endpoints by the plan's names (plan.plan.INTERFACE_ENDPOINTS), in the plan's order.
@@ -126,6 +127,7 @@ class Network(Construct):
         gateway = None
         if network.gateway_endpoint:
             gateway = self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
+            self._limit(gateway, network, "S3Gateway")
         for name in network.interface_endpoints:
             # "All resolvers" is an option of a VPC that has both S3 endpoints.
             both = name == "S3Interface" and gateway is not None
@@ -140,5 +142,14 @@ class Network(Construct):
                 security_groups=[self.endpoint_security_group],
                 open=False,
             )
+            self._limit(endpoint, network, name)
             if both:
                 endpoint.node.add_dependency(gateway)
+
+    @staticmethod
+    def _limit(endpoint: ec2.GatewayVpcEndpoint | ec2.InterfaceVpcEndpoint, network: NetworkPlan, name: str) -> None:
+        """The endpoint's policy: the spec's accounts (plan.endpoint_policies), or none in a plan without them."""
+        if network.perimeter is None:
+            return
+        for statement in endpoint_policy(network.perimeter, name)["Statement"]:
+            endpoint.add_to_policy(iam.PolicyStatement.from_json(statement))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..explain import borrows, lends, owns
+from ..markdown import cell
 from ..plan import Plan, TeamPlan
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"  # charts/network_policy.py
@@ -14,7 +15,7 @@ NOT_SET = "_not set_"
 
 
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return cell(value)
 
 
 def _table(headers: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..spec.errors import SpecError
+from ..spec.loader import check_chart_directory
 from ..spec.models import GovernanceSpec
 from .invariants import check_plan
 from .plan import Plan, derive_plan
@@ -17,6 +18,8 @@ def build_plan(spec: GovernanceSpec, *, base_dir: Optional[Path] = None, strict:
     ``base_dir``: the spec file's folder (relative paths). Raises ``SpecError`` with every invariant that
     fails (warnings too with ``strict``); ``invariants.plan_warnings`` gives the remaining warnings.
     """
+    # A spec built in Python has not been through load_spec: its chart folder is checked here, before synth.
+    check_chart_directory(spec, base_dir or Path.cwd())
     plan = derive_plan(spec, base_dir)
     found = check_plan(plan)
     errors = [i for i in found if i.severity == "error" or strict]

@@ -29,6 +29,7 @@ from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
+from .endpoint_policies import Perimeter, perimeter
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
 from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
@@ -146,6 +147,8 @@ class NetworkPlan:
     public_mask: int
     interface_endpoints: tuple[str, ...]  # the endpoints created: () with an existing VPC that has its own
     existing: Optional[ExistingVpcPlan] = field(default=None, kw_only=True)  # None: a new VPC
+    # endpoint policies: whose principals and resources the endpoints admit (None: no policy, as before)
+    perimeter: Optional[Perimeter] = field(default=None, kw_only=True)
 
     @property
     def creates_vpc(self) -> bool:
@@ -459,7 +462,8 @@ def network_plan(spec: GovernanceSpec) -> NetworkPlan:
                                    vpc.create_flow_logs)
     endpoints = INTERFACE_ENDPOINTS if existing is None or existing.create_endpoints else ()
     return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
-                       public_mask=public, interface_endpoints=endpoints, existing=existing)
+                       public_mask=public, interface_endpoints=endpoints, existing=existing,
+                       perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
 
 
 def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:

@@ -142,6 +142,11 @@ def _installs(plan: "Plan") -> tuple[str, ...]:
     return tuple(sorted(x for x in out if x))
 
 
+def _endpoint_organization(plan: "Plan") -> str:
+    p = plan.network.perimeter
+    return (p.organization_id if p is not None else None) or "none"
+
+
 def _public(old: str, new: str) -> bool:
     return old == "private" and new != "private"
 
@@ -196,6 +201,10 @@ CLUSTER = View(
         Row("consumer accounts", "accounts.consumers",
             lambda p: tuple(sorted(f"{c.account_name} ({c.account})" for c in p.stacks.consumers)), ("stacks",),
             members=True),
+        # security (issue 20): whom the VPC endpoints admit besides the spec's own accounts
+        Row("endpoint policies' organization", "accounts.organizationId", _endpoint_organization, ("network",),
+            privilege=_when(lambda o, n: n != "none", "every account of the organization may now use the VPC "
+                            "endpoints and be reached through them")),
     ),
 )
 

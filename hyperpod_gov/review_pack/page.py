@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ..contracts import events, retirement_notes
 from ..contracts.review import reviews
 from ..diff import governance_diff
+from ..markdown import cell
 from ..plan import Plan
 from ..simulate import Result
 from ..simulate.spec_level import TeamFigures, figures_json, run_plan
@@ -297,7 +298,7 @@ def page_html(title: str, subtitle: str, sections: Sequence[Section]) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return cell(text)
 
 
 def summary_md(title: str, subtitle: str, sections: Sequence[Section]) -> str:

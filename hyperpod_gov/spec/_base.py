@@ -6,6 +6,7 @@ import difflib
 import functools
 import ipaddress
 import re
+import unicodedata
 from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -56,6 +57,31 @@ def check_label(value: str, *, what: str, max_len: int) -> str:
             f"{what} is {len(value)} characters long",
             f"use at most {max_len} characters (e.g. '{value[:max_len].rstrip('-')}')",
         )
+    return value
+
+
+# Unicode categories that change what a terminal, a Markdown page or an HTML page shows instead of showing
+# themselves: controls (CR, ESC of ANSI sequences, NUL), format characters (bidirectional overrides, zero-width
+# characters) and the line and paragraph separators.
+INVISIBLE = ("Cc", "Cf", "Zl", "Zp")
+
+
+def check_plain_text(value: str, *, multiline: bool = False) -> str:
+    """Free text that ``review``, ``diff``, ``explain`` and the contract pages print: no control characters (a
+    carriage return would start a new line of its own on the record page, an escape sequence would rewrite the
+    terminal), and no '<' or '>' (HTML markup on a rendered page). ``multiline`` allows line feeds."""
+    bad = sorted({c for c in value if unicodedata.category(c) in INVISIBLE and not (multiline and c == "\n")})
+    if bad:
+        shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
+        raise spec_error(
+            f"holds a control or invisible character ({shown}), which terminals and rendered pages do not show as "
+            "written",
+            "write plain text" + (" (line breaks are fine)" if multiline else " on one line") + " without escape "
+            "sequences or carriage returns",
+        )
+    if "<" in value or ">" in value:
+        raise spec_error("holds '<' or '>', which a rendered page reads as HTML markup",
+                         "write it in words (e.g. 'less than a day') or without angle brackets")
     return value
 
 
@@ -118,8 +144,9 @@ NOT_INTERNET = tuple(ipaddress.IPv4Network(c) for c in (
     "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3",
 ))
 LINK_LOCAL = ipaddress.IPv4Network("169.254.0.0/16")
-# More public addresses than one /8 is no longer "a network someone owns": it is (a slice of) the internet.
+# A /8 of public addresses is no longer "a network someone owns": it is (a slice of) the internet.
 INTERNET_WIDE = 2 ** 24
+INTERNET_WIDE_PREFIX = 8
 
 
 def public_addresses(cidrs: Iterable[str]) -> int:
@@ -134,6 +161,16 @@ def public_addresses(cidrs: Iterable[str]) -> int:
             elif net.subnet_of(special):
                 total -= net.num_addresses
     return total
+
+
+def internet_wide(cidrs: Iterable[str]) -> bool:
+    """Whether the union of ``cidrs`` reaches a /8 of public space or more: a /8 (or a shorter prefix) that holds
+    any public address, or at least 2**24 public addresses in all. The prefix test matters on its own: a public /8
+    that holds a special-purpose block (203.0.0.0/8 holds 203.0.113.0/24) has a few addresses less than 2**24."""
+    nets = list(ipaddress.collapse_addresses(ipaddress.IPv4Network(c) for c in cidrs))
+    if any(n.prefixlen <= INTERNET_WIDE_PREFIX and public_addresses([str(n)]) > 0 for n in nets):
+        return True
+    return public_addresses([str(n) for n in nets]) >= INTERNET_WIDE
 
 
 def is_link_local(cidr: str) -> bool:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 from pydantic import Field, field_validator
 
-from ._base import SpecModel, check_label
+from ._base import SpecModel, check_label, spec_error
 from .types import MAX_NAME, AccountId, Region
+
+# AWS Organizations' pattern for an organization id (Organization.Id in the Organizations API reference).
+ORGANIZATION_ID = re.compile(r"\Ao-[a-z0-9]{10,32}\Z", re.ASCII)
 
 
 class Account(SpecModel):
@@ -41,3 +47,19 @@ class Accounts(SpecModel):
         "itself to allow its users). Default: none; only roles of the capacity account, because whoever "
         "administers another account decides who may assume its roles.",
     )
+    organization_id: Optional[str] = Field(
+        default=None,
+        description="AWS Organizations id (o-xxxxxxxxxx) of the spec's accounts. The VPC endpoints then admit "
+        "principals and resources of every account of the organization (aws:PrincipalOrgID, aws:ResourceOrgID) "
+        "besides the accounts named here. Default: none, the endpoints admit only the capacity, consumer and "
+        "trusted accounts.",
+    )
+
+    @field_validator("organization_id")
+    @classmethod
+    def _organization(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not ORGANIZATION_ID.match(v):
+            raise spec_error("is not an AWS Organizations id",
+                             "copy it from the Organizations console or `aws organizations describe-organization` "
+                             "(o- and 10 to 32 lowercase letters or digits, e.g. o-a1b2c3d4e5)")
+        return v

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import TYPE_CHECKING, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Iterator, Literal, Optional
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
-from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, spec_error
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_plain_text, spec_error
 from .errors import NO_VALUE, SpecIssue
 from .types import AccountId, Region
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 DOMAIN_ID = re.compile(r"\Adzd[_-][a-zA-Z0-9_-]{1,36}\Z", re.ASCII)
 DOMAIN_UNIT_ID = re.compile(r"\A[a-z0-9_-]{1,256}\Z", re.ASCII)
 PROJECT_ID = re.compile(r"\A[a-zA-Z0-9_-]{1,36}\Z", re.ASCII)
+
+# One line of free text that the record page, `review` and `diff` print (no control characters, no markup).
+PlainText = Annotated[str, AfterValidator(check_plain_text)]
 
 # Fields a contract may leave out unless the spec is loaded in strict mode (`--strict`).
 EXPECTATIONS = ("exception_owner", "monitoring", "support", "retirement")
@@ -102,7 +105,7 @@ class Contract(SpecModel):
     data_classification: Literal["public", "internal", "confidential", "restricted"] = Field(
         description="Most sensitive data the team's workloads handle."
     )
-    approved_workloads: tuple[str, ...] = Field(
+    approved_workloads: tuple[PlainText, ...] = Field(
         default=(), description="Kinds of work approved, e.g. training, fine-tuning, inference."
     )
     review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
@@ -129,6 +132,8 @@ class Contract(SpecModel):
     @field_validator("business_owner", "operations_owner", "cost_owner", "exception_owner")
     @classmethod
     def _email(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            check_plain_text(v)
         if v is not None and not EMAIL.fullmatch(v):
             raise spec_error("is not an email address", "use an address such as owner@example.com")
         return v
@@ -138,7 +143,7 @@ class Contract(SpecModel):
     def _text(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not v.strip():
             raise spec_error("is empty", "write the expectation in a sentence, or leave the key out")
-        return v
+        return v if v is None else check_plain_text(v, multiline=True)
 
 
 _HINTS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
 from pathlib import Path
 from typing import Any, Mapping, get_args, get_origin
 
@@ -215,7 +216,13 @@ def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str |
         return
     base = base_dir.resolve()
     target = (base / chart.directory).resolve()
-    if target != base and base not in target.parents:
+    if target == base:
+        raise SpecError([SpecIssue(
+            "cluster.dependenciesChart.directory", f"is the spec's folder itself ({base}): the spec and everything "
+            "next to it would be uploaded into the cloud assembly as the chart", chart.directory,
+            "put the chart in a folder of its own next to the spec and name it, e.g. charts/hyperpod-dependencies",
+        )], source)
+    if base not in target.parents:
         raise SpecError([SpecIssue(
             "cluster.dependenciesChart.directory", f"resolves to {target}, outside the spec's folder {base} "
             "(through a symbolic link), and the whole folder would be uploaded into the cloud assembly",
@@ -229,6 +236,29 @@ def check_chart_directory(spec: GovernanceSpec, base_dir: Path, *, source: str |
             chart.directory, "give the folder of the HyperPod dependencies chart (with its Chart.yaml), relative "
             "to the spec file",
         )], source)
+    leaving = _links_leaving(target)
+    if leaving:
+        shown = ", ".join(f"{link} -> {to}" for link, to in leaving[:5]) + (" ..." if len(leaving) > 5 else "")
+        raise SpecError([SpecIssue(
+            "cluster.dependenciesChart.directory", f"holds {len(leaving)} symbolic link(s) that lead out of the chart "
+            f"folder ({shown}): synth would copy what they point to into the cloud assembly", chart.directory,
+            "replace each link with a copy of the file it names inside the chart folder, or remove it",
+        )], source)
+
+
+def _links_leaving(folder: Path) -> list[tuple[str, str]]:
+    """(link relative to ``folder``, where it leads) for every symbolic link inside ``folder`` (not followed) whose
+    target, resolved, is outside it: links to files and to folders, and dangling ones."""
+    out = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            if not path.is_symlink():
+                continue
+            to = path.resolve()
+            if to != folder and folder not in to.parents:
+                out.append((str(path.relative_to(folder)), str(to)))
+    return sorted(out)
 
 
 def parse_spec(

@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Callable, Iterator
 
 from .. import catalog
-from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, partition_of, public_addresses
+from ._base import IAM_PRINCIPAL_ARN, internet_wide, partition_of, public_addresses
 from .allocation import Allocation
 from .cluster import INFERENCE_NOT_PROVISIONED, TRAINING_OPERATOR_KUBERNETES
 from .cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
@@ -571,30 +571,30 @@ def principals_are_trusted(spec: GovernanceSpec, today: dt.date) -> Iterator[Spe
             )
 
 
-@rule("HPG-E003", "error", "A team's egress rules reach no more than a /8 of public addresses, unless the team "
+@rule("HPG-E003", "error", "A team's egress rules reach less than a /8 of public addresses, unless the team "
       "sets allowInternetEgress.")
 def egress_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     """Egress rules that together reach the internet need ``allowInternetEgress``."""
     for ti, team in enumerate(spec.teams):
         cidrs = [e.cidr for e in team.egress]
-        public = public_addresses(cidrs)
-        if public > INTERNET_WIDE and not team.allow_internet_egress:
+        if cidrs and internet_wide(cidrs) and not team.allow_internet_egress:
+            public = public_addresses(cidrs)
             yield SpecIssue(
-                f"teams[{ti}].egress", f"together reach {public:,} public internet addresses (more than a /8): "
-                "the team's pods could send its data anywhere", ", ".join(cidrs),
+                f"teams[{ti}].egress", f"together reach {public:,} public internet addresses (a /8 of public space "
+                "or more): the team's pods could send its data anywhere", ", ".join(cidrs),
                 "name the networks the team needs (e.g. 10.50.0.0/16), or set "
                 f"teams[{ti}].allowInternetEgress: true if the team must reach the internet",
             )
 
 
-@rule("HPG-E002", "error", "adminCidrs together open the public endpoint to no more than a /8 of public addresses.")
+@rule("HPG-E002", "error", "adminCidrs together open the public endpoint to less than a /8 of public addresses.")
 def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     cidrs = list(spec.cluster.admin_cidrs)
-    public = public_addresses(cidrs)
-    if public > INTERNET_WIDE:
+    if cidrs and internet_wide(cidrs):
+        public = public_addresses(cidrs)
         yield SpecIssue(
-            "cluster.adminCidrs", f"together open the public endpoint to {public:,} internet addresses (more than "
-            "a /8), as good as 0.0.0.0/0", ", ".join(cidrs),
+            "cluster.adminCidrs", f"together open the public endpoint to {public:,} internet addresses (a /8 of "
+            "public space or more), as good as 0.0.0.0/0", ", ".join(cidrs),
             "name the administrators' networks (e.g. 203.0.113.0/24), or set endpointAccess: private",
         )
 

@@ -185,8 +185,8 @@ class Team(SpecModel):
     egress: tuple[EgressRule, ...] = Field(default=(), description="Extra egress allows (default: none).")
     allow_internet_egress: bool = Field(
         default=False,
-        description="Allow egress rules that together reach the internet (0.0.0.0/0, or more than a /8 of public "
-        "addresses). Default: false, and such rules are rejected: a team's pods should reach the networks they "
+        description="Allow egress rules that together reach the internet (0.0.0.0/0, or a /8 of public "
+        "addresses or more). Default: false, and such rules are rejected: a team's pods should reach the networks they "
         "need, not everything.",
     )
     pod_security: Literal["baseline", "restricted"] = Field(

@@ -492,8 +492,10 @@ def test_the_handler_role_may_call_exactly_the_task_governance_actions(synthesiz
         "FindByName": (["sagemaker:ListClusterSchedulerConfigs", "sagemaker:ListComputeQuotas"], "*"),
         "ReadTheCluster": (["sagemaker:DescribeCluster"], CLUSTER),
         "ReadTheEksCluster": (["eks:DescribeCluster"], f"{eks}:cluster/{EKS_CLUSTER}"),
-        "MapTeamAccess": (["eks:AssociateAccessPolicy", "eks:DescribeAccessEntry", "eks:DisassociateAccessPolicy",
-                           "eks:ListAssociatedAccessPolicies"], f"{eks}:access-entry/{EKS_CLUSTER}/*"),
+        "MapTeamAccess": (["eks:AssociateAccessPolicy", "eks:DisassociateAccessPolicy"],
+                          f"{eks}:access-entry/{EKS_CLUSTER}/*"),
+        "ReadTeamAccess": (["eks:DescribeAccessEntry", "eks:ListAssociatedAccessPolicies"],
+                           f"{eks}:access-entry/{EKS_CLUSTER}/*"),
     }
 
 

@@ -54,11 +54,28 @@ HOSTILE_SPECS: list[tuple[str, Callable[[dict], Any], Optional[str]]] = [
      "set teams[0].allowInternetEgress: true"),
     ("team egress to 0.0.0.0/0 with allowInternetEgress: true", lambda d: team(d).update(
         egress=[{"cidr": "0.0.0.0/0", "ports": [443]}], allowInternetEgress=True), None),
+    # A public /8 is the internet's scale already (issue 20: it was accepted, the rule said "more than a /8").
     ("team egress to one /8 of public space (52.0.0.0/8)", lambda d: team(d).update(
-        egress=[{"cidr": "52.0.0.0/8", "ports": [443]}]), None),
+        egress=[{"cidr": "52.0.0.0/8", "ports": [443]}]),
+     "teams[0].egress: together reach 16,777,216 public internet addresses (a /8 of public space or more)"),
+    ("team egress to a public /8 holding a documentation block (203.0.0.0/8)", lambda d: team(d).update(
+        egress=[{"cidr": "203.0.0.0/8", "ports": [443]}]), "together reach 16,776,960 public internet addresses"),
+    ("team egress to 100.0.0.0/8 (shared space inside, the rest public)", lambda d: team(d).update(
+        egress=[{"cidr": "100.0.0.0/8", "ports": [443]}]), "a /8 of public space or more"),
+    ("team egress to two adjacent public /9s (52.0.0.0/9 + 52.128.0.0/9)", lambda d: team(d).update(
+        egress=[{"cidr": "52.0.0.0/9", "ports": [443]}, {"cidr": "52.128.0.0/9", "ports": [443]}]),
+     "set teams[0].allowInternetEgress: true"),
+    ("team egress to two public /9s apart (52.0.0.0/9 + 54.0.0.0/9: 2**24 addresses, no /8)", lambda d: team(d).update(
+        egress=[{"cidr": "52.0.0.0/9", "ports": [443]}, {"cidr": "54.0.0.0/9", "ports": [443]}]),
+     "together reach 16,777,216 public internet addresses"),
+    ("team egress to one public /9", lambda d: team(d).update(egress=[{"cidr": "52.0.0.0/9", "ports": [443]}]), None),
+    ("team egress to 10.0.0.0/8 (private)", lambda d: team(d).update(
+        egress=[{"cidr": "10.0.0.0/8", "ports": [443]}]), None),
+    ("team egress to 52.0.0.0/8 with allowInternetEgress: true", lambda d: team(d).update(
+        egress=[{"cidr": "52.0.0.0/8", "ports": [443]}], allowInternetEgress=True), None),
     ("team egress to two /8s of public space", lambda d: team(d).update(
         egress=[{"cidr": "52.0.0.0/8", "ports": [443]}, {"cidr": "54.0.0.0/8", "ports": [443]}]),
-     "more than a /8"),
+     "a /8 of public space or more"),
     ("team egress to the instance metadata service 169.254.169.254/32", lambda d: team(d).update(
         egress=[{"cidr": "169.254.169.254/32", "ports": [80]}]), "teams[0].egress[0].cidr: is link-local space"),
     ("team egress to 169.254.0.0/16", lambda d: team(d).update(egress=[{"cidr": "169.254.0.0/16", "ports": [80]}]),
@@ -69,6 +86,11 @@ HOSTILE_SPECS: list[tuple[str, Callable[[dict], Any], Optional[str]]] = [
      "cluster.adminCidrs: together open the public endpoint to 3,702,258,688 internet addresses"),
     ("adminCidrs 1.0.0.0/8 + 2.0.0.0/8", lambda d: public_endpoint(d, ["1.0.0.0/8", "2.0.0.0/8"]),
      "as good as 0.0.0.0/0"),
+    ("adminCidrs one public /8 (52.0.0.0/8)", lambda d: public_endpoint(d, ["52.0.0.0/8"]),
+     "cluster.adminCidrs: together open the public endpoint to 16,777,216 internet addresses (a /8 of public space "
+     "or more)"),
+    ("adminCidrs 203.0.0.0/8", lambda d: public_endpoint(d, ["203.0.0.0/8"]), "as good as 0.0.0.0/0"),
+    ("adminCidrs one public /9", lambda d: public_endpoint(d, ["52.0.0.0/9"]), None),
     ("adminCidrs 203.0.113.0/24", lambda d: public_endpoint(d, ["203.0.113.0/24"]), None),
     ("submitter role of another account", lambda d: team(d)["access"].update(
         submitters=["arn:aws:iam::999999999999:role/Outsider"]),

@@ -1,0 +1,19 @@
+"""Free text into one Markdown table cell, shown as written: the contract record and the review pack's summary.
+
+The spec refuses control characters and markup in contract fields already (``spec._base.check_plain_text``); this
+is the second wall, for text that reaches a page another way. Every line break and control character becomes a
+space (a carriage return is a line ending to Markdown and would start a heading of its own), '|' is escaped (it
+would end the cell) and '<' is written as an entity (it would open an HTML tag).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from .spec._base import INVISIBLE
+
+
+def cell(value: object) -> str:
+    """``value`` as the text of one Markdown table cell."""
+    text = "".join(" " if unicodedata.category(c) in INVISIBLE else c for c in str(value))
+    return text.replace("|", "\\|").replace("<", "&lt;")
