@@ -28,6 +28,7 @@ from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
+from .data import ImageRegistriesPlan, TeamStoragePlan, image_registries, storage_plans
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
@@ -221,6 +222,8 @@ class ClusterPlan:
     node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
     node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
     existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
+    # cluster.imageRegistries (per-team data): None keeps the nodes' pull right on every repository of the region
+    image_registries: Optional[ImageRegistriesPlan] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,7 @@ class Plan:
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
     monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
     tags: tuple[tuple[str, str], ...]  # the spec's top-level tags, sorted: on every resource of every stack
+    storage: tuple[TeamStoragePlan, ...] = ()  # per-team data: the team buckets, sorted by team (plan.data)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -476,6 +480,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
         node_recovery=c.node_recovery,
         node_provisioning_mode=c.node_provisioning_mode,
+        image_registries=image_registries(spec, partition_of(spec.accounts.capacity.region)),
         existing=ExistingClusterPlan(
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
@@ -630,6 +635,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
         monitoring=monitoring,
         tags=tuple(sorted(spec.tags.items())),
+        storage=storage_plans(spec, identities),
     )
 
 

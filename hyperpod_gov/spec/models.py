@@ -27,10 +27,12 @@ from .teams import (
     Contract,
     EgressRule,
     QuotaEntry,
+    Grants,
     S3Access,
     SharedPool,
     Sharing,
     TargetRole,
+    TeamStorage,
     Team,
     WorkloadIdentity,
 )
@@ -52,7 +54,7 @@ __all__ = [
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
-    "S3Access", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
+    "Grants", "S3Access", "TeamStorage", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
 ]
 
 
