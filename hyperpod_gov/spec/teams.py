@@ -57,7 +57,9 @@ def folder_prefix(v: str, *, example: str) -> str:
         raise spec_error("may not contain '*', '?' or '$' (IAM reads them as wildcards and policy variables)",
                          f"write the literal prefix, e.g. {example}")
     if v.startswith("/") or "//" in v:
-        raise spec_error("starts with '/' or holds an empty segment ('//')", f"write the prefix as {example}")
+        fixed = re.sub("/+", "/", v).lstrip("/")
+        raise spec_error("starts with '/' or holds an empty segment ('//')",
+                         f"write {fixed!r}" if fixed else f"write the prefix, e.g. {example}")
     return v if v == "" or v.endswith("/") else v + "/"
 
 
