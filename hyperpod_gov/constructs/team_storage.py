@@ -66,7 +66,9 @@ class TeamStorage(Construct):
             self, "AccessLogs", encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED, removal_policy=RemovalPolicy.RETAIN,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
+            versioned=True,  # a deleted or overwritten log object stays recoverable for the year logs are kept
+            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365),
+                                              noncurrent_version_expiration=Duration.days(365))],
         )
         acknowledge(self.access_logs, [("AwsSolutions-S1", f"The access-log bucket of team {storage.team}'s bucket; "
                                         "logging it into itself would loop.")])
