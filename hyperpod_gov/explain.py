@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from .plan import Plan
+from .plan.data import data_paths, team_storage
 from .plan.invariants import plan_warnings
 from .plan.views import team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
@@ -109,6 +110,15 @@ def explain(plan: Plan) -> str:
         for t in plan.tenants
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
+    # Per-team data: what each team's pods reach, and its bucket.
+    data = [(t.name, data_paths(plan, t.name), team_storage(plan, t.name)) for t in plan.tenants]
+    if any(paths or bucket for _, paths, bucket in data):
+        parts += ["", "Data paths (what each team's pods reach):"]
+        for name, paths, bucket in data:
+            if bucket is not None:
+                paths = [f"team bucket s3://{bucket.bucket} (own KMS key) admits "
+                         f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
+            parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
     parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "

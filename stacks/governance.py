@@ -14,7 +14,9 @@ from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imp
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.task_governance import GovernedCluster
+from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.plan import Plan, Shard, names
+from hyperpod_gov.plan.data import team_storage
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 
 from .base import SpecStack, tag
@@ -172,10 +174,14 @@ class TeamsStack(SpecStack):
                     json_path=".metadata.name", timeout=NAMESPACE_WAIT,
                 )
                 waiter.node.add_dependency(quota)
+            # Per-team data: the team bucket, whose key the team's source roles are granted.
+            storage = team_storage(plan, team.name)
+            store = TeamStorage(team_scope, "Storage", storage=storage) if storage is not None else None
             for identity in (i for i in plan.identities if i.team == team.name):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
                                      cluster_name=cluster.cluster_name, identity=identity,
-                                     account=plan.account, cluster_arn=plan.cluster.eks_arn)
+                                     account=plan.account, cluster_arn=plan.cluster.eks_arn,
+                                     team_key=store.key if store is not None else None)
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
             if waiter is not None:
                 applied.node.add_dependency(waiter)

@@ -7,6 +7,7 @@ from typing import Optional
 from aws_cdk import Aws, aws_iam as iam
 from constructs import Construct
 
+from ..plan.data import ImageRegistriesPlan
 from ._nag import acknowledge, managed_policy, wildcard
 
 INSTANCE_ROLE_POLICY = "AmazonSageMakerClusterInstanceRolePolicy"
@@ -32,12 +33,34 @@ def execution_trust_conditions() -> dict:
     }
 
 
+ECR_PULL = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
+
+
+def pull_statements(image_registries: Optional[ImageRegistriesPlan]) -> list[iam.PolicyStatement]:
+    """The nodes' image pulls (kubelet pulls every pod's image with this role).
+
+    Without ``cluster.imageRegistries``: every repository of the region, of any account (the EKS add-on and
+    HyperPod agent images live in AWS-owned registries whose accounts differ by region). With it: the listed
+    repositories, and any repository of an account that is not one of the spec's own (capacity, consumers,
+    trusted), so that a team's pod cannot run another team's images from the capacity account unless listed.
+    """
+    every = f"arn:{Aws.PARTITION}:ecr:{Aws.REGION}:*:repository/*"
+    if image_registries is None:
+        return [iam.PolicyStatement(sid="PullImages", actions=list(ECR_PULL), resources=[every])]
+    return [
+        iam.PolicyStatement(sid="PullImages", actions=list(ECR_PULL), resources=list(image_registries.repository_arns)),
+        iam.PolicyStatement(sid="PullAwsOwnedImages", actions=list(ECR_PULL), resources=[every],
+                            conditions={"StringNotEquals": {"aws:ResourceAccount": list(image_registries.own_accounts)}}),
+    ]
+
+
 def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn: str,
-                   vpc_arn: Optional[str] = None) -> iam.Role:
+                   vpc_arn: Optional[str] = None, image_registries: Optional[ImageRegistriesPlan] = None) -> iam.Role:
     """HyperPod instance role: the managed policy, plus what EKS nodes need and nothing else.
 
     ``vpc_arn``: the cluster's VPC; network interfaces, subnets and security groups are then limited to it with
-    the ``ec2:Vpc`` condition (the instance an interface attaches to has no such key).
+    the ``ec2:Vpc`` condition (the instance an interface attaches to has no such key). ``image_registries``:
+    ``cluster.imageRegistries`` (``pull_statements``).
     """
     role = iam.Role(
         scope,
@@ -83,11 +106,7 @@ def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn:
             ],
             resources=["*"],
         ),
-        iam.PolicyStatement(
-            sid="PullImages",  # add-on images come from AWS-owned registries in other accounts
-            actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
-            resources=[f"arn:{Aws.PARTITION}:ecr:{region}:*:repository/*"],
-        ),
+        *pull_statements(image_registries),
         iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
         iam.PolicyStatement(
             sid="PodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"], resources=[cluster_arn]
@@ -115,7 +134,11 @@ def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn:
              "EC2 Describe* calls and ecr:GetAuthorizationToken support no resource-level permissions."),
             (wildcard("Resource", "arn:<AWS::Partition>:ecr:<AWS::Region>:*:repository/*"),
              "Pull-only access to ECR in this region: EKS add-on and HyperPod agent images live in "
-             "AWS-owned registries of other accounts."),
+             "AWS-owned registries of other accounts (with cluster.imageRegistries: only accounts that are not "
+             "the spec's own)."),
+            *((wildcard("Resource", arn), "A repository name prefix of cluster.imageRegistries: the nodes pull "
+               "the images of the repositories under it.")
+              for arn in (image_registries.repository_arns if image_registries else ()) if arn.endswith("*")),
         ],
     )
     return role

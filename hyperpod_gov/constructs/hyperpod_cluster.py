@@ -49,7 +49,8 @@ class HyperPodCluster(Construct):
             sg.add_ingress_rule(self.security_group, ec2.Port.all_traffic(), "HyperPod nodes")
 
         self.execution_role = execution_role(self, "ExecutionRole", cluster_name=c.name,
-                                             cluster_arn=cluster.cluster_arn, vpc_arn=network.vpc.vpc_arn)
+                                             cluster_arn=cluster.cluster_arn, vpc_arn=network.vpc.vpc_arn,
+                                             image_registries=c.image_registries)
         self.dependencies: Optional[DependenciesChart] = None
         if c.dependencies_chart is not None:
             self.dependencies = DependenciesChart(self, "Dependencies", chart=c.dependencies_chart, cluster=cluster)

@@ -1,13 +1,17 @@
-"""Workload identity: a Pod Identity source role per service account and, in a consumer account,
-the target role it may assume, trusting exactly that source role, namespace and service account."""
+"""Workload identity: a Pod Identity source role per service account, with the data grants the spec gives it in
+the capacity account, and, in a consumer account, the target role it may assume, trusting exactly that source
+role, namespace and service account."""
 
 from __future__ import annotations
 
-from aws_cdk import Aws, aws_eks as eks_l1, aws_iam as iam
+from typing import Optional, Sequence
+
+from aws_cdk import Aws, aws_eks as eks_l1, aws_iam as iam, aws_kms as kms
 from constructs import Construct
 
 from ..plan import names
 from ..plan.identity import IdentityPlan
+from ..spec.models import S3Access
 from ..plan.tables import POD_IDENTITY, cfn_kwargs
 from ._nag import acknowledge, wildcard
 from .observability import pod_identity_trust
@@ -17,6 +21,48 @@ ASSUME = ["sts:AssumeRole", "sts:TagSession"]
 SESSION_TAG_CLUSTER_ARN = "eks-cluster-arn"
 S3_READ = ["s3:GetObject"]
 S3_WRITE = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:PutObject"]
+ECR_PULL = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
+# https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html ("Setting Conditions") and pod-id-abac.html
+# (the session tags Pod Identity sets): the trust names the namespace and service account, so that an association
+# of this role with another service account (by anyone who may pass it) yields no credentials.
+POD_IDENTITY_DOCS = "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html"
+
+
+def source_role_trust(*, account: str, cluster_arn: str, namespace: str, service_account: str) -> iam.IPrincipal:
+    """Pod Identity's trust for one service account: the confused-deputy conditions (``aws:SourceAccount``,
+    ``aws:SourceArn``: this cluster) plus the session tags EKS sets on the session (``POD_IDENTITY_DOCS``): the
+    cluster's ARN, the namespace and the service account."""
+    return pod_identity_trust(account=account, cluster_arn=cluster_arn).with_conditions({
+        "StringEquals": {
+            f"aws:RequestTag/{SESSION_TAG_CLUSTER_ARN}": cluster_arn,
+            f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": namespace,
+            f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": service_account,
+        }
+    })
+
+
+def s3_statements(accesses: Sequence[S3Access]) -> tuple[list[iam.PolicyStatement], list[tuple[str, str]], bool]:
+    """Object and list statements for S3 prefixes, the cdk-nag findings to acknowledge, and whether any writes.
+
+    A prefix ends at a '/' (``spec.teams.folder_prefix``), so ``data/*`` and the list condition ``data/*`` never
+    reach ``data-other/``; the whole bucket ("" prefix) lists without a condition.
+    """
+    statements, findings, writes = [], [], False
+    for access in sorted(accesses, key=lambda a: (a.bucket, a.prefix, a.access)):
+        objects = f"arn:{Aws.PARTITION}:s3:::{access.bucket}/{access.prefix}*"
+        actions = S3_READ + (S3_WRITE if access.access == "read-write" else [])
+        writes = writes or access.access == "read-write"
+        statements.append(iam.PolicyStatement(actions=sorted(actions), resources=[objects]))
+        statements.append(iam.PolicyStatement(
+            actions=["s3:ListBucket"], resources=[f"arn:{Aws.PARTITION}:s3:::{access.bucket}"],
+            conditions={"StringLike": {"s3:prefix": [f"{access.prefix}*"]}} if access.prefix else None,
+        ))
+        findings.append((
+            wildcard("Resource", f"arn:<AWS::Partition>:s3:::{access.bucket}/{access.prefix}*"),
+            f"Object keys under s3://{access.bucket}/{access.prefix} are not known in advance; the grant is "
+            f"limited to that prefix ({access.access}) as the spec names it.",
+        ))
+    return statements, findings, writes
 
 
 class WorkloadIdentityRole(Construct):
@@ -27,25 +73,68 @@ class WorkloadIdentityRole(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, cluster_name: str, identity: IdentityPlan, account: str,
-                 cluster_arn: str) -> None:
+                 cluster_arn: str, team_key: Optional[kms.IKey] = None) -> None:
         """``account``, ``cluster_arn``: the capacity account and EKS cluster ARN (plan.cluster.eks_arn); the
-        source role trusts Pod Identity of that one cluster only."""
+        source role trusts Pod Identity of that one cluster, namespace and service account only. ``team_key``: the
+        team bucket's key, when the identity's grants hold the team bucket."""
         super().__init__(scope, id)
         self.role = iam.Role(
             self,
             "SourceRole",
             role_name=identity.source_role_name,
-            assumed_by=pod_identity_trust(account=account, cluster_arn=cluster_arn),
+            assumed_by=source_role_trust(account=account, cluster_arn=cluster_arn, namespace=identity.namespace,
+                                         service_account=identity.service_account),
             description=f"Pod Identity of {identity.namespace}/{identity.service_account}",
         )
         target = identity.target_role_arn
         if target:
             self.role.add_to_policy(iam.PolicyStatement(sid="AssumeTargetRole", actions=ASSUME, resources=[target]))
+        self._grant(identity, team_key)
         # The table's roleArn is the role's planned ARN; the association takes the deploy-time reference, which
         # makes CloudFormation create the role first.
         props = cfn_kwargs(POD_IDENTITY, identity, {"clusterName": cluster_name})
         props["role_arn"] = self.role.role_arn
         self.association = eks_l1.CfnPodIdentityAssociation(self, "Association", **props)
+
+    def _grant(self, identity: IdentityPlan, team_key: Optional[kms.IKey]) -> None:
+        """``identity.grants`` on the source role: S3 prefixes, KMS keys, the secrets prefix, ECR pulls, the team
+        bucket."""
+        g = identity.grants
+        statements, findings, writes = s3_statements(g.s3)
+        if g.team_bucket is not None:
+            if team_key is None:
+                raise ValueError(f"{identity.path}: the team bucket {g.team_bucket} needs the team's key")
+            bucket = f"arn:{Aws.PARTITION}:s3:::{g.team_bucket}"
+            statements += [
+                iam.PolicyStatement(sid="TeamBucketObjects", actions=sorted(S3_READ + S3_WRITE),
+                                    resources=[f"{bucket}/*"]),
+                iam.PolicyStatement(sid="TeamBucketList", actions=["s3:ListBucket"], resources=[bucket]),
+                iam.PolicyStatement(sid="TeamBucketKey", actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                                    resources=[team_key.key_arn]),
+            ]
+            findings.append((wildcard("Resource", f"arn:<AWS::Partition>:s3:::{g.team_bucket}/*"),
+                             "The team's own bucket: its pods write objects whose keys are not known in advance."))
+        if g.kms_key_arns:
+            actions = ["kms:Decrypt"] + (["kms:GenerateDataKey"] if g.writes else [])
+            statements.append(iam.PolicyStatement(sid="Keys", actions=actions, resources=list(g.kms_key_arns)))
+        if g.secrets_arn:
+            statements.append(iam.PolicyStatement(sid="Secrets", actions=["secretsmanager:GetSecretValue"],
+                                                  resources=[g.secrets_arn]))
+            findings.append((wildcard("Resource", g.secrets_arn),
+                             "Secrets Manager appends a random 6-character suffix to every secret's ARN; "
+                             "'secret:<prefix>*' is the documented form for the secrets under one name prefix."))
+        if g.ecr_repository_arns:
+            statements += [
+                iam.PolicyStatement(sid="PullImages", actions=list(ECR_PULL),
+                                    resources=list(g.ecr_repository_arns)),
+                iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+            ]
+            findings.append((wildcard("Resource", "*"), "ecr:GetAuthorizationToken supports no resource-level "
+                             "permissions; the pulls themselves are limited to the named repositories."))
+        for statement in statements:
+            self.role.add_to_policy(statement)
+        if findings:
+            acknowledge(self.role, findings)
 
 
 class TargetRole(Construct):
@@ -71,22 +160,9 @@ class TargetRole(Construct):
         self.role = iam.Role(
             self, "Resource", role_name=target.name, assumed_by=trust, description=description,
         )
-        findings = []
-        writes = False
-        for access in sorted(target.s3, key=lambda a: (a.bucket, a.prefix, a.access)):
-            objects = f"arn:{Aws.PARTITION}:s3:::{access.bucket}/{access.prefix}*"
-            actions = S3_READ + (S3_WRITE if access.access == "read-write" else [])
-            writes = writes or access.access == "read-write"
-            self.role.add_to_policy(iam.PolicyStatement(actions=sorted(actions), resources=[objects]))
-            self.role.add_to_policy(iam.PolicyStatement(
-                actions=["s3:ListBucket"], resources=[f"arn:{Aws.PARTITION}:s3:::{access.bucket}"],
-                conditions={"StringLike": {"s3:prefix": [f"{access.prefix}*"]}},
-            ))
-            findings.append((
-                wildcard("Resource", f"arn:<AWS::Partition>:s3:::{access.bucket}/{access.prefix}*"),
-                f"Object keys under s3://{access.bucket}/{access.prefix} are not known in advance; the grant is "
-                f"limited to that prefix ({access.access}) as the spec names it.",
-            ))
+        statements, findings, writes = s3_statements(target.s3)
+        for statement in statements:
+            self.role.add_to_policy(statement)
         if target.kms_keys:
             actions = ["kms:Decrypt"] + (["kms:GenerateDataKey"] if writes else [])
             self.role.add_to_policy(iam.PolicyStatement(actions=actions, resources=sorted(target.kms_keys)))

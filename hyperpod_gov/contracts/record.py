@@ -9,6 +9,7 @@ from typing import Iterable, Optional
 from ..explain import borrows, lends, owns
 from ..markdown import cell
 from ..plan import Plan, TeamPlan
+from ..plan.data import data_paths, team_storage
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"  # charts/network_policy.py
 NOT_SET = "_not set_"
@@ -166,6 +167,17 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
         lines.append("None: removed while the team is retiring.")
     else:
         lines.append("None: the team's pods get no AWS credentials.")
+    lines.append("")
+
+    # Per-team data: every path the team's pods reach, and the team bucket's admitted principals.
+    lines += ["## Data paths", ""]
+    paths = data_paths(plan, team.name)
+    bucket = team_storage(plan, team.name)
+    if bucket is not None:
+        admitted = [f"{a} (read-write)" for a in bucket.writers] + [f"{a} (read)" for a in bucket.readers]
+        lines += [f"Team bucket `s3://{bucket.bucket}`: its own KMS key, TLS only, versioned, access-logged; its "
+                  f"bucket and key policies admit only {', '.join(admitted) or 'nobody'}.", ""]
+    lines += [f"- {p}" for p in paths] if paths else ["None: the team's pods reach no data the spec names."]
     lines.append("")
 
     lines += ["## Network", ""]

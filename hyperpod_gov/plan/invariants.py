@@ -102,7 +102,10 @@ def construct_keys_unique(plan: Plan) -> Iterator[SpecIssue]:
 def _team_resources(plan: Plan, team: str) -> int:
     """CloudFormation resources one team adds to its stack (kept in step with stacks/governance.py)."""
     identities = [i for i in plan.identities if i.team == team]
-    per_identity = sum(3 if i.target_role_arn else 2 for i in identities)  # role (+ policy) + association
+    # role (+ policy: a target to assume, or grants) + association
+    per_identity = sum(3 if i.target_role_arn or not i.grants.empty else 2 for i in identities)
+    # Per-team data: the team bucket and its policy, its key, its access-log bucket and that bucket's policy.
+    per_identity += 5 if any(s.team == team for s in plan.storage) else 0
     governance = 2 if plan.task_governance else 0  # compute quota + namespace waiter
     watch = plan.monitoring.team(team)
     monitoring = len(watch.alarms) + (1 if watch.dashboard else 0)

@@ -69,6 +69,21 @@ def lifecycle_bucket(spec_name: str, account: str, region: str) -> str:
     return f"sagemaker-{spec_name}-{account}-{region}"
 
 
+S3_BUCKET_NAME_MAX = 63
+_S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+
+
+def team_bucket(spec_name: str, team: str, account: str, region: str) -> str:
+    """The team's bucket (``teams[].storage.bucket: create``). Bucket names are global: the account and region are
+    in it, like the lifecycle bucket's; a hash of spec and team keeps ``ml``/``a-b`` and ``ml-a``/``b`` apart; the
+    readable part is cut so that the name stays within S3's 63 characters."""
+    tail = f"-{hashlib.sha256(f'{spec_name}/{team}'.encode()).hexdigest()[:8]}-{account}-{region}"
+    head = f"{spec_name}-{team}"
+    if head.startswith(_S3_RESERVED_PREFIXES):
+        head = f"hpg-{head}"
+    return head[: S3_BUCKET_NAME_MAX - len(tail)].rstrip("-") + tail
+
+
 def kubectl_provider(spec_name: str) -> str:
     """The function behind the kubectl handler of an existing cluster, named so that every stack reaches it by a
     plain ARN (no stack exports it): at most 20 + 17 characters, within Lambda's 64."""

@@ -28,6 +28,7 @@ from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
+from .data import ImageRegistriesPlan, TeamStoragePlan, image_registries, storage_plans
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .endpoint_policies import Perimeter, perimeter
 from .identity import IdentityPlan, identity_plans
@@ -227,6 +228,8 @@ class ClusterPlan:
     existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
     # cluster.operators: the HyperPod operators installed (sorted); with existing, only the ones the spec lists
     operators: tuple[str, ...] = field(default=(), kw_only=True)
+    # cluster.imageRegistries (per-team data): None keeps the nodes' pull right on every repository of the region
+    image_registries: Optional[ImageRegistriesPlan] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -317,6 +320,7 @@ class Plan:
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
     monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
     tags: tuple[tuple[str, str], ...]  # the spec's top-level tags, sorted: on every resource of every stack
+    storage: tuple[TeamStoragePlan, ...] = ()  # per-team data: the team buckets, sorted by team (plan.data)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -498,6 +502,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         node_provisioning_mode=c.node_provisioning_mode,
         # With existing, the cluster runs its own operators unless the spec lists the ones to install.
         operators=tuple(sorted(set(c.operators))) if e is None or "operators" in c.model_fields_set else (),
+        image_registries=image_registries(spec, partition_of(spec.accounts.capacity.region)),
         existing=ExistingClusterPlan(
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
@@ -653,6 +658,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
         monitoring=monitoring,
         tags=tuple(sorted(spec.tags.items())),
+        storage=storage_plans(spec, identities),
     )
 
 

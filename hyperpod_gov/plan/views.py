@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .quotas import TeamPlan
 from .words import PAUSE_EFFECT, borrows, lends, owns
@@ -56,6 +57,7 @@ class TeamPart:
 
     team: TeamPlan
     identities: tuple[IdentityPlan, ...] = ()
+    storage: Optional[TeamStoragePlan] = None  # per-team data: the team bucket, if any
 
 
 def _widens(why: str) -> Callable[[Any, Any], Optional[str]]:
@@ -198,6 +200,12 @@ CLUSTER = View(
         Row("node provisioning", "cluster.nodeProvisioningMode",
             lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),
         Row("shared pool", "sharedPool", _pool, ()),
+        # Per-team data: the repositories the nodes (and so every pod) may pull images from.
+        Row("node image registries", "cluster.imageRegistries",
+            lambda p: (p.cluster.image_registries.repository_arns if p.cluster.image_registries
+                       else ("every repository of the region",)),
+            ("image_registries",), members=True,
+            privilege=_widens("the nodes pull from here, so every team's pods may run these images")),
         Row("consumer accounts", "accounts.consumers",
             lambda p: tuple(sorted(f"{c.account_name} ({c.account})" for c in p.stacks.consumers)), ("stacks",),
             members=True),
@@ -282,6 +290,15 @@ def _identity(w: IdentityPlan) -> str:
 def _grants(part: TeamPart) -> tuple[str, ...]:
     out = []
     for w in part.identities:
+        # Per-team data: the source role's own grants in the capacity account, then the created target role's.
+        g = w.grants
+        out += [f"s3://{a.bucket}/{a.prefix}* {a.access} for {w.service_account}" for a in g.s3]
+        if g.team_bucket:
+            out.append(f"s3://{g.team_bucket}/* read-write (team bucket) for {w.service_account}")
+        out += [f"KMS key {key} for {w.service_account}" for key in g.kms_key_arns]
+        if g.secrets_arn:
+            out.append(f"secrets {g.secrets_arn} for {w.service_account}")
+        out += [f"ECR pull {r} for {w.service_account}" for r in g.ecr_repository_arns]
         target = w.created_target
         if target is None:
             continue
@@ -289,7 +306,15 @@ def _grants(part: TeamPart) -> tuple[str, ...]:
             out.append(f"s3://{s3.bucket}/{s3.prefix}* {s3.access} for {w.service_account}")
         for key in target.kms_keys:
             out.append(f"KMS key {key} for {w.service_account}")
-    return tuple(sorted(out))
+    return tuple(sorted(set(out)))
+
+
+def _bucket_principals(part: TeamPart) -> tuple[str, ...]:
+    """Per-team data: who the team bucket's policies admit, and how."""
+    s = part.storage
+    if s is None:
+        return ()
+    return tuple(sorted([f"{arn} read-write" for arn in s.writers] + [f"{arn} read" for arn in s.readers]))
 
 
 def _contract(team: TeamPlan) -> str:
@@ -313,7 +338,9 @@ def _team_summary(t: TeamPlan) -> str:
 
 
 def _team_objects(plan: "Plan") -> dict[str, TeamPart]:
-    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name)) for t in plan.tenants}
+    storage = {s.team: s for s in plan.storage}
+    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name), storage.get(t.name))
+            for t in plan.tenants}
 
 
 _RESTRICTED = {"restricted": 2, "baseline": 1}
@@ -342,8 +369,13 @@ TEAM = View(
             ("submitters", "submitters_group"), members=True, privilege=_widens("runs work on the team's quota")),
         Row("workload identity", "teams[].workloadIdentities[]", lambda x: tuple(map(_identity, x.identities)),
             ("service_accounts",), members=True, privilege=_widens("the team's pods get these AWS credentials")),
-        Row("data grant", "teams[].workloadIdentities[].targetRole", _grants, (), members=True,
-            privilege=_widens("the team's pods reach this data")),
+        # Per-team data: grants of the source roles and target roles, and the team bucket.
+        Row("data grant", "teams[].workloadIdentities[].targetRole|teams[].workloadIdentities[].grants", _grants,
+            (), members=True, privilege=_widens("the team's pods reach this data")),
+        Row("team bucket", "teams[].storage.bucket",
+            lambda x: x.storage.bucket if x.storage else "none", ()),
+        Row("team bucket admits", "teams[].storage|teams[].access|teams[].workloadIdentities[]", _bucket_principals,
+            (), members=True, privilege=_widens("reaches the team bucket's data")),
         Row("egress", "teams[].egress", lambda x: tuple(f"{e.cidr} {e.protocol} {list(e.ports)}" for e in x.team.egress),
             ("egress",), members=True, privilege=_widens("the team's pods reach this network")),
         Row("pod security", "teams[].podSecurity", lambda x: x.team.pod_security, ("pod_security",),
@@ -418,6 +450,9 @@ NOT_GOVERNED: Mapping[str, str] = {
     "IdentityPlan.consumer": "the workload identity row",
     "IdentityPlan.consumer_account": "the consumer accounts row",
     "IdentityPlan.path": "where the spec declares it, for findings",
+    # Per-team data
+    "IdentityPlan.grants": "the data grant row",
+    "Plan.storage": "the team view's team bucket rows",
     "PrincipalAccess.key": "the construct id",
     "PrincipalAccess.path": "where the spec first names the principal, for findings",
 }

@@ -648,6 +648,13 @@ class Existing(SpecModel):
         return m.group(1), m.group(2), m.group(3)
 
 
+# A repository name, or a name prefix ending in '/' (the CreateRepository pattern, segment by segment).
+ECR_REPOSITORY_PREFIX = re.compile(r"\A(?=.{2,256}\Z)(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*(?:[a-z0-9]+(?:[._-][a-z0-9]+)*)?\Z",
+                                   re.ASCII)
+ECR_REPOSITORY_ARN = re.compile(r"\Aarn:aws[a-z-]*:ecr:[a-z0-9-]+:[0-9]{12}:repository/(?=.{2,256}\Z)"
+                                r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*\Z", re.ASCII)
+
+
 class Cluster(SpecModel):
     """The HyperPod cluster and the EKS cluster that orchestrates it."""
 
@@ -706,6 +713,27 @@ class Cluster(SpecModel):
         description="Continuous: HyperPod keeps provisioning a group's missing instances instead of failing the "
         "whole operation (default: the service's standard provisioning).",
     )
+    image_registries: Optional[tuple[str, ...]] = Field(
+        default=None,
+        min_length=1,
+        description="ECR repositories of the spec's accounts the nodes may pull images from: repository ARNs, "
+        "names of the capacity account's repositories (team-a/trainer), or name prefixes ending in '/' (team-a/). "
+        "Repositories of other accounts (the AWS-owned registries of the EKS add-ons and HyperPod agents) stay "
+        "reachable. Default: every repository of the region, as before.",
+    )
+
+    @field_validator("image_registries")
+    @classmethod
+    def _registries(cls, v: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+        for entry in v or ():
+            if entry.startswith("arn:"):
+                if not ECR_REPOSITORY_ARN.match(entry):
+                    raise spec_error(f"{entry!r} is not an ECR repository ARN",
+                                     "use arn:aws:ecr:REGION:ACCOUNT:repository/NAME, or a name prefix like team-a/")
+            elif not ECR_REPOSITORY_PREFIX.match(entry):
+                raise spec_error(f"{entry!r} is not an ECR repository name or name prefix",
+                                 "use lowercase segments joined by '/', e.g. team-a/trainer, or team-a/ for a prefix")
+        return v
 
     @field_validator("name")
     @classmethod

@@ -28,10 +28,12 @@ from .teams import (
     Contract,
     EgressRule,
     QuotaEntry,
+    Grants,
     S3Access,
     SharedPool,
     Sharing,
     TargetRole,
+    TeamStorage,
     Team,
     WorkloadIdentity,
 )
@@ -53,7 +55,7 @@ __all__ = [
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "Environment", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
-    "S3Access", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
+    "Grants", "S3Access", "TeamStorage", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
 ]
 
 

@@ -444,6 +444,69 @@ def target_roles_are_in_declared_accounts(spec: GovernanceSpec, today: dt.date) 
             seen.setdefault(key, f"{team.name}/{w.service_account}")
 
 
+# --- per-team data (HPG-A006) ---------------------------------------------------------------------------------
+
+
+def _role_key(arn: str) -> tuple[str, str]:
+    """(account, role name): a role's identity, whatever its path and partition."""
+    m = IAM_PRINCIPAL_ARN.match(arn)
+    return (m.group(1) if m else "", arn.rsplit("/", 1)[-1])
+
+
+def _created_target_roles(spec: GovernanceSpec) -> dict[tuple[str, str], tuple[str, str]]:
+    """(account, role name) -> (team, path) of every target role the spec has hyperpod-gov create."""
+    consumers = {c.name: c.id for c in spec.accounts.consumers}
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for ti, team in enumerate(spec.teams):
+        for wi, w in enumerate(team.workload_identities):
+            if w.target_role is not None and w.target_role.account in consumers:
+                out[(consumers[w.target_role.account], w.target_role.name)] = (
+                    team.name, f"teams[{ti}].workloadIdentities[{wi}].targetRole")
+    return out
+
+
+@rule("HPG-A006", "error", "A workload identity's targetRoleArn is not in the capacity account (use grants) and is "
+      "not a role created for another team's identity, unless the identity sets allowSameAccount or "
+      "allowOtherTeamRole.")
+def target_roles_stay_with_their_team(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """A role of the capacity account has policies outside the spec (or another team's); another team's role
+    reaches that team's data. Either is allowed only when the spec says so on the identity."""
+    capacity = spec.accounts.capacity.id
+    created = _created_target_roles(spec)
+    # The source roles are named <spec>-<team>-<service account> (plan.names, which the spec package never
+    # imports): a capacity-account role of that form may be another team's.
+    generated = f"{spec.name}-"
+    for ti, team in enumerate(spec.teams):
+        for wi, w in enumerate(team.workload_identities):
+            arn = w.target_role_arn
+            if arn is None:
+                continue
+            path = f"teams[{ti}].workloadIdentities[{wi}]"
+            account, name = _role_key(arn)
+            owner = created.get((account, name))
+            if owner is not None and owner[0] != team.name and not w.allow_other_team_role:
+                yield SpecIssue(
+                    f"{path}.targetRoleArn", f"is the role hyperpod-gov creates for team {owner[0]} ({owner[1]}): "
+                    "this team's pods would reach that team's data", arn,
+                    f"give this identity its own grants or targetRole, or set {path}.allowOtherTeamRole: true if "
+                    f"team {owner[0]}'s owners agree",
+                )
+            elif account == capacity and name.startswith(generated) and not w.allow_other_team_role:
+                yield SpecIssue(
+                    f"{path}.targetRoleArn", f"is named like the Pod Identity source roles hyperpod-gov creates "
+                    f"({spec.name}-<team>-<service account>): it may be another team's, which reaches that team's "
+                    "data", arn,
+                    f"give this identity its own grants, or set {path}.allowOtherTeamRole: true if that team's "
+                    "owners agree",
+                )
+            elif owner is None and account == capacity and not w.allow_same_account:
+                yield SpecIssue(
+                    f"{path}.targetRoleArn", f"is in the capacity account {capacity}: the role's policies are not the "
+                    "spec's, and diff shows none of what it reaches", arn,
+                    f"name the data under {path}.grants instead, or set {path}.allowSameAccount: true",
+                )
+
+
 @rule("HPG-E001", "error", "adminCidrs are given exactly when the API endpoint is public-and-private (a public "
       "endpoint without them is open to every address).")
 def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -771,6 +834,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     kueue_flavor_limit,
     identities_target_declared_accounts,
     target_roles_are_in_declared_accounts,
+    target_roles_stay_with_their_team,
     team_principals_are_not_admins,
     principals_are_trusted,
     endpoint_access_matches_cidrs,

@@ -42,11 +42,36 @@ class Access(SpecModel):
     )
 
 
+# IAM reads '*' and '?' in a Resource or StringLike value as wildcards and '${...}' as a policy variable: a prefix
+# holding one would match keys the spec does not name.
+_IAM_SPECIAL = ("*", "?", "$")
+
+
+def folder_prefix(v: str, *, example: str) -> str:
+    """A key or name prefix as a folder: it ends at a '/' (``data`` becomes ``data/``), so that the grant
+    ``data/*`` never also matches ``data-other/``. Normalised rather than refused: ``data`` names the folder
+    ``data/`` in every S3 console and CLI, and the normalised value is what ``explain`` and ``diff`` show."""
+    if not v.isascii() or not v.isprintable():
+        raise spec_error("holds a character that is not printable ASCII", f"write the literal prefix, e.g. {example}")
+    if any(c in v for c in _IAM_SPECIAL):
+        raise spec_error("may not contain '*', '?' or '$' (IAM reads them as wildcards and policy variables)",
+                         f"write the literal prefix, e.g. {example}")
+    if v.startswith("/") or "//" in v:
+        fixed = re.sub("/+", "/", v).lstrip("/")
+        raise spec_error("starts with '/' or holds an empty segment ('//')",
+                         f"write {fixed!r}" if fixed else f"write the prefix, e.g. {example}")
+    return v if v == "" or v.endswith("/") else v + "/"
+
+
 class S3Access(SpecModel):
     """Access to one S3 prefix."""
 
     bucket: str = Field(description="Bucket name.")
-    prefix: str = Field(default="", description="Key prefix, e.g. datasets/ (default: the whole bucket).")
+    prefix: str = Field(
+        default="",
+        description="Key prefix, a folder: datasets/ (default: the whole bucket). A prefix ends at a '/': "
+        "'datasets' is read as 'datasets/', so it never also matches 'datasets-other/'.",
+    )
     access: Literal["read", "read-write"] = Field(default="read", description="default: read.")
 
     @field_validator("bucket")
@@ -59,14 +84,91 @@ class S3Access(SpecModel):
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, v: str) -> str:
-        if not v.isascii() or not v.isprintable():
-            raise spec_error("holds a character that is not printable ASCII", "write the literal prefix, e.g. datasets/")
-        if "*" in v or v.startswith("/"):
-            raise spec_error("may not contain '*' or start with '/'", "write the literal prefix, e.g. datasets/")
-        return v
+        return folder_prefix(v, example="datasets/")
 
 
 KMS_KEY_ARN = re.compile(r"\Aarn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[0-9a-f-]{36}\Z", re.ASCII)
+
+
+def _kms_keys(v: tuple[str, ...]) -> tuple[str, ...]:
+    for arn in v:
+        if not KMS_KEY_ARN.match(arn):
+            raise spec_error(f"{arn!r} is not a KMS key ARN", "use arn:aws:kms:REGION:ACCOUNT:key/KEY-ID")
+    return v
+
+
+# ECR repository names (the CreateRepository pattern): lowercase segments joined by '/', 2..256 characters.
+ECR_REPOSITORY = re.compile(r"\A(?=.{2,256}\Z)(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*\Z",
+                            re.ASCII)
+# Secrets Manager names: letters, digits and /_+=.@- (the service's rule); a prefix, so at most 512 minus the suffix.
+SECRET_PREFIX = re.compile(r"\A[A-Za-z0-9/_+=.@-]{1,504}\Z", re.ASCII)
+
+
+class Grants(SpecModel):
+    """Data the source role itself reaches, in the capacity account (no target role needed)."""
+
+    s3: tuple[S3Access, ...] = Field(default=(), description="S3 prefixes the source role may read or write.")
+    kms_key_arns: tuple[str, ...] = Field(
+        default=(),
+        description="KMS key ARNs the source role may decrypt with (and generate data keys with, when an S3 grant "
+        "is read-write): the keys of the buckets and secrets named here.",
+    )
+    secrets_prefix: Optional[str] = Field(
+        default=None,
+        description="secretsmanager:GetSecretValue on the capacity account's secrets whose names start with this "
+        "folder, e.g. team-a/ ('team-a' is read as 'team-a/'). Default: none.",
+    )
+    ecr_repositories: tuple[str, ...] = Field(
+        default=(),
+        description="ECR repositories of the capacity account and region the pods may pull from with their own "
+        "credentials (names, e.g. team-a/trainer). Default: none.",
+    )
+
+    @field_validator("kms_key_arns")
+    @classmethod
+    def _keys(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _kms_keys(v)
+
+    @field_validator("secrets_prefix")
+    @classmethod
+    def _secrets(cls, v: Optional[str]) -> Optional[str]:
+        if v is None:
+            return v
+        if v == "":
+            raise spec_error("is empty, which would grant every secret of the account", "name a folder, e.g. team-a/")
+        v = folder_prefix(v, example="team-a/")
+        if not SECRET_PREFIX.match(v):
+            raise spec_error("is not a Secrets Manager name prefix", "use letters, digits and /_+=.@-, e.g. team-a/")
+        return v
+
+    @field_validator("ecr_repositories")
+    @classmethod
+    def _repositories(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for name in v:
+            if not ECR_REPOSITORY.match(name):
+                raise spec_error(f"{name!r} is not an ECR repository name",
+                                 "use lowercase segments joined by '/', e.g. team-a/trainer")
+        return v
+
+    @property
+    def empty(self) -> bool:
+        return not (self.s3 or self.kms_key_arns or self.secrets_prefix or self.ecr_repositories)
+
+
+class TeamStorage(SpecModel):
+    """Data storage hyperpod-gov creates for the team."""
+
+    bucket: Optional[Literal["create"]] = Field(
+        default=None,
+        description="create: a bucket of the team's own (its own KMS key, TLS only, versioned, access-logged, "
+        "public access blocked) whose bucket and key policies admit only the team's workload identities (read-write) "
+        "and submitters (read-write). Default: none.",
+    )
+    viewers_read: bool = Field(
+        default=False,
+        description="The team's viewers may also read the bucket. Default: false; viewing the team's jobs is not "
+        "reading its data.",
+    )
 
 
 class TargetRole(SpecModel):
@@ -87,10 +189,7 @@ class TargetRole(SpecModel):
     @field_validator("kms_keys")
     @classmethod
     def _keys(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        for arn in v:
-            if not KMS_KEY_ARN.match(arn):
-                raise spec_error(f"{arn!r} is not a KMS key ARN", "use arn:aws:kms:REGION:ACCOUNT:key/KEY-ID")
-        return v
+        return _kms_keys(v)
 
 
 class WorkloadIdentity(SpecModel):
@@ -105,6 +204,21 @@ class WorkloadIdentity(SpecModel):
         default=None,
         description="A role for the library to create in a consumer account, with only the data access named here "
         "(instead of targetRoleArn).",
+    )
+    grants: Grants = Field(
+        default_factory=Grants,
+        description="Data in the capacity account the source role reaches itself: S3 prefixes, KMS keys, a "
+        "secrets prefix, ECR repositories (default: none; the team bucket, when created, is added).",
+    )
+    allow_same_account: bool = Field(
+        default=False,
+        description="targetRoleArn may name a role in the capacity account (default: false; use grants for data "
+        "in the capacity account, where the role's policies are the spec's).",
+    )
+    allow_other_team_role: bool = Field(
+        default=False,
+        description="targetRoleArn may name a role hyperpod-gov creates for another team's identity (default: "
+        "false; the team would reach the other team's data).",
     )
 
     @field_validator("service_account")
@@ -210,6 +324,9 @@ class Team(SpecModel):
     )
     alarms: Optional[AlarmOverrides] = Field(
         default=None, description="This team's alarm thresholds, key by key (default: monitoring.alarms)."
+    )
+    storage: TeamStorage = Field(
+        default_factory=TeamStorage, description="Storage created for the team (default: none)."
     )
 
     @field_validator("tags")

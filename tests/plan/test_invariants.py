@@ -30,7 +30,7 @@ def test_source_role_names_that_collide_are_rejected_naming_both_sides(base):
 
 
 def test_created_target_roles_of_such_teams_collide_in_their_account_too(base):
-    role = {"account": "data", "name": "reader"}
+    role = {"account": "data", "name": "ml-reader"}  # not teams[0]'s targetRoleArn (HPG-A006)
     base["teams"] += [
         {"name": "ml", "workloadIdentities": [{"serviceAccount": "eng-reader", "targetRole": role}]},
         {"name": "ml-eng", "workloadIdentities": [{"serviceAccount": "x", "targetRole": {**role, "name": "r2"}}]},

@@ -20,7 +20,10 @@ from stacks.app import build_app
 # None of the rest concerns tenant isolation: inline policies, Lambda concurrency/DLQ/VPC of CDK's own handlers,
 # the NAT gateway's route, the VPC's default security group, security groups open among HyperPod nodes (EFA, NCCL)
 # and the EKS control plane, replication/KMS/versioning of the lifecycle bucket and its access-log bucket.
-ENTERPRISE_NIST_FINDINGS = 31
+# Per-team data (issue 20) adds 4 with the applied-research team's bucket and grants: replication of the team bucket
+# and its access-log bucket (one region by design), SSE-S3 on the access-log bucket (server access logging delivers
+# to SSE-S3 destinations only), the inline policy of the source role that now holds grants.
+ENTERPRISE_NIST_FINDINGS = 35
 
 
 def nist_findings(spec, out_dir) -> collections.Counter:

@@ -15,7 +15,10 @@ from hyperpod_gov.plan import build_plan
 from tests.synth_helpers import resources
 
 SERVICE_CONDITIONS = {
-    "pods.eks.amazonaws.com": lambda c, account, eks_arn: c == {
+    # Workload source roles add the session tags (namespace, service account, cluster ARN): tests/constructs/test_data.py.
+    "pods.eks.amazonaws.com": lambda c, account, eks_arn: {
+        "StringEquals": {k: v for k, v in c["StringEquals"].items() if not k.startswith("aws:RequestTag/")},
+        "ArnEquals": c["ArnEquals"], **{k: v for k, v in c.items() if k not in ("StringEquals", "ArnEquals")}} == {
         "StringEquals": {"aws:SourceAccount": account}, "ArnEquals": {"aws:SourceArn": eks_arn}},
     "vpc-flow-logs.amazonaws.com": lambda c, account, eks_arn: (
         c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}

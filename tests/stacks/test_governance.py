@@ -124,6 +124,8 @@ def test_workload_identities_trust_pod_identity_and_assume_only_their_target(ent
     expected = {(f"hyperpod-ns-{t.name}", w.service_account): expected_target(w)
                 for t in enterprise.spec.teams for w in t.workload_identities}
     found = {(p["Namespace"], p["ServiceAccount"]): p.get("TargetRoleArn") for _, _, p in associations}
+    granted = {(f"hyperpod-ns-{t.name}", w.service_account) for t in enterprise.spec.teams
+               for w in t.workload_identities if not w.grants.empty or t.storage.bucket}
     assert set(found) == set(expected)
     for key, target in expected.items():
         if target is None:
@@ -135,12 +137,17 @@ def test_workload_identities_trust_pod_identity_and_assume_only_their_target(ent
         role_id = assoc["RoleArn"]["Fn::GetAtt"][0]
         role = template["Resources"][role_id]["Properties"]
         (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
-        # Only EKS Pod Identity of this cluster, in this account (the confused-deputy conditions AWS documents).
+        # Only EKS Pod Identity of this cluster, in this account (the confused-deputy conditions AWS documents),
+        # for this namespace and service account (the session tags Pod Identity sets).
+        eks_arn = "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"
         assert trust == {"Action": ["sts:AssumeRole", "sts:TagSession"], "Effect": "Allow",
                          "Principal": {"Service": "pods.eks.amazonaws.com"},
-                         "Condition": {"ArnEquals": {"aws:SourceArn":
-                                                     "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"},
-                                       "StringEquals": {"aws:SourceAccount": "111111111111"}}}
+                         "Condition": {"ArnEquals": {"aws:SourceArn": eks_arn},
+                                       "StringEquals": {"aws:SourceAccount": "111111111111",
+                                                        "aws:RequestTag/eks-cluster-arn": eks_arn,
+                                                        "aws:RequestTag/kubernetes-namespace": assoc["Namespace"],
+                                                        "aws:RequestTag/kubernetes-service-account":
+                                                            assoc["ServiceAccount"]}}}
         policies = [p for _, p in resources(template, "AWS::IAM::Policy")
                     if {"Ref": role_id} in p["Roles"]]
         if assoc.get("TargetRoleArn"):
@@ -148,6 +155,9 @@ def test_workload_identities_trust_pod_identity_and_assume_only_their_target(ent
             assert policy["PolicyDocument"]["Statement"] == [{
                 "Action": ["sts:AssumeRole", "sts:TagSession"], "Effect": "Allow",
                 "Resource": assoc["TargetRoleArn"], "Sid": "AssumeTargetRole"}]
+        elif (assoc["Namespace"], assoc["ServiceAccount"]) in granted:
+            (policy,) = policies  # its grants in the capacity account (tests/constructs/test_data.py)
+            assert "AssumeTargetRole" not in json.dumps(policy)
         else:
             assert not policies and "ManagedPolicyArns" not in role
 
