@@ -12,6 +12,7 @@ from cdk8s import App
 from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
+from .cluster_rbac import cluster_wide_rbac
 from .kueue import KueueSharedObjects
 from .tenant import TenantChart
 
@@ -64,6 +65,7 @@ def render(plan: Plan) -> Manifests:
     app = App()
     cluster = cluster_chart(app, "cluster")
     admission_policies(cluster)
+    cluster_wide_rbac(cluster, plan=plan)
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}

@@ -221,6 +221,9 @@ class ClusterPlan:
     node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
     node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
     existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
+    # cluster.viewers (sorted ARNs, read-only everywhere) and cluster.memberClusterReads (charts/cluster_rbac.py)
+    viewers: tuple[str, ...] = field(default=(), kw_only=True)
+    member_cluster_reads: bool = field(default=True, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -476,6 +479,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
         node_recovery=c.node_recovery,
         node_provisioning_mode=c.node_provisioning_mode,
+        viewers=tuple(sorted(set(c.viewers))),
+        member_cluster_reads=c.member_cluster_reads,
         existing=ExistingClusterPlan(
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,

@@ -527,6 +527,8 @@ def _principals(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
     """(path, ARN) of every IAM principal the spec grants cluster access to."""
     for ai, arn in enumerate(spec.cluster.admins):
         yield f"cluster.admins[{ai}]", arn
+    for ai, arn in enumerate(spec.cluster.viewers):
+        yield f"cluster.viewers[{ai}]", arn
     for ti, team in enumerate(spec.teams):
         for kind in ("viewers", "submitters"):
             for ai, arn in enumerate(getattr(team.access, kind)):
@@ -693,6 +695,18 @@ def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date
                         "selfManagedKueue: false, or set installs.scheduler: false, or use scheduler.mode: kueue")
 
 
+# cluster.viewers (HyperPod CLI/console access)
+@rule("HPG-A006", "error", "A cluster viewer is not a cluster admin (EKS allows one access entry per principal, "
+      "and an admin sees everything already).")
+def cluster_viewers_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    admins = set(spec.cluster.admins)
+    for i, arn in enumerate(spec.cluster.viewers):
+        if arn in admins:
+            yield SpecIssue(f"cluster.viewers[{i}]", "is a cluster admin (cluster.admins), which already sees and "
+                            "acts on everything; EKS allows one access entry per principal", arn,
+                            "remove it from cluster.viewers, or from cluster.admins")
+
+
 RULES = RuleBook("spec rules", tuple(sorted((
     unique_names,
     declared_types_are_new,
@@ -723,6 +737,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     existing_cluster_keys,
     existing_cluster_is_in_the_capacity_account,
     task_governance_addon_not_next_to_kueue,
+    cluster_viewers_are_not_admins,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
