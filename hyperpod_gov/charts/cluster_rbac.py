@@ -30,7 +30,8 @@ from typing import Any
 
 from constructs import Construct
 
-from ..plan import Plan
+from ..plan import Plan, TeamPlan
+from ..plan import names
 from ..plan.names import CLUSTER_VIEWER_ROLE, CLUSTER_VIEWERS_GROUP, MEMBER_CLUSTER_ROLE
 from ..plan.workloads import WORKLOAD_KINDS
 from ._objects import api_object
@@ -71,19 +72,31 @@ def _group(name: str) -> dict[str, str]:
     return {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": name}
 
 
-def _role_and_binding(scope: Construct, name: str, rules: tuple[Rule, ...], groups: list[str]) -> None:
+def _cluster_role(scope: Construct, name: str, rules: tuple[Rule, ...]) -> None:
     api_object(scope, f"ClusterRole-{name}", api_version=RBAC_API, kind="ClusterRole", name=name,
                body={"rules": _rules(rules)})
-    api_object(scope, f"ClusterRoleBinding-{name}", api_version=RBAC_API, kind="ClusterRoleBinding", name=name,
-               body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+
+
+def _binding(scope: Construct, id: str, name: str, role: str, groups: list[str]) -> None:
+    api_object(scope, id, api_version=RBAC_API, kind="ClusterRoleBinding", name=name,
+               body={"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                      "subjects": [_group(g) for g in groups]})
 
 
 def cluster_wide_rbac(scope: Construct, *, plan: Plan) -> None:
-    """The members' cluster reads (bound to every team's viewers and submitters groups, unless
-    ``cluster.memberClusterReads`` is false) and the cluster viewers' read-only role (when there are any)."""
-    groups = sorted({g for t in plan.tenants for g in (t.viewers_group, t.submitters_group)})
-    if plan.cluster.member_cluster_reads and groups:
-        _role_and_binding(scope, MEMBER_CLUSTER_ROLE, MEMBER_CLUSTER_RULES, groups)
+    """The cluster-scoped objects all teams share: the members' ClusterRole (unless ``cluster.memberClusterReads``
+    is false), and the cluster viewers' read-only ClusterRole and binding (when there are any)."""
+    if plan.cluster.member_cluster_reads and plan.tenants:
+        _cluster_role(scope, MEMBER_CLUSTER_ROLE, MEMBER_CLUSTER_RULES)
     if plan.cluster.viewers:
-        _role_and_binding(scope, CLUSTER_VIEWER_ROLE, viewer_cluster_rules(), [CLUSTER_VIEWERS_GROUP])
+        _cluster_role(scope, CLUSTER_VIEWER_ROLE, viewer_cluster_rules())
+        _binding(scope, f"ClusterRoleBinding-{CLUSTER_VIEWER_ROLE}", CLUSTER_VIEWER_ROLE, CLUSTER_VIEWER_ROLE,
+                 [CLUSTER_VIEWERS_GROUP])
+
+
+def member_reads_binding(scope: Construct, *, plan: Plan, team: TeamPlan) -> None:
+    """The team's viewers and submitters bound to the members' ClusterRole, in the team's own chart (adding a
+    team changes no shared object)."""
+    if plan.cluster.member_cluster_reads:
+        _binding(scope, "ClusterRoleBinding-member-reads", names.member_reads_binding(team.name), MEMBER_CLUSTER_ROLE,
+                 [team.viewers_group, team.submitters_group])

@@ -12,7 +12,7 @@ from cdk8s import App
 from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
-from .cluster_rbac import cluster_wide_rbac
+from .cluster_rbac import cluster_wide_rbac, member_reads_binding
 from .kueue import KueueSharedObjects
 from .tenant import TenantChart
 
@@ -69,6 +69,8 @@ def render(plan: Plan) -> Manifests:
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
+    for t in plan.tenants:
+        member_reads_binding(charts[t.name], plan=plan, team=t)
     return Manifests(
         cluster=chart_objects(cluster),
         teams={name: chart_objects(chart) for name, chart in charts.items()},

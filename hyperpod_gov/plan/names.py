@@ -45,6 +45,12 @@ CLUSTER_VIEWER_ROLE = "hyperpod-gov-cluster-viewer"  # ClusterRole (and binding)
 MEMBER_CLUSTER_ROLE = "hyperpod-gov-team-member"  # ClusterRole (and binding) of every team's groups
 
 
+def member_reads_binding(team: str) -> str:
+    """The team's ClusterRoleBinding onto MEMBER_CLUSTER_ROLE (ends in "-member-reads": no other team name's
+    generated names end so)."""
+    return f"{namespace(team)}-member-reads"
+
+
 def priority_class(name: str) -> str:
     return f"{name}-priority"
 
