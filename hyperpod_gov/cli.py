@@ -121,6 +121,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_onboard(args: argparse.Namespace) -> int:
+    from .onboard import onboarding_team, render_onboarding
+
+    plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
+    sys.stdout.write(render_onboarding(plan, onboarding_team(plan, args.team)))
+    return EXIT_OK
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
@@ -230,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit").set_defaults(
         func=cmd_explain
     )
+    onboard_parser = with_spec("onboard", "print (Markdown) what a new member of TEAM needs: role, kubeconfig and "
+                               "HyperPod CLI commands, namespace, queue, priority labels, example manifests")
+    onboard_parser.add_argument("team", help="the team's name")
+    onboard_parser.set_defaults(func=cmd_onboard)
     synth_parser = with_spec("synth", "write the CDK cloud assembly to OUT/cdk.out (and manifests to OUT/k8s)")
     synth_parser.add_argument("--out", default="build", help="output directory (default: build)")
     synth_parser.set_defaults(func=cmd_synth)

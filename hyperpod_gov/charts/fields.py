@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from ..plan import Plan, TeamPlan
+from ..plan import Plan, TeamPlan, names
 from .admission import QUEUE_POLICY, binding_name, pod_security_policy_name
 from .network_policy import team_egress_rules
 from .rbac import submitter_rules, viewer_rules
@@ -87,6 +87,11 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
               lambda plan, t: _group_subjects(t.submitters_group)),
     ObjectRow("ServiceAccount", lambda t: t.service_accounts, "workload identities",
               "teams[].workloadIdentities[]", plan_fields=("service_accounts",)),
+    # HyperPod CLI/console access (charts/cluster_rbac.py): the team's binding onto the members' cluster reads
+    ObjectRow("ClusterRoleBinding", lambda t: (names.member_reads_binding(t.name),), "the team's cluster reads",
+              "cluster.memberClusterReads|teams[].access.viewers|teams[].access.submitters", "subjects",
+              lambda plan, t: _group_subjects(t.viewers_group, t.submitters_group),
+              ("viewers_group", "submitters_group"), when=lambda plan, t: plan.cluster.member_cluster_reads),
     ObjectRow("LocalQueue", _one("local_queue"), "the team's local queue", "teams[].name", "spec.clusterQueue",
               lambda plan, t: t.cluster_queue, ("local_queue",), when=_kueue),
 )

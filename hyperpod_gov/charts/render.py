@@ -12,6 +12,7 @@ from cdk8s import App
 from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
+from .cluster_rbac import cluster_wide_rbac, member_reads_binding
 from .kueue import KueueSharedObjects
 from .platform_network import platform_network_policies
 from .tenant import TenantChart
@@ -65,10 +66,13 @@ def render(plan: Plan) -> Manifests:
     app = App()
     cluster = cluster_chart(app, "cluster")
     admission_policies(cluster)
+    cluster_wide_rbac(cluster, plan=plan)
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     platform_network_policies(cluster, namespaces=plan.strict_mode_namespaces)  # VPC CNI strict mode
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
+    for t in plan.tenants:
+        member_reads_binding(charts[t.name], plan=plan, team=t)
     return Manifests(
         cluster=chart_objects(cluster),
         teams={name: chart_objects(chart) for name, chart in charts.items()},

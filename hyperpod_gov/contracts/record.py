@@ -148,6 +148,8 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     lines += [
         "Viewers see the team's jobs, workloads, pods, logs and events; submitters also create, change and delete "
         "the team's jobs. Opt-ins for submitters: " + (", ".join(opt_ins) if opt_ins else "none") + ".", "",
+        f"A new member's page (role to assume, kubeconfig and HyperPod CLI commands, namespace, queue, priority "
+        f"labels, example manifests): `hyperpod-gov onboard SPEC {team.name}` (docs/onboarding.md).", "",
     ]
 
     lines += ["## Workload identities and what they reach", ""]

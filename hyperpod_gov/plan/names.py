@@ -39,6 +39,18 @@ def queue_reader(team: str) -> str:
     return f"{namespace(team)}-queue-reader"
 
 
+# Cluster-wide reads (charts/cluster_rbac.py). Team groups all start with NAMESPACE_PREFIX, so these cannot collide.
+CLUSTER_VIEWERS_GROUP = "hyperpod-gov-cluster-viewers"  # cluster.viewers' access entries map onto it
+CLUSTER_VIEWER_ROLE = "hyperpod-gov-cluster-viewer"  # ClusterRole (and binding) of CLUSTER_VIEWERS_GROUP
+MEMBER_CLUSTER_ROLE = "hyperpod-gov-team-member"  # ClusterRole (and binding) of every team's groups
+
+
+def member_reads_binding(team: str) -> str:
+    """The team's ClusterRoleBinding onto MEMBER_CLUSTER_ROLE (ends in "-member-reads": no other team name's
+    generated names end so)."""
+    return f"{namespace(team)}-member-reads"
+
+
 def priority_class(name: str) -> str:
     return f"{name}-priority"
 

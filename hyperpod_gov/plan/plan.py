@@ -230,6 +230,9 @@ class ClusterPlan:
     operators: tuple[str, ...] = field(default=(), kw_only=True)
     # cluster.imageRegistries (per-team data): None keeps the nodes' pull right on every repository of the region
     image_registries: Optional[ImageRegistriesPlan] = field(default=None, kw_only=True)
+    # cluster.viewers (sorted ARNs, read-only everywhere) and cluster.memberClusterReads (charts/cluster_rbac.py)
+    viewers: tuple[str, ...] = field(default=(), kw_only=True)
+    member_cluster_reads: bool = field(default=True, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -503,6 +506,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         # With existing, the cluster runs its own operators unless the spec lists the ones to install.
         operators=tuple(sorted(set(c.operators))) if e is None or "operators" in c.model_fields_set else (),
         image_registries=image_registries(spec, partition_of(spec.accounts.capacity.region)),
+        viewers=tuple(sorted(set(c.viewers))),
+        member_cluster_reads=c.member_cluster_reads,
         existing=ExistingClusterPlan(
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,

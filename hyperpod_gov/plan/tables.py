@@ -322,6 +322,11 @@ ACCESS_ENTRY = Table(
               plan_fields=("groups", "teams"),
               live_member=lambda live: ("kubernetesGroups", sorted(live.get("kubernetesGroups", []))),
               imports="not held by the quotas: import leaves a commented placeholder"),
+        # HyperPod spaces: the access policies AWS documents for them, for interactive teams' submitters.
+        Field("accessPolicies", "access policies (HyperPod spaces)", "contract.approvedWorkloads|access.submitters",
+              get=lambda a: [p.emitted() for p in a.access_policies] or None, plan_fields=("access_policies",),
+              drift="DescribeAccessEntry does not return them; drift does not read ListAssociatedAccessPolicies",
+              imports="follows the team's approved workloads"),
         Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
     exempt={"key": "the construct id"},

@@ -186,6 +186,13 @@ CLUSTER = View(
             privilege=_widens("one more network reaches the Kubernetes API")),
         Row("cluster admins", "cluster.admins", lambda p: tuple(a.principal_arn for a in p.cluster.admins),
             ("admins",), members=True, privilege=_widens("cluster-admin in every namespace")),
+        # HyperPod CLI/console access (charts/cluster_rbac.py): cluster-wide readers, and the members' cluster reads
+        Row("cluster viewers", "cluster.viewers", lambda p: p.cluster.viewers, ("viewers",), members=True,
+            privilege=_widens("reads every team's jobs, pods, events and queues")),
+        Row("team members' cluster reads", "cluster.memberClusterReads",
+            lambda p: _on_off(p.cluster.member_cluster_reads), ("member_cluster_reads",),
+            privilege=_when(lambda o, n: n == "on",
+                            "every team member may list namespaces and nodes and read Kueue's cluster objects")),
         Row("trusted accounts", "accounts.trusted", lambda p: p.trusted_accounts, ("trusted_accounts",),
             members=True, privilege=_widens("principals of this account may now be given cluster access")),
         Row("dependencies chart", "cluster.dependenciesChart", _chart, ("dependencies_chart",),

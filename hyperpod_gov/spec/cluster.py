@@ -684,6 +684,20 @@ class Cluster(SpecModel):
     admins: tuple[IamPrincipal, ...] = Field(
         default=(), description="IAM role or user ARNs given cluster-admin access entries (default: none)."
     )
+    viewers: tuple[IamPrincipal, ...] = Field(
+        default=(),
+        description="IAM role or user ARNs that see every team's work without acting on it (console dashboards, "
+        "SageMaker Studio users who only view): an access entry onto a group bound to a read-only ClusterRole "
+        "(task-governance state, jobs, pods, events; no logs, Secrets or writes). Default: none, team members see "
+        "their own namespaces only.",
+    )
+    member_cluster_reads: bool = Field(
+        default=True,
+        description="Give every team's viewers and submitters the cluster-wide reads the HyperPod CLI and the "
+        "Studio UI need to render (namespaces and nodes get/list, CRDs get, Kueue resource flavors and priority "
+        "classes). Default: true; false leaves them only their namespaces' Roles (hyp namespace discovery and "
+        "list-cluster then fail).",
+    )
     instance_groups: tuple[InstanceGroup, ...] = Field(
         min_length=1, description="HyperPod instance groups; their capacity bounds every quota."
     )

@@ -598,6 +598,8 @@ def _principals(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
     """(path, ARN) of every IAM principal the spec grants cluster access to."""
     for ai, arn in enumerate(spec.cluster.admins):
         yield f"cluster.admins[{ai}]", arn
+    for ai, arn in enumerate(spec.cluster.viewers):
+        yield f"cluster.viewers[{ai}]", arn
     for ti, team in enumerate(spec.teams):
         for kind in ("viewers", "submitters"):
             for ai, arn in enumerate(getattr(team.access, kind)):
@@ -818,6 +820,16 @@ def training_operator_supports_the_kubernetes_version(spec: GovernanceSpec, toda
                         f"check `aws eks describe-addon-versions --addon-name amazon-sagemaker-hyperpod-training-"
                         f"operator --kubernetes-version {c.kubernetes_version}` and acknowledge HPG-D006, use "
                         f"{TRAINING_OPERATOR_KUBERNETES[-1]}, or remove training from cluster.operators")
+# cluster.viewers (HyperPod CLI/console access)
+@rule("HPG-A007", "error", "A cluster viewer is not a cluster admin (EKS allows one access entry per principal, "
+      "and an admin sees everything already).")
+def cluster_viewers_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    admins = set(spec.cluster.admins)
+    for i, arn in enumerate(spec.cluster.viewers):
+        if arn in admins:
+            yield SpecIssue(f"cluster.viewers[{i}]", "is a cluster admin (cluster.admins), which already sees and "
+                            "acts on everything; EKS allows one access entry per principal", arn,
+                            "remove it from cluster.viewers, or from cluster.admins")
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -855,6 +867,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     task_governance_addon_not_next_to_kueue,
     operators_are_installable,
     training_operator_supports_the_kubernetes_version,
+    cluster_viewers_are_not_admins,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

@@ -30,6 +30,7 @@ def test_connected_team_page_holds_the_whole_access_path():
         "arn:aws:iam::222222222222:role/reader", "HTTPS to the VPC", "169.254.170.23/32",
         "| Monitoring expectations | alarms answered within 1 business day |",
         "acme/team-a/quota-not-honoured | ops@example.com |",
+        "`hyperpod-gov onboard SPEC team-a`",
     ):
         assert text in page, text
 
