@@ -693,6 +693,23 @@ def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date
                         "selfManagedKueue: false, or set installs.scheduler: false, or use scheduler.mode: kueue")
 
 
+# --- per-team workload limits (teams[].priorityClasses) -------------------------------------------------------
+
+@rule("HPG-Q007", "error", "A team's priorityClasses name priority classes of scheduler.priorityClasses, each once.")
+def team_priority_classes_are_defined(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    defined = [p.name for p in spec.scheduler.priority_classes]
+    for ti, team in enumerate(spec.teams):
+        chosen = list(team.priority_classes or ())
+        for pi, name in enumerate(chosen):
+            path = f"teams[{ti}].priorityClasses[{pi}]"
+            if name not in defined:
+                yield SpecIssue(path, "is not a priority class of scheduler.priorityClasses", name,
+                                f"use one of: {', '.join(defined)}" if defined else
+                                "define it under scheduler.priorityClasses first, or remove it")
+        yield from _repeats(chosen, lambda i, ti=ti: f"teams[{ti}].priorityClasses[{i}]",
+                            "names a priority class twice", "list each class once")
+
+
 RULES = RuleBook("spec rules", tuple(sorted((
     unique_names,
     declared_types_are_new,
@@ -723,6 +740,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     existing_cluster_keys,
     existing_cluster_is_in_the_capacity_account,
     task_governance_addon_not_next_to_kueue,
+    team_priority_classes_are_defined,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
