@@ -428,3 +428,23 @@ def test_a_team_with_no_priority_classes_may_label_nothing(base):
     plan = build_plan(parse_spec(_spec(base, priorityClasses=[]), today=TODAY))
     team = next(t for t in plan.tenants if t.name == "team-a")
     assert allowed_priority_classes(plan, team) == ()
+
+
+# --- diff ---------------------------------------------------------------------------------------------------
+
+def test_widening_priority_classes_images_or_approved_kinds_is_a_privilege_change(base):
+    from hyperpod_gov.plan.views import governance_changes
+
+    old = build_plan(parse_spec(_spec(copy.deepcopy(base), priorityClasses=["training"], images=ALLOWED_IMAGES[:1]),
+                                today=TODAY))
+    new = build_plan(parse_spec(_spec(copy.deepcopy(base), priorityClasses=["training", "urgent"], images=[],
+                                      contract={**CONTRACT, "approvedWorkloads": ["training", "inference"]}),
+                                today=TODAY))
+    lines = governance_changes(old, new)
+    assert any(line.startswith("team team-a priority classes: + urgent (privilege:") for line in lines), lines
+    assert any(line.startswith("team team-a images: + any image (privilege:") for line in lines), lines
+    assert any(line.startswith("team team-a may create: + InferenceEndpointConfig (privilege:") for line in lines), \
+        lines
+    # narrowing is a change, not a privilege change
+    back = [line for line in governance_changes(new, old) if "priority classes" in line]
+    assert back and not any("privilege" in line for line in back), back
