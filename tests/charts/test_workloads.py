@@ -448,3 +448,11 @@ def test_widening_priority_classes_images_or_approved_kinds_is_a_privilege_chang
     # narrowing is a change, not a privilege change
     back = [line for line in governance_changes(new, old) if "priority classes" in line]
     assert back and not any("privilege" in line for line in back), back
+
+
+def test_explain_lists_each_teams_own_priority_classes(plan):
+    from hyperpod_gov.explain import explain
+
+    rows = {line.split()[0]: line for line in explain(plan).splitlines() if line.startswith(("team-a ", "team-b "))}
+    assert rows["team-a"].rstrip().endswith("  training"), rows
+    assert rows["team-b"].rstrip().endswith("training, urgent"), rows
