@@ -106,7 +106,7 @@ def explain(plan: Plan) -> str:
         parts += ["", "Paused teams:", *(f"  {line}" for line in stopped)]
     access_rows = [
         [t.name, t.namespace, "; ".join(_role_name(a) for a in t.viewers) or "-",
-         "; ".join(_role_name(a) for a in t.submitters) or "-", ", ".join(p.name for p in plan.priority_classes) or "-"]
+         "; ".join(_role_name(a) for a in t.submitters) or "-", ", ".join(t.priority_classes) or "-"]
         for t in plan.tenants
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]

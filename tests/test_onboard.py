@@ -8,12 +8,9 @@ import copy
 import re
 from typing import Any
 
-import celpy
 import pytest
 import yaml
-from celpy import celtypes
 
-from hyperpod_gov.charts.rbac import JOB_KINDS
 from hyperpod_gov.charts.render import render
 from hyperpod_gov.cli import main
 from hyperpod_gov.onboard import onboarding_team, render_onboarding
@@ -29,46 +26,29 @@ PLAN = build_plan(load_spec(ENTERPRISE, today=TODAY))
 MANIFESTS = render(PLAN)
 AUTHZ = Authorizer(MANIFESTS.all())
 RESOURCE = {k.kind: (k.group, k.resource) for k in WORKLOAD_KINDS}
-ENV = celpy.Environment()
-
-
-PROGRAMS: dict[str, Any] = {}
-
-
-def _run(expression: str, activation: dict[str, Any]) -> Any:
-    if expression not in PROGRAMS:
-        PROGRAMS[expression] = ENV.program(ENV.compile(expression))
-    return PROGRAMS[expression].evaluate(activation)
 
 
 def admission_denials(objects: list[dict[str, Any]], obj: dict[str, Any], namespace: str) -> list[str]:
     """Every message of every ValidatingAdmissionPolicy bound to ``namespace`` (by the binding's namespace label
-    selector) that ``obj`` fails on CREATE; evaluation order as in tests/security/cel.py."""
+    selector) that ``obj`` fails on CREATE, with the binding's parameter object where it names one (the
+    evaluator of tests/security/cel.py)."""
+    from tests.security.cel import denials
+
     policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
+    params = {(o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in objects if o["kind"] == "ConfigMap"}
     labels = {"kubernetes.io/metadata.name": namespace}
-    group, resource = RESOURCE[obj["kind"]]
     failed = []
     for b in (o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"):
-        wanted = b["spec"].get("matchResources", {}).get("namespaceSelector", {}).get("matchLabels", {})
+        selector = b["spec"].get("matchResources", {}).get("namespaceSelector", {})
+        wanted = selector.get("matchLabels", {})
         if any(labels.get(k) != v for k, v in wanted.items()):
             continue
-        policy = policies[b["spec"]["policyName"]]["spec"]
-        if not any(group in r["apiGroups"] and resource in r["resources"] and "CREATE" in r["operations"]
-                   for r in policy["matchConstraints"]["resourceRules"]):
+        if any(e["operator"] == "In" and namespace not in e["values"]
+               for e in selector.get("matchExpressions", []) if e["key"] == "kubernetes.io/metadata.name"):
             continue
-        activation: dict[str, Any] = {"object": celpy.json_to_cel(obj),
-                                      "request": celpy.json_to_cel({"namespace": namespace, "operation": "CREATE"})}
-        if not all(bool(_run(c["expression"], activation)) for c in policy.get("matchConditions", [])):
-            continue
-        values: dict[Any, Any] = {}
-        for v in policy.get("variables", []):
-            activation["variables"] = celtypes.MapType(values)
-            values[celtypes.StringType(v["name"])] = _run(v["expression"], activation)
-        activation["variables"] = celtypes.MapType(values)
-        for v in policy["validations"]:
-            result = _run(v["expression"], activation)
-            if isinstance(result, Exception) or not bool(result):
-                failed.append(v.get("message") or str(_run(v["messageExpression"], activation)))
+        ref = b["spec"].get("paramRef")
+        param = params.get((ref.get("namespace"), ref["name"])) if ref else None
+        failed += denials(policies[b["spec"]["policyName"]]["spec"], obj, namespace=namespace, params=param)
     return failed
 
 
@@ -81,14 +61,7 @@ def _other(team):
     return teams[(teams.index(team) + 1) % len(teams)]
 
 
-# Kinds the onboarding page names that the team Roles or the admission policies do not cover yet (charts/rbac.py
-# JOB_KINDS, charts/admission.py): the page is right to list them (kinds_for), the emitters must follow.
-NOT_YET_GOVERNED = {k.kind for k in WORKLOAD_KINDS
-                    if not any(k.group == g and k.resource in r for g, r in JOB_KINDS)}
-
-CASES = [pytest.param(team.name, i, id=f"{team.name}-{k.kind}",
-                      marks=[pytest.mark.xfail(strict=True, reason="charts/rbac.py and the admission policies do "
-                                               "not cover this kind yet")] if k.kind in NOT_YET_GOVERNED else [])
+CASES = [pytest.param(team.name, i, id=f"{team.name}-{k.kind}")
          for team in PLAN.tenants for i, k in enumerate(kinds_for(team))]
 
 

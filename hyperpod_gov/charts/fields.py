@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..plan import Plan, TeamPlan, names
-from .admission import QUEUE_POLICY, binding_name, pod_security_policy_name
+from ..plan.workloads import allowed_priority_classes
+from .admission import QUEUE_POLICY, TEAM_LIMITS_POLICY, binding_name, pod_security_policy_name, team_params
 from .network_policy import team_egress_rules
 from .rbac import submitter_rules, viewer_rules
-from .tenant import contract_annotations
+from .tenant import DEFAULT_REQUESTS, LIMIT_RANGE, contract_annotations
 
 __all__ = ["ObjectRow", "TEAM_OBJECTS", "planned_objects"]
 
@@ -68,6 +69,15 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
               ("pod_security",)),
     ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(QUEUE_POLICY, t),), "the queue rule",
               "teams[].name"),
+    # Per-team workload limits: the team-limits policy's binding, its parameters, the default requests.
+    ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(TEAM_LIMITS_POLICY, t),),
+              "the team's workload limits", "teams[].name"),
+    ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes and images",
+              "teams[].priorityClasses|teams[].images", "data",
+              lambda plan, t: team_params(t, allowed_priority_classes(plan, t)),
+              ("priority_classes", "image_prefixes")),
+    ObjectRow("LimitRange", _fixed(LIMIT_RANGE), "default requests", "", "spec",
+              lambda plan, t: {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}),
     ObjectRow("NetworkPolicy", _fixed("default-deny"), "default deny", ""),
     ObjectRow("NetworkPolicy", _fixed("allow-dns"), "DNS", ""),
     ObjectRow("NetworkPolicy", _fixed("allow-same-namespace"), "traffic inside the namespace", ""),
@@ -77,7 +87,7 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
                                                "ports": [{"protocol": "TCP", "port": 443}]}]),
     ObjectRow("NetworkPolicy", _fixed("allow-team-egress"), "the team's egress", "teams[].egress", "spec.egress",
               lambda plan, t: team_egress_rules(t), ("egress",), when=lambda plan, t: bool(t.egress)),
-    ObjectRow("Role", _fixed("viewer"), "what viewers may read", "", "rules", lambda plan, t: viewer_rules()),
+    ObjectRow("Role", _fixed("viewer"), "what viewers may read", "", "rules", lambda plan, t: viewer_rules(t)),
     ObjectRow("Role", _fixed("submitter"), "what submitters may do",
               "teams[].access.podExec|teams[].access.writeSecrets|teams[].access.writeConfigMaps", "rules",
               lambda plan, t: submitter_rules(t), ("pod_exec", "write_secrets", "write_config_maps")),

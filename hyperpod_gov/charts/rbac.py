@@ -7,44 +7,41 @@ from typing import Any
 from constructs import Construct
 
 from ..plan import TeamPlan
+from ..plan.workloads import kinds_for
 from ._objects import api_object
+from .admission import kind_resources
 
 RBAC_API = "rbac.authorization.k8s.io/v1"
 READ = ["get", "list", "watch"]
 WRITE = ["create", "update", "patch", "delete"]
 
-# The job kinds a team submits, by API group: Kubernetes Jobs, the Kubeflow training operator's kinds and the
-# HyperPod training operator's HyperPodPyTorchJob. charts/admission.py checks the pods of exactly these kinds.
-JOB_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("batch", ("jobs",)),
-    ("kubeflow.org", ("mpijobs", "pytorchjobs")),
-    ("sagemaker.amazonaws.com", ("hyperpodpytorchjobs",)),
-)
-VIEW_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("", ("events", "pods", "pods/log")),
-    *JOB_KINDS,
-    ("kueue.x-k8s.io", ("localqueues", "workloads")),
-)
+# The workload kinds a team may create come from plan/workloads.py (kinds_for: by the contract's approved
+# workloads); the admission policies check exactly the pods and pod templates of those kinds (their union). A kind
+# the team may not create gets no verb here, and that alone refuses it. Never granted: pods/ephemeralcontainers
+# (kubectl debug would add a container, with its own image and privileges, to a running pod).
+VIEW_EXTRA_BEFORE: tuple[tuple[str, tuple[str, ...]], ...] = (("", ("events", "pods", "pods/log")),)
+VIEW_EXTRA_AFTER: tuple[tuple[str, tuple[str, ...]], ...] = (("kueue.x-k8s.io", ("localqueues", "workloads")),)
 
 
 def _rules(groups: tuple[tuple[str, tuple[str, ...]], ...], verbs: list[str]) -> list[dict[str, Any]]:
     return [{"apiGroups": [g], "resources": list(r), "verbs": list(verbs)} for g, r in groups]
 
 
-def viewer_rules() -> list[dict[str, Any]]:
-    return _rules(VIEW_RULES, READ)
+def viewer_rules(team: TeamPlan) -> list[dict[str, Any]]:
+    """Read the team's pods, logs, events, Kueue objects and every kind the team may create."""
+    return _rules(VIEW_EXTRA_BEFORE + kind_resources(kinds_for(team)) + VIEW_EXTRA_AFTER, READ)
 
 
-def submitter_rules(team: TeamPlan | None = None) -> list[dict[str, Any]]:
-    """Write access to the job kinds; exec, Secrets and ConfigMaps only where the team opted in (acting on a
-    running pod or on credentials is not submitting work, and view and act stay separate)."""
-    rules = _rules(JOB_KINDS, WRITE)
-    if team is not None and team.pod_exec:
+def submitter_rules(team: TeamPlan) -> list[dict[str, Any]]:
+    """Write access to exactly the kinds the team may create; exec, Secrets and ConfigMaps only where the team
+    opted in (acting on a running pod or on credentials is not submitting work, and view and act stay separate)."""
+    rules = _rules(kind_resources(kinds_for(team)), WRITE)
+    if team.pod_exec:
         # kubectl's WebSocket exec (1.30+) is authorised as get on pods/exec, the older SPDY one as create.
         rules.append({"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create", "get"]})
-    if team is not None and team.write_secrets:
+    if team.write_secrets:
         rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": READ + WRITE})
-    if team is not None and team.write_config_maps:
+    if team.write_config_maps:
         rules.append({"apiGroups": [""], "resources": ["configmaps"], "verbs": READ + WRITE})
     return rules
 
@@ -56,7 +53,7 @@ def _group(name: str) -> dict[str, str]:
 def team_rbac(scope: Construct, *, team: TeamPlan) -> None:
     ns = team.namespace
     api_object(scope, "Role-viewer", api_version=RBAC_API, kind="Role", name="viewer", namespace=ns,
-               body={"rules": viewer_rules()})
+               body={"rules": viewer_rules(team)})
     api_object(scope, "Role-submitter", api_version=RBAC_API, kind="Role", name="submitter", namespace=ns,
                body={"rules": submitter_rules(team)})
     # Submitters also see what they submit: they are bound to viewer too.

@@ -7,6 +7,7 @@ from constructs import Construct
 
 from ..plan import Plan, TeamPlan
 from ..plan.names import TEAM_LABEL
+from ..plan.workloads import allowed_priority_classes
 from ._objects import api_object
 from .admission import namespace_labels, team_bindings
 from .kueue import cluster_queue, local_queue
@@ -14,6 +15,15 @@ from .network_policy import network_policies
 from .rbac import cluster_rbac, team_rbac
 
 ANNOTATION_PREFIX = "hyperpod-gov.io"
+LIMIT_RANGE = "hyperpod-gov-defaults"
+# Requests a container gets when it states none (LimitRange defaultRequest, applied by the API server to every Pod
+# of the namespace, the operators' pods among them). Chosen over refusing such containers in admission: Kueue
+# counts LimitRange defaults when it sizes a workload (kueue pkg/workload/resources.go, AdjustResources), so a
+# container without requests no longer counts zero against the quota, and manifests and operators that leave
+# requests out keep working. No default limit: a default limit below a container's own request would refuse
+# the pod. Accelerators get no default (a GPU nobody asked for is worse than none); admission requires their
+# requests to equal their limits instead.
+DEFAULT_REQUESTS = {"cpu": "1", "memory": "2Gi"}
 
 
 def contract_annotations(team: TeamPlan) -> dict[str, str]:
@@ -48,7 +58,9 @@ class TenantChart(Chart):
         if plan.emits_kueue_objects:
             cluster_queue(self, plan, team)
         cluster_rbac(self, team=team)
-        team_bindings(self, team=team)
+        team_bindings(self, team=team, priority_classes=allowed_priority_classes(plan, team))
+        api_object(self, "LimitRange", api_version="v1", kind="LimitRange", name=LIMIT_RANGE, namespace=team.namespace,
+                   body={"spec": {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}})
         network_policies(self, team=team, vpc_cidr=plan.network.cidr)
         team_rbac(self, team=team)
         for sa in team.service_accounts:

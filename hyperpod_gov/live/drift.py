@@ -19,7 +19,7 @@ KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuot
               # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
               "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceFlavor",
               "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
-              "RoleBinding", "ServiceAccount", "LocalQueue")
+              "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange")
 _UNSET: Any = object()
 
 

@@ -51,6 +51,9 @@ KINDS: dict[str, tuple[str, bool]] = {
     "WorkloadPriorityClass": ("workloadpriorityclasses", False),
     "ClusterQueue": ("clusterqueues", False),
     "LocalQueue": ("localqueues", True),
+    # Per-team workload limits (charts/admission.py, charts/tenant.py): the parameters and default requests.
+    "ConfigMap": ("configmaps", True),
+    "LimitRange": ("limitranges", True),
 }
 # The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
 API_VERSIONS: dict[str, str] = {
@@ -60,6 +63,7 @@ API_VERSIONS: dict[str, str] = {
     "NetworkPolicy": "networking.k8s.io/v1",
     "ValidatingAdmissionPolicy": "admissionregistration.k8s.io/v1",
     "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
+    "ConfigMap": "v1", "LimitRange": "v1",
 }
 KUEUE_KINDS = ("ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue")
 _BODY_SKIP = {"apiVersion", "kind", "metadata", "status"}

@@ -156,6 +156,10 @@ class TeamPlan:
     # Cost-allocation tags on the team's resources, sorted: the spec's top-level tags, then the team's own (the
     # team's win on a shared key).
     tags: tuple[tuple[str, str], ...] = ()
+    # teams[].priorityClasses: the spec names of the scheduler's priority classes the team may use, sorted (the
+    # spec's default: all); and teams[].images: the registry prefixes its images must start with (): any image).
+    priority_classes: tuple[str, ...] = ()
+    image_prefixes: tuple[str, ...] = ()
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)
@@ -286,7 +290,16 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *
         absolute_borrow_limits=tuple(absolute[t] for t in sorted(absolute)) if strategy == "LendAndBorrow" else (),
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
         alarms=team.alarms,
+        priority_classes=team_priority_classes(spec, team),
+        image_prefixes=tuple(sorted(set(team.images))),
     )
+
+
+def team_priority_classes(spec: GovernanceSpec, team: Optional[Team]) -> tuple[str, ...]:
+    """The priority classes ``team`` may use (``teams[].priorityClasses``; None, the pool: every class), sorted."""
+    chosen = team.priority_classes if team is not None else None
+    defined = {p.name for p in spec.scheduler.priority_classes}
+    return tuple(sorted(defined if chosen is None else defined.intersection(chosen)))
 
 
 def shared_pool_quota(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> tuple[Allocated, ...]:
@@ -379,4 +392,5 @@ def plan_shared_pool(spec: GovernanceSpec, cat: Optional[Catalog] = None) -> Opt
         queue_reader=names.queue_reader(pool.name),
         pod_security=defaults["pod_security"].default,
         idle_resource_sharing=spec.scheduler.idle_resource_sharing,
+        priority_classes=team_priority_classes(spec, None),
     )

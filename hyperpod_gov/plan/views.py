@@ -16,6 +16,7 @@ from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .quotas import TeamPlan
 from .words import PAUSE_EFFECT, borrows, lends, owns
+from .workloads import kinds_for
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -397,6 +398,14 @@ TEAM = View(
             ("write_config_maps",), privilege=_when(lambda o, n: n == "allowed", "submitters write the team's "
                                                     "ConfigMaps")),
         Row("contract", "teams[].contract", lambda x: _contract(x.team), ("contract",)),
+        # Workload kinds and per-team workload limits (plan/workloads.py, charts/admission.py).
+        Row("may create", "teams[].contract.approvedWorkloads", lambda x: tuple(k.kind for k in kinds_for(x.team)),
+            ("contract",), members=True, privilege=_widens("the team's submitters may create this kind")),
+        Row("priority classes", "teams[].priorityClasses", lambda x: x.team.priority_classes or ("none",),
+            ("priority_classes",), members=True,
+            privilege=_widens("the team's work may run at this priority and preempt work below it")),
+        Row("images", "teams[].images", lambda x: x.team.image_prefixes or ("any image",), ("image_prefixes",),
+            members=True, privilege=_widens("the team's containers may run images from here")),
         Row("name", "teams[].name", lambda x: x.team.name, ("name",)),
     ),
     added=lambda key, x: (f"team {key} added{'' if x.team.active else ' paused'}: {_team_summary(x.team)}; "

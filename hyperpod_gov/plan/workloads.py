@@ -13,19 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+# The approved-workload words a contract may use (the spec refuses others); the table below says what each admits.
+from ..spec.workloads import (  # noqa: F401 (re-exported)
+    APPROVED_WORKLOADS, EXPERIMENTATION, FINE_TUNING, INFERENCE, INTERACTIVE, TRAINING,
+)
+
 if TYPE_CHECKING:
     from .plan import Plan
     from .quotas import TeamPlan
 
-# The approved-workload words a contract may use, and what each admits.
-TRAINING = "training"
-FINE_TUNING = "fine-tuning"
-INFERENCE = "inference"
-INTERACTIVE = "interactive"
-APPROVED_WORKLOADS: tuple[str, ...] = (TRAINING, FINE_TUNING, INFERENCE, INTERACTIVE)
 # A team without a contract, or whose contract names no approved workloads, may run training work (what every
 # team could do before contracts existed).
 DEFAULT_APPROVED: tuple[str, ...] = (TRAINING,)
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # Kueue's WorkloadPriorityClass label (names.QUEUE_LABEL: the queue)
+CORE = ""  # the core API group ("v1": Pod, Service)
+APPS = "apps"
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class WorkloadKind:
     # (group, kind) of the objects its controller creates in the namespace (the queue policy admits them)
     creates: tuple[tuple[str, str], ...]
     example: Callable[[str, str, str], dict[str, Any]]  # (namespace, local queue, priority class) -> manifest
+    # CEL over `object`: container-like objects outside its pod specs (image, env or environmentVariables,
+    # resources), for the image, GPU-environment and accelerator checks; "[]": none.
+    containers: str = "[]"
 
     @property
     def api_version(self) -> str:
@@ -50,13 +55,17 @@ class WorkloadKind:
 
 def _meta(name: str, namespace: str, queue: str, priority: str) -> dict[str, Any]:
     return {"name": name, "namespace": namespace,
-            "labels": {"kueue.x-k8s.io/queue-name": queue, "kueue.x-k8s.io/priority-class": priority}}
+            "labels": {"kueue.x-k8s.io/queue-name": queue, PRIORITY_LABEL: priority}}
 
 
-def _pod(image: str = "public.ecr.aws/docker/library/python:3.11-slim") -> dict[str, Any]:
+EXAMPLE_IMAGE = "public.ecr.aws/docker/library/python:3.11-slim"
+_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+
+
+def _pod(image: str = EXAMPLE_IMAGE) -> dict[str, Any]:
     return {"restartPolicy": "Never", "containers": [{
         "name": "main", "image": image, "command": ["python", "-c", "print('hello')"],
-        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+        "resources": dict(_RESOURCES),
     }]}
 
 
@@ -72,26 +81,120 @@ def _map_specs(field: str) -> str:
     return f"(has(object.spec.{field}) ? object.spec.{field}.map(k, object.spec.{field}[k].template.spec) : [])"
 
 
+def _or(path: str, default: str) -> str:
+    """CEL: ``object.<path>`` if every step of it is set, else ``default``."""
+    parts = path.split(".")
+    guard = " && ".join(f"has(object.{'.'.join(parts[: i + 1])})" for i in range(1, len(parts)))
+    return f"({guard} ? object.{path} : {default})"
+
+
+# InferenceEndpointConfig (inference.sagemaker.aws.amazon.com/v1, the storage version; v1alpha1 still served) has
+# no pod template. Source: the CRD in aws/sagemaker-hyperpod-cli,
+# helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/
+# inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml. What a team writes of the pod: spec.worker
+# (image, environmentVariables, resources, command: one container, no securityContext), and spec.kubernetes
+# (initContainers: full containers; volumes: full pod volumes, hostPath among them; serviceAccountName,
+# schedulerName). The Pod Security checks see the init containers and volumes as a pod spec; the worker is checked
+# as a container (image, GPU environment, accelerators). The operator makes the pods (through a Deployment);
+# they are checked again when they are created.
+_IEC_SPECS = (f"[{{'initContainers': {_or('spec.kubernetes.initContainers', '[]')}, "
+              f"'volumes': {_or('spec.kubernetes.volumes', '[]')}}}]")
+# Workspace (workspace.jupyter.org/v1alpha1, the only version; HyperPod spaces run the jupyter-k8s operator).
+# Source: jupyter-infra/jupyter-k8s config/crd/bases/workspace.jupyter.org_workspaces.yaml and
+# internal/controller/deployment_builder.go, which builds one container from spec.image, spec.env,
+# spec.resources and spec.containerSecurityContext, the pod's securityContext from spec.podSecurityContext, and
+# adds spec.initContainers; spec.volumes only name PersistentVolumeClaims. The same pod spec, written in CEL:
+_WORKSPACE_SPECS = (
+    f"[{{'securityContext': {_or('spec.podSecurityContext', '{}')}, "
+    f"'initContainers': {_or('spec.initContainers', '[]')}, "
+    f"'containers': [{{'name': 'workspace', 'image': {_or('spec.image', chr(39) * 2)}, "
+    f"'securityContext': {_or('spec.containerSecurityContext', '{}')}, 'env': {_or('spec.env', '[]')}, "
+    f"'resources': {_or('spec.resources', '{}')}}}]}}]"
+)
+# The HyperPod inference operator and the spaces operator create Deployments (the inference operator's ClusterRole
+# writes apps/*; jupyter-k8s's Workspace controller Owns(&appsv1.Deployment{})), which Kubernetes turns into
+# ReplicaSets and Pods. A team creates neither: the operators need no Deployment or Service from the team.
+_DEPLOYMENT = ((APPS, "Deployment"),)
+
+
+def _inference_endpoint(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": {
+        "modelName": "hello", "instanceType": "ml.g5.2xlarge", "invocationEndpoint": "invocations",
+        "modelSourceConfig": {"modelSourceType": "s3", "modelLocation": "models/hello",
+                              "s3Storage": {"bucketName": "example-bucket", "region": "us-east-1"}},
+        "worker": {"image": "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.32.0-lmi14.0.0-cu126",
+                   "modelInvocationPort": {"containerPort": 8080},
+                   "modelVolumeMount": {"name": "model-weights", "mountPath": "/opt/ml/model"},
+                   "resources": {"requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": 1},
+                                 "limits": {"nvidia.com/gpu": 1}}}}}
+
+
+def _jumpstart_model(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": {
+        "model": {"modelId": "huggingface-llm-mistral-7b-instruct", "acceptEula": True},
+        "server": {"instanceType": "ml.g5.8xlarge"}}}
+
+
+def _workspace(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": {
+        "displayName": "hello", "image": "public.ecr.aws/sagemaker/sagemaker-distribution:latest-cpu",
+        "resources": dict(_RESOURCES)}}
+
+
 WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind("Job", "batch", "v1", "jobs", (TRAINING, FINE_TUNING), None,
-                 "[object.spec.template.spec]", (("", "Pod"),),
+                 "[object.spec.template.spec]", ((CORE, "Pod"),),
                  lambda ns, q, p: {"metadata": _meta("hello", ns, q, p),
                                    "spec": {"suspend": True, "template": {"spec": _pod()}}}),
+    # Kubeflow training operator v1: each replica type's pods, created by the operator.
     WorkloadKind("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", (TRAINING, FINE_TUNING), None,
-                 _map_specs("pytorchReplicaSpecs"), (("", "Pod"),), _replica_map("pytorchReplicaSpecs", ("Master",))),
+                 _map_specs("pytorchReplicaSpecs"), ((CORE, "Pod"),),
+                 _replica_map("pytorchReplicaSpecs", ("Master",))),
     WorkloadKind("TFJob", "kubeflow.org", "v1", "tfjobs", (TRAINING, FINE_TUNING), None,
-                 _map_specs("tfReplicaSpecs"), (("", "Pod"),), _replica_map("tfReplicaSpecs", ("Worker",))),
-    # mpi-operator v2 runs the launcher as a batch Job it owns, and the workers as Pods.
+                 _map_specs("tfReplicaSpecs"), ((CORE, "Pod"),), _replica_map("tfReplicaSpecs", ("Worker",))),
+    # mpi-operator v2 runs the launcher as a batch Job it owns (its pod is the Job controller's), and the workers
+    # as Pods (kubeflow/mpi-operator v2: pkg/controller/mpi_job_controller.go, newLauncherJob and newWorker).
     WorkloadKind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", (TRAINING, FINE_TUNING), None,
-                 _map_specs("mpiReplicaSpecs"), (("batch", "Job"), ("", "Pod")),
+                 _map_specs("mpiReplicaSpecs"), (("batch", "Job"), (CORE, "Pod")),
                  _replica_map("mpiReplicaSpecs", ("Launcher", "Worker"))),
     WorkloadKind("HyperPodPyTorchJob", "sagemaker.amazonaws.com", "v1", "hyperpodpytorchjobs",
                  (TRAINING, FINE_TUNING), "training",
                  "(has(object.spec.replicaSpecs) ? object.spec.replicaSpecs.map(r, r.template.spec) : [])",
-                 (("", "Pod"),),
+                 ((CORE, "Pod"),),
                  lambda ns, q, p: {"metadata": _meta("hello", ns, q, p), "spec": {"replicaSpecs": [
                      {"name": "pod", "replicas": 1, "template": {"spec": _pod()}}]}}),
+    WorkloadKind("InferenceEndpointConfig", "inference.sagemaker.aws.amazon.com", "v1", "inferenceendpointconfigs",
+                 (INFERENCE,), "inference", _IEC_SPECS, _DEPLOYMENT, _inference_endpoint,
+                 containers="(has(object.spec.worker) ? [object.spec.worker] : [])"),
+    # JumpStartModel (same group and CRD source, ..._jumpstartmodels.yaml, v1): no image, container or volume;
+    # the operator picks the JumpStart image and the resources from spec.server.instanceType. Admission checks its
+    # queue and priority labels; the pods the operator creates are checked as Pods.
+    WorkloadKind("JumpStartModel", "inference.sagemaker.aws.amazon.com", "v1", "jumpstartmodels", (INFERENCE,),
+                 "inference", "[]", _DEPLOYMENT, _jumpstart_model),
+    WorkloadKind("Workspace", "workspace.jupyter.org", "v1alpha1", "workspaces", (INTERACTIVE, EXPERIMENTATION),
+                 "spaces", _WORKSPACE_SPECS, _DEPLOYMENT, _workspace),
 )
+
+# What Kubernetes itself creates below the operators' Deployments: (owner group, owner kind) -> what it creates.
+# Not kinds a team creates (no RBAC verb); listed so that the queue policy knows the chain down to the Pods.
+CONTROLLER_CHAIN: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...]], ...] = (
+    ((APPS, "Deployment"), ((APPS, "ReplicaSet"),)),
+    ((APPS, "ReplicaSet"), ((CORE, "Pod"),)),
+)
+
+
+def owners_of(group: str, kind: str) -> tuple[tuple[str, str], ...]:
+    """The (group, kind) of every controller that creates ``group``/``kind`` objects: the managed kinds of
+    ``WORKLOAD_KINDS`` (``creates``) and Kubernetes' own controllers below them (``CONTROLLER_CHAIN``); sorted."""
+    found = {(k.group, k.kind) for k in WORKLOAD_KINDS if (group, kind) in k.creates}
+    found |= {owner for owner, made in CONTROLLER_CHAIN if (group, kind) in made}
+    return tuple(sorted(found))
+
+
+def controller_created() -> tuple[tuple[str, str], ...]:
+    """(group, kind) of every object some managed controller creates, sorted."""
+    made = {c for k in WORKLOAD_KINDS for c in k.creates} | {c for _, cs in CONTROLLER_CHAIN for c in cs}
+    return tuple(sorted(made))
 
 
 def approved(team: "TeamPlan") -> tuple[str, ...]:
@@ -114,6 +217,16 @@ def pod_specs_expression(kinds: tuple[WorkloadKind, ...] = WORKLOAD_KINDS) -> st
     return f"object.kind == 'Pod' ? [object.spec] : {expr}"
 
 
+def extra_containers_expression(kinds: tuple[WorkloadKind, ...] = WORKLOAD_KINDS) -> str:
+    """CEL over ``object``: the container-like objects of ``kinds`` that are not in a pod spec (others: none)."""
+    expr = "[]"
+    for k in reversed(kinds):
+        if k.containers != "[]":
+            expr = f"object.kind == '{k.kind}' ? {k.containers} : {expr}"
+    return expr
+
+
 def allowed_priority_classes(plan: "Plan", team: "TeamPlan") -> tuple[str, ...]:
-    """The Kueue WorkloadPriorityClass names ``team`` may label its work with (``kueue.x-k8s.io/priority-class``)."""
-    return tuple(p.kueue_name for p in plan.priority_classes)
+    """The Kueue WorkloadPriorityClass names ``team`` may label its work with (``kueue.x-k8s.io/priority-class``):
+    those of ``teams[].priorityClasses`` (default: every class of ``scheduler.priorityClasses``), sorted."""
+    return tuple(p.kueue_name for p in plan.priority_classes if p.name in team.priority_classes)

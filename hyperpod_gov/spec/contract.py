@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, field_validator
 from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_plain_text, spec_error
 from .errors import NO_VALUE, SpecIssue
 from .types import AccountId, Region
+from .workloads import APPROVED_WORKLOADS
 
 if TYPE_CHECKING:
     from .models import GovernanceSpec
@@ -106,7 +107,9 @@ class Contract(SpecModel):
         description="Most sensitive data the team's workloads handle."
     )
     approved_workloads: tuple[PlainText, ...] = Field(
-        default=(), description="Kinds of work approved, e.g. training, fine-tuning, inference."
+        default=(), description="Kinds of work approved, each one of training, fine-tuning, inference, interactive "
+        "(HyperPod spaces) or experimentation (the same as interactive); they decide which Kubernetes kinds the "
+        "team may create (docs/workloads.md). Default: none, which admits training work.",
     )
     review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
     exception_owner: Optional[str] = Field(
@@ -136,6 +139,15 @@ class Contract(SpecModel):
             check_plain_text(v)
         if v is not None and not EMAIL.fullmatch(v):
             raise spec_error("is not an email address", "use an address such as owner@example.com")
+        return v
+
+    @field_validator("approved_workloads")
+    @classmethod
+    def _approved(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [w for w in v if w not in APPROVED_WORKLOADS]
+        if unknown:
+            raise spec_error(f"names {', '.join(repr(w) for w in unknown)}, which no workload kind is approved by",
+                             f"use words of: {', '.join(APPROVED_WORKLOADS)} (e.g. [training, fine-tuning])")
         return v
 
     @field_validator("monitoring", "support", "retirement")

@@ -830,6 +830,21 @@ def cluster_viewers_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iter
             yield SpecIssue(f"cluster.viewers[{i}]", "is a cluster admin (cluster.admins), which already sees and "
                             "acts on everything; EKS allows one access entry per principal", arn,
                             "remove it from cluster.viewers, or from cluster.admins")
+# --- per-team workload limits (teams[].priorityClasses) -------------------------------------------------------
+
+@rule("HPG-Q007", "error", "A team's priorityClasses name priority classes of scheduler.priorityClasses, each once.")
+def team_priority_classes_are_defined(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    defined = [p.name for p in spec.scheduler.priority_classes]
+    for ti, team in enumerate(spec.teams):
+        chosen = list(team.priority_classes or ())
+        for pi, name in enumerate(chosen):
+            path = f"teams[{ti}].priorityClasses[{pi}]"
+            if name not in defined:
+                yield SpecIssue(path, "is not a priority class of scheduler.priorityClasses", name,
+                                f"use one of: {', '.join(defined)}" if defined else
+                                "define it under scheduler.priorityClasses first, or remove it")
+        yield from _repeats(chosen, lambda i, ti=ti: f"teams[{ti}].priorityClasses[{i}]",
+                            "names a priority class twice", "list each class once")
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -868,6 +883,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     operators_are_installable,
     training_operator_supports_the_kubernetes_version,
     cluster_viewers_are_not_admins,
+    team_priority_classes_are_defined,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

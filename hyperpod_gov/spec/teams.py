@@ -15,6 +15,11 @@ from .allocation import BorrowLimit, Partitions, QuotaEntry, Sharing  # noqa: F4
 from .types import MAX_NAME, IamPrincipal, Port
 
 
+# A registry host (with an optional port), then repository path segments, ending at a '/' boundary.
+IMAGE_PREFIX = re.compile(r"\A[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?/([a-z0-9]+([._-][a-z0-9]+)*/)*\Z",
+                          re.ASCII)
+
+
 class Access(SpecModel):
     """Who may see the team's work and who may act on it."""
 
@@ -311,6 +316,21 @@ class Team(SpecModel):
         "but NET_BIND_SERVICE and IPC_LOCK, RuntimeDefault seccomp).",
     )
     contract: Optional[Contract] = Field(default=None, description="Owners and review date (recommended).")
+    # Per-team workload limits (docs/workloads.md): the priority classes and image registries a team may use.
+    priority_classes: Optional[tuple[str, ...]] = Field(
+        default=None,
+        description="Names of scheduler.priorityClasses the team may label its work with "
+        "(kueue.x-k8s.io/priority-class) or name as a pod's priorityClassName; admission refuses any other, "
+        "system-node-critical and system-cluster-critical among them. Default: every class of "
+        "scheduler.priorityClasses. [] allows none.",
+    )
+    images: tuple[str, ...] = Field(
+        default=(),
+        description="Registry prefixes (ending in '/') that every image of the team's containers, init "
+        "containers and ephemeral containers must start with, matched as written (e.g. "
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/, public.ecr.aws/docker/library/). Default: none, any "
+        "image.",
+    )
     tags: dict[str, str] = Field(
         default_factory=dict,
         description="Tags on the team's resources (its quota, roles, alarms, topics), for cost allocation; they "
@@ -333,6 +353,21 @@ class Team(SpecModel):
     @classmethod
     def _tags(cls, v: dict[str, str]) -> dict[str, str]:
         return check_tags(v, limit=MAX_TEAM_TAGS)
+
+    @field_validator("images")
+    @classmethod
+    def _images(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for prefix in v:
+            if not IMAGE_PREFIX.match(prefix):
+                fixed = prefix.strip().lower().rstrip("/") + "/"
+                example = fixed if IMAGE_PREFIX.match(fixed) else "123456789012.dkr.ecr.us-east-1.amazonaws.com/"
+                raise spec_error(
+                    f"{prefix!r} is not a registry prefix: a registry host, optionally repository path "
+                    "segments, ending in '/' (without the '/', 'registry.example.com' also matches "
+                    "'registry.example.com.attacker.net/...')",
+                    f"write it as e.g. '{example}'",
+                )
+        return v
 
     @field_validator("name")
     @classmethod

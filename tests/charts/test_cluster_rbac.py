@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hyperpod_gov.charts.rbac import JOB_KINDS
+from hyperpod_gov.plan.workloads import INFERENCE, INTERACTIVE, TRAINING, WORKLOAD_KINDS, kinds_for
 from hyperpod_gov.charts.render import render
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.names import CLUSTER_VIEWERS_GROUP
@@ -30,8 +30,11 @@ OTHER = "{other}"  # another team's namespace
 CQ = "{cq}"  # the team's ClusterQueue
 J, P = "hello", "hello-pod-0"
 HPJ = ("sagemaker.amazonaws.com", "hyperpodpytorchjobs")
-# The job kinds the team Roles grant (charts/rbac.py); the onboarding test checks them against kinds_for(team).
-JOBS = tuple((g, r) for g, resources in JOB_KINDS for r in resources)
+# The training job kinds a team with approved training work may create (plan/workloads.py, charts/rbac.py).
+JOBS = tuple((k.group, k.resource) for k in WORKLOAD_KINDS if TRAINING in k.approved_by)
+# The inference operator's kinds (approved: inference) and HyperPod spaces' (approved: interactive).
+INFERENCE_KINDS = tuple((k.group, k.resource) for k in WORKLOAD_KINDS if INFERENCE in k.approved_by)
+SPACES_KINDS = tuple((k.group, k.resource) for k in WORKLOAD_KINDS if INTERACTIVE in k.approved_by)
 VERSION = Request("get", url="/version")  # common/utils.py verify_kubernetes_version_compatibility: VersionApi.get_code
 
 
@@ -104,6 +107,13 @@ COMMANDS: tuple[Command, ...] = (
             tuple(r for g, res in JOBS for r in (ns("get", g, res, J), ns("create", g, res), ns("patch", g, res, J)))),
     Command("kubectl delete KIND J -n NS (each job kind)", "kubectl",
             tuple(ns("delete", g, res, J) for g, res in JOBS)),
+    # hyp create/delete hyp-jumpstart-endpoint and hyp-custom-endpoint, hyp create/delete hyp-space make the same
+    # namespaced create/get/delete calls on the operators' kinds as kubectl does.
+    *(Command(f"kubectl apply -f {what}.yaml / kubectl delete (each {what} kind)",
+              "kubectl apply: GET the object, then POST it (or PATCH an existing one); kubectl delete",
+              tuple(r for g, res in kinds for r in (ns("get", g, res, J), ns("create", g, res),
+                                                    ns("patch", g, res, J), ns("delete", g, res, J))))
+      for what, kinds in (("inference", INFERENCE_KINDS), ("space", SPACES_KINDS))),
 )
 
 # Granted beyond the commands above, and why (verb, group, resource): the verbs kubectl uses on the same objects.
@@ -134,15 +144,36 @@ def enterprise_rbac():
     return _load()
 
 
-def _teams(plan):
+def _teams(plan, command=None):
+    """(team, another team) pairs; with ``command``, only teams approved for the workload kinds it touches."""
     teams = list(plan.tenants)
-    return [(t, teams[(i + 1) % len(teams)]) for i, t in enumerate(teams)]
+    pairs = [(t, teams[(i + 1) % len(teams)]) for i, t in enumerate(teams)]
+    return [(t, o) for t, o in pairs if command is None or _approved(t, command)]
+
+
+WORKLOAD_RESOURCES = {(k.group, k.resource) for k in WORKLOAD_KINDS}
+
+
+def _approved(team, command) -> bool:
+    mine = {(k.group, k.resource) for k in kinds_for(team)}
+    return all((r.group, r.resource) in mine for r in command.calls if (r.group, r.resource) in WORKLOAD_RESOURCES)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.line)
+def test_a_team_not_approved_for_a_kind_cannot_write_it(command, enterprise_rbac):
+    """inference-platform (approved: inference) cannot create a HyperPodPyTorchJob; its writes are refused."""
+    plan, authz = enterprise_rbac
+    for team, other in (p for p in _teams(plan) if not _approved(p[0], command)):
+        for req in (_fill(r, team, other) for r in command.calls):
+            if (req.group, req.resource) in WORKLOAD_RESOURCES and req.verb in ("create", "patch", "delete"):
+                assert not authz.allowed([team.submitters_group], req), f"{team.name}: {command.line}: {req}"
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.line)
 def test_a_submitter_may_make_every_call_of_the_command_in_the_team_namespace(command, enterprise_rbac):
     plan, authz = enterprise_rbac
-    for team, other in _teams(plan):
+    assert _teams(plan, command)
+    for team, other in _teams(plan, command):
         for req in (_fill(r, team, other) for r in command.calls):
             assert authz.allowed([team.submitters_group], req), f"{team.name}: {command.line}: {req} refused"
 
@@ -150,7 +181,7 @@ def test_a_submitter_may_make_every_call_of_the_command_in_the_team_namespace(co
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.viewer], ids=lambda c: c.line)
 def test_a_viewer_may_make_every_call_of_a_read_command(command, enterprise_rbac):
     plan, authz = enterprise_rbac
-    for team, other in _teams(plan):
+    for team, other in _teams(plan, command):
         for req in (_fill(r, team, other) for r in command.calls):
             assert authz.allowed([team.viewers_group], req), f"{team.name}: {command.line}: {req} refused"
 
@@ -158,7 +189,7 @@ def test_a_viewer_may_make_every_call_of_a_read_command(command, enterprise_rbac
 def test_a_viewer_cannot_submit_or_delete(enterprise_rbac):
     plan, authz = enterprise_rbac
     for team, other in _teams(plan):
-        for command in (c for c in COMMANDS if not c.viewer):
+        for command in (c for c in COMMANDS if not c.viewer and _approved(team, c)):
             writes = [r for r in (_fill(r, team, other) for r in command.calls) if r.verb in ("create", "delete",
                                                                                               "patch")]
             assert writes and not any(authz.allowed([team.viewers_group], r) for r in writes), command.line
@@ -285,7 +316,8 @@ def test_member_cluster_reads_off_leaves_members_their_namespaces_only():
     for team, other in _teams(plan):
         assert not authz.allowed([team.submitters_group], cl("list", "", "nodes"))
         assert not authz.allowed([team.submitters_group], cl("list", "", "namespaces"))
-        assert authz.allowed([team.submitters_group], _fill(ns("create", *HPJ), team, other))
+        own = kinds_for(team)[0]  # the team still creates what it is approved for, in its namespace
+        assert authz.allowed([team.submitters_group], _fill(ns("create", own.group, own.resource), team, other))
 
 
 # --- the evaluator on known cases --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import kubernetes_validate
 import pytest
 
 from hyperpod_gov.charts import render
+from hyperpod_gov.charts.admission import PARAMS_NAMESPACE
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
@@ -111,7 +112,9 @@ def test_startup_flavors_priority_classes_and_local_queues(startup_manifests):
 
 def test_task_governance_mode_emits_no_kueue_objects_and_does_not_own_namespaces(enterprise_manifests):
     kinds = {o["kind"] for o in enterprise_manifests.all()}
-    assert not kinds & {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass", "Namespace"}
+    assert not kinds & {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"}
+    # The one namespace emitted is the platform's own, holding the teams' admission parameters.
+    assert [o["metadata"]["name"] for o in by_kind(enterprise_manifests.all(), "Namespace")] == [PARAMS_NAMESPACE]
 
 
 def test_kueue_mode_owns_the_namespace_with_contract_annotations(startup_manifests):
@@ -178,20 +181,33 @@ def test_no_role_has_a_wildcard_and_viewer_cannot_write(example, request):
             assert not {v for r in role["rules"] for v in r["verbs"]} & WRITE_VERBS, role["metadata"]
 
 
-def test_submitter_acts_on_the_job_kinds_only(startup_manifests):
-    submitter = next(r for r in by_kind(startup_manifests.teams["chatbot"], "Role") if r["metadata"]["name"] == "submitter")
-    assert submitter["rules"] == [
-        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "update", "patch", "delete"]},
-        {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs", "pytorchjobs"],
-         "verbs": ["create", "update", "patch", "delete"]},
-        {"apiGroups": ["sagemaker.amazonaws.com"], "resources": ["hyperpodpytorchjobs"],
-         "verbs": ["create", "update", "patch", "delete"]},
+def _role_of(manifests, team, name):
+    return next(r for r in by_kind(manifests.teams[team], "Role") if r["metadata"]["name"] == name)
+
+
+WRITE = ["create", "update", "patch", "delete"]
+
+
+def test_submitter_acts_on_the_kinds_its_contract_approves_only(startup_manifests):
+    # ml-engineering's contract approves training and fine-tuning: the training kinds, nothing of inference.
+    assert _role_of(startup_manifests, "ml-engineering", "submitter")["rules"] == [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": WRITE},
+        {"apiGroups": ["kubeflow.org"], "resources": ["mpijobs", "pytorchjobs", "tfjobs"], "verbs": WRITE},
+        {"apiGroups": ["sagemaker.amazonaws.com"], "resources": ["hyperpodpytorchjobs"], "verbs": WRITE},
     ]
-    viewer = next(r for r in by_kind(startup_manifests.teams["chatbot"], "Role") if r["metadata"]["name"] == "viewer")
+    viewer = _role_of(startup_manifests, "ml-engineering", "viewer")
     seen = {(g, res) for r in viewer["rules"] for g in r["apiGroups"] for res in r["resources"]}
     assert seen == {("", "events"), ("", "pods"), ("", "pods/log"), ("batch", "jobs"), ("kubeflow.org", "mpijobs"),
-                    ("kubeflow.org", "pytorchjobs"), ("kueue.x-k8s.io", "localqueues"), ("kueue.x-k8s.io", "workloads"),
-                    ("sagemaker.amazonaws.com", "hyperpodpytorchjobs")}
+                    ("kubeflow.org", "pytorchjobs"), ("kubeflow.org", "tfjobs"), ("kueue.x-k8s.io", "localqueues"),
+                    ("kueue.x-k8s.io", "workloads"), ("sagemaker.amazonaws.com", "hyperpodpytorchjobs")}
+    # chatbot approves inference only: the inference operator's kinds, and no job kind.
+    assert _role_of(startup_manifests, "chatbot", "submitter")["rules"] == [
+        {"apiGroups": ["inference.sagemaker.aws.amazon.com"], "resources": ["inferenceendpointconfigs",
+                                                                           "jumpstartmodels"], "verbs": WRITE},
+    ]
+    # researchers approve experimentation (HyperPod spaces) and training.
+    groups = {g for r in _role_of(startup_manifests, "researchers", "submitter")["rules"] for g in r["apiGroups"]}
+    assert groups == {"batch", "kubeflow.org", "sagemaker.amazonaws.com", "workspace.jupyter.org"}
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])

@@ -19,7 +19,7 @@ from hyperpod_gov.charts.admission import (
     pod_security_policy_name,
     queue_policy,
 )
-from hyperpod_gov.charts.rbac import JOB_KINDS
+from hyperpod_gov.charts.admission import TEAM_LIMITS_POLICY, kind_resources
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.kueue import kueue_manager_config
 from hyperpod_gov.plan.names import QUEUE_LABEL, TEAM_LABEL
@@ -171,8 +171,8 @@ def test_restricted_denies_what_baseline_allows(kind, name, change, message):
 def test_pod_security_covers_every_job_kind_the_submitter_may_create():
     rules = pod_security_policy("baseline")["matchConstraints"]["resourceRules"]
     covered = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
-    granted = {(g, r) for g, resources in JOB_KINDS for r in resources}
-    assert granted | {("", "pods")} == covered
+    granted = {(g, r) for g, resources in kind_resources() for r in resources}
+    assert granted | {("", "pods"), ("", "pods/ephemeralcontainers")} == covered
     assert all(set(rule["operations"]) == {"CREATE", "UPDATE"} for rule in rules)
     assert pod_security_policy("baseline")["failurePolicy"] == "Fail"
 
@@ -203,7 +203,9 @@ def test_a_bare_pod_needs_the_queue_label_but_a_jobs_pod_is_queued_through_its_j
     policy = queue_policy()
     assert denials(policy, wrap("Pod", training_pod_spec(), labels={}), namespace=NS)
     assert denials(policy, wrap("Pod", training_pod_spec()), namespace=NS) == []
-    assert denials(policy, wrap("Pod", training_pod_spec(), labels={}, owner=True), namespace=NS) == []
+    job_controller = {"username": "system:serviceaccount:kube-system:job-controller"}
+    assert denials(policy, wrap("Pod", training_pod_spec(), labels={}, owner=True), namespace=NS,
+                   user=job_controller) == []
 
 
 def test_queue_names_follow_the_namespace_as_the_policy_expects(startup_spec, enterprise_spec):
@@ -231,12 +233,12 @@ def test_every_team_namespace_is_bound_to_its_pod_security_level_and_the_queue_p
     manifests = render(plan)
     policies = {p["metadata"]["name"]: p for p in _by_kind(manifests.cluster, "ValidatingAdmissionPolicy")}
     assert set(policies) == {pod_security_policy_name("baseline"), pod_security_policy_name("restricted"),
-                             QUEUE_POLICY}
+                             QUEUE_POLICY, TEAM_LIMITS_POLICY}
     assert policies[pod_security_policy_name("restricted")]["spec"] == pod_security_policy("restricted")
     for team in plan.tenants:
         bindings = {b["spec"]["policyName"]: b for b in _by_kind(manifests.teams[team.name],
                                                                   "ValidatingAdmissionPolicyBinding")}
-        assert set(bindings) == {pod_security_policy_name(team.pod_security), QUEUE_POLICY}
+        assert set(bindings) == {pod_security_policy_name(team.pod_security), QUEUE_POLICY, TEAM_LIMITS_POLICY}
         for b in bindings.values():
             assert b["spec"]["validationActions"] == ["Deny"]
             assert b["spec"]["matchResources"] == {

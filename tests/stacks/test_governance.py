@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from hyperpod_gov.charts.admission import PARAMS_NAMESPACE
 from tests.synth_helpers import resources
 
 
@@ -73,7 +74,8 @@ def test_team_manifests_wait_for_the_namespace_hyperpod_creates_with_the_quota(e
     for name, template in enterprise.templates.items():
         for logical_id, props in resources(template, "Custom::AWSCDK-EKS-KubernetesResource"):
             objs = json.loads(props["Manifest"])
-            namespaces = {o["metadata"].get("namespace") for o in objs} - {None}
+            # a team's manifest also holds its admission parameters, in the platform's namespace
+            namespaces = {o["metadata"].get("namespace") for o in objs} - {None, PARAMS_NAMESPACE}
             if not {n for n in namespaces if n.startswith("hyperpod-ns-")}:
                 continue  # cluster-wide objects (and the platform namespaces' policies), in the governance stack
             (ns,) = namespaces
