@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .plan import Plan
+from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
@@ -57,6 +58,7 @@ def explain(plan: Plan) -> str:
         for t in plan.tenants
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
+    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan))]
     parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -13,11 +13,14 @@ from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observabil
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.task_governance import GovernedCluster
-from hyperpod_gov.plan import Plan, Shard, names
+from hyperpod_gov.constructs.tools_policy import ToolsPolicy
+from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
+from hyperpod_gov.plan.tools_policy import tools_policy_of
+from hyperpod_gov.plan.workloads import allowed_priority_classes
 
 from .base import SpecStack, tag
-from .capacity import CapacityStack
+from .capacity import CapacityStack, cluster_outputs
 
 NAMESPACE_WAIT = Duration.minutes(15)
 
@@ -31,6 +34,28 @@ def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[Governe
     if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
         raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
     return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend)
+
+
+def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
+    """The HyperPod cluster's ARN: the capacity stack's (a deploy-time value), or the existing cluster's."""
+    arn = capacity.hyperpod.cluster_arn if capacity is not None else plan.hyperpod_cluster_arn
+    if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
+        raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
+    return arn
+
+
+def team_outputs(scope: Construct, plan: Plan, team: TeamPlan) -> Construct:
+    """What a team member needs to submit work, as outputs of the team's stack (ids under the team's scope)."""
+    outputs = Construct(scope, "Outputs")
+    classes = allowed_priority_classes(plan, team)
+    for id, value, what in (
+        ("Namespace", team.namespace, f"Namespace of team {team.name}"),
+        ("LocalQueue", team.local_queue, f"LocalQueue of team {team.name} (label kueue.x-k8s.io/queue-name)"),
+        ("PriorityClasses", ",".join(classes) or "none",
+         f"Values team {team.name} may give the label kueue.x-k8s.io/priority-class"),
+    ):
+        CfnOutput(outputs, id, value=value, description=what)
+    return outputs
 
 
 def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
@@ -61,6 +86,8 @@ class GovernanceStack(SpecStack):
                                                   function_name=plan.kubectl_provider_function)
             eks_cluster = self.kubectl.cluster
             self._install_on_existing(plan, eks_cluster)
+            # Governance-only mode has no capacity stack: the cluster's outputs are here.
+            cluster_outputs(self, plan, hyperpod_cluster_arn=_hyperpod_arn(plan, None))
         self.policy: Optional[Construct] = None
         cluster = _governed(plan, capacity)
         if cluster is not None:
@@ -168,6 +195,12 @@ class TeamsStack(SpecStack):
             if waiter is not None:
                 applied.node.add_dependency(waiter)
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
+            # Reaching the cluster: the tools policy of the team's principals in this account, and the outputs.
+            policy = tools_policy_of(plan, team.name)
+            if policy is not None and (policy.roles or policy.users):
+                ToolsPolicy(team_scope, "ToolsPolicy", policy=policy,
+                            hyperpod_cluster_arn=_hyperpod_arn(plan, capacity))
+            team_outputs(team_scope, plan, team)
 
 
 class AccessStack(SpecStack):

@@ -28,6 +28,7 @@ from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
+from .api_access import ApiSource, api_sources
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .identity import IdentityPlan, identity_plans
 from .kueue import cluster_queue_spec, covered_resources, kueue_manager_config
@@ -35,6 +36,7 @@ from .monitoring import MonitoringPlan, cluster_dashboard_pages, monitoring_plan
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
+from .tools_policy import ToolsPolicyPlan, tools_policies
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -221,6 +223,8 @@ class ClusterPlan:
     node_recovery: str = field(default="Automatic", kw_only=True)  # cluster.nodeRecovery: Automatic | None
     node_provisioning_mode: Optional[str] = field(default=None, kw_only=True)  # Continuous, or the service's default
     existing: Optional[ExistingClusterPlan] = field(default=None, kw_only=True)  # governance-only mode: the cluster runs already
+    # cluster.apiAccess: networks admitted to the private API endpoint on 443, sorted by kind and value
+    api_access: tuple[ApiSource, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -311,6 +315,8 @@ class Plan:
     trusted_accounts: tuple[str, ...]  # accounts.trusted, sorted: whose principals may be given access
     monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
     tags: tuple[tuple[str, str], ...]  # the spec's top-level tags, sorted: on every resource of every stack
+    # teams[].access.toolsPolicy: the IAM rights kubeconfig and the HyperPod CLI need, per team (sorted by team)
+    tools_policies: tuple[ToolsPolicyPlan, ...] = ()
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -481,6 +487,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
             installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
         ) if e else None,
+        api_access=api_sources(c),
     )
 
 
@@ -630,6 +637,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
         monitoring=monitoring,
         tags=tuple(sorted(spec.tags.items())),
+        tools_policies=tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name),
     )
 
 

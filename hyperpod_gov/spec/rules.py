@@ -591,6 +591,21 @@ def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
         )
 
 
+# --- cluster.apiAccess -------------------------------------------------------------------------------------------
+@rule("HPG-E005", "error", "apiAccess.cidrs together admit no more than a /8 of public addresses to the private API "
+      "endpoint.")
+def api_access_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cidrs = [c.cidr for c in spec.cluster.api_access.cidrs]
+    public = public_addresses(cidrs)
+    if public > INTERNET_WIDE:
+        yield SpecIssue(
+            "cluster.apiAccess.cidrs", f"together admit {public:,} public internet addresses (more than a /8) to the "
+            "Kubernetes API, as good as 0.0.0.0/0 for any network routed to the VPC", ", ".join(cidrs),
+            "name the networks people connect from (e.g. the VPN's 10.8.0.0/16), or a security group or prefix list "
+            "(apiAccess.securityGroupIds, apiAccess.prefixListIds)",
+        )
+
+
 @rule("HPG-D001", "warning", "cluster.dependenciesChart is set: without the HyperPod dependencies chart, HyperPod "
       "cannot detect and replace faulty nodes.", covers=(CDK_WARN_NO_DEPENDENCIES_CHART,))
 def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -610,6 +625,11 @@ def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[
 CREATED_CLUSTER_ONLY = (
     ("endpointAccess", "endpoint_access", "the existing EKS cluster's endpoint stays as it is"),
     ("adminCidrs", "admin_cidrs", "the existing EKS cluster's endpoint stays as it is"),
+    # cluster.existing.securityGroupId is the kubectl handler's group, which need not be the EKS cluster security
+    # group (the spec does not name that one, and synth looks nothing up): ingress on it would admit the networks
+    # to the wrong group, or widen the handler's.
+    ("apiAccess", "api_access", "the spec does not name the existing EKS cluster's security group "
+     "(existing.securityGroupId is the kubectl handler's); admit networks where that cluster is managed"),
     ("authenticationMode", "authentication_mode", "the existing EKS cluster keeps its authentication mode (preflight "
      "checks that it is API or API_AND_CONFIG_MAP)"),
     ("dependenciesChart", "dependencies_chart", "the chart is installed before a HyperPod cluster is created"),
@@ -711,6 +731,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     principals_are_trusted,
     endpoint_access_matches_cidrs,
     admin_cidrs_stay_off_the_internet,
+    api_access_stays_off_the_internet,
     egress_stays_off_the_internet,
     availability_zones_are_in_the_region,
     teams_have_contracts,
