@@ -147,3 +147,18 @@ def test_iam_json_of_a_team_that_no_longer_has_foreign_principals_is_removed(bas
     del base["teams"][0]["access"]["viewers"]
     assert write_tools_documents(build_plan(parse_spec(base, today=TODAY)), directory) == []
     assert list(directory.iterdir()) == []
+
+
+
+def test_a_team_stack_with_more_outputs_than_cloudformation_takes_is_refused_by_the_plan():
+    from hyperpod_gov.plan.invariants import check_plan
+    from hyperpod_gov.plan.plan import derive_plan
+    from tests.scale import many_teams_spec
+
+    data = many_teams_spec(67)
+    data["deployment"]["teamStacks"] = 1
+    found = [str(i) for i in check_plan(derive_plan(parse_spec(data, today=TODAY), None))]
+    assert any("would hold 201 outputs (67 teams), over CloudFormation's 200" in f for f in found), found
+    data = many_teams_spec(66)
+    data["deployment"]["teamStacks"] = 1
+    assert not [f for f in map(str, check_plan(derive_plan(parse_spec(data, today=TODAY), None))) if "outputs" in f]
