@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Callable, Iterator
 
 from .. import catalog
-from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, partition_of, public_addresses
+from ._base import INTERNET_WIDE, IAM_PRINCIPAL_ARN, SpecModel, partition_of, public_addresses
 from .allocation import Allocation
 from .cluster_options import options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region
 from .contract import contracts_are_complete
@@ -649,8 +649,11 @@ def existing_cluster_keys(spec: GovernanceSpec, today: dt.date) -> Iterator[Spec
         return
     for key, attr, why in CREATED_CLUSTER_ONLY:
         if attr in c.model_fields_set:
+            value = getattr(c, attr)
+            if isinstance(value, SpecModel):  # shown as the spec writes it, not as a Python object
+                value = value.model_dump(by_alias=True, exclude_unset=True)
             yield SpecIssue(f"cluster.{key}", f"only applies to a cluster hyperpod-gov creates: {why}",
-                            getattr(c, attr), f"remove cluster.{key} (or remove cluster.existing)")
+                            value, f"remove cluster.{key} (or remove cluster.existing)")
     for key, attr in (("availabilityZones", "availability_zones"), ("maxAzs", "max_azs"), ("vpcId", "vpc_id"),
                       ("privateSubnetIds", "private_subnet_ids"), ("createEndpoints", "create_endpoints"),
                       ("createFlowLogs", "create_flow_logs")):
