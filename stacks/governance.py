@@ -16,7 +16,7 @@ from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
-from hyperpod_gov.plan.tools_policy import tools_policy_of
+from hyperpod_gov.plan.tools_policy import attached_policy
 from hyperpod_gov.plan.workloads import allowed_priority_classes
 
 from .base import SpecStack, tag
@@ -97,6 +97,10 @@ class GovernanceStack(SpecStack):
             if plan.shared_pool is not None:
                 quota = TeamQuota(self, "SharedPoolQuota", team=plan.shared_pool, cluster=cluster)
                 quota.node.add_dependency(self.policy)
+        # Reaching the cluster: the teams' tools policy, one for every team's roles of this account.
+        tools = attached_policy(plan)
+        self.tools_policy = None if tools is None else ToolsPolicy(
+            self, "ToolsPolicy", policy=tools, hyperpod_cluster_arn=_hyperpod_arn(plan, capacity))
         self.cluster_objects = None
         if manifests.cluster:
             self.cluster_objects = AppliedManifests(self, "ClusterObjects", cluster=eks_cluster,
@@ -195,12 +199,7 @@ class TeamsStack(SpecStack):
             if waiter is not None:
                 applied.node.add_dependency(waiter)
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
-            # Reaching the cluster: the tools policy of the team's principals in this account, and the outputs.
-            policy = tools_policy_of(plan, team.name)
-            if policy is not None and (policy.roles or policy.users):
-                ToolsPolicy(team_scope, "ToolsPolicy", policy=policy,
-                            hyperpod_cluster_arn=_hyperpod_arn(plan, capacity))
-            team_outputs(team_scope, plan, team)
+            team_outputs(team_scope, plan, team)  # reaching the cluster: namespace, queue, priority labels
 
 
 class AccessStack(SpecStack):

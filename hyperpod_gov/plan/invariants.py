@@ -110,9 +110,7 @@ def _team_resources(plan: Plan, team: str) -> int:
     governance = 2 if plan.task_governance else 0  # compute quota + namespace waiter
     watch = plan.monitoring.team(team)
     monitoring = len(watch.alarms) + (1 if watch.dashboard else 0)
-    policy = next((p for p in plan.tools_policies if p.team == team), None)  # teams[].access.toolsPolicy
-    tools = 1 if policy is not None and (policy.roles or policy.users) else 0
-    return 1 + governance + per_identity + monitoring + tools  # + the team's manifest
+    return 1 + governance + per_identity + monitoring  # + the team's manifest
 
 
 def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 POLICY_VERSION = "2012-10-17"
+ACCESS_ENTRIES = "EksDescribeAccessEntries"
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def tools_policies(spec: GovernanceSpec, *, partition: str, eks_name: str) -> tu
             continue
         statements = (
             ToolsStatement("EksDescribeCluster", ("eks:DescribeCluster",), (f"{eks}:cluster/{eks_name}",)),
-            ToolsStatement("EksDescribeTeamAccessEntries", ("eks:DescribeAccessEntry",), tuple(sorted(set(entries)))),
+            ToolsStatement(ACCESS_ENTRIES, ("eks:DescribeAccessEntry",), tuple(sorted(set(entries)))),
             ToolsStatement("HyperPodDescribeCluster", ("sagemaker:DescribeCluster",), hyperpod_cluster=True),
             # ListClusters has no resource type: IAM only accepts "*".
             ToolsStatement("HyperPodListClusters", ("sagemaker:ListClusters",), ("*",)),
@@ -113,6 +114,34 @@ def tools_policies(spec: GovernanceSpec, *, partition: str, eks_name: str) -> tu
             foreign=tuple(a for a in principals if a not in local),
         ))
     return tuple(out)
+
+
+def attached_policy(plan: "Plan") -> Optional[ToolsPolicyPlan]:
+    """The one policy attached in the capacity account: every team's statements, for every team's roles and users
+    of this account (None when there are none).
+
+    One resource for all teams, not one per team: a managed policy per team would add a resource to every team's
+    stack, and 300 teams over the default 16 team stacks would no longer fit the plan's CloudFormation budget.
+    A policy document holds at most 6,144 characters, too few to list every principal's access entry, so the
+    attached policy names the access entries of this account's roles and users on this cluster (read-only;
+    ``iam/<team>.json`` keeps the team's exact entries).
+    """
+    policies = [p for p in plan.tools_policies if p.roles or p.users]
+    if not policies:
+        return None
+    eks = f"arn:{plan.partition}:eks:{plan.region}:{plan.account}"
+    kinds = sorted(({"role"} if any(p.roles for p in policies) else set())
+                   | ({"user"} if any(p.users for p in policies) else set()))
+    entries = tuple(f"{eks}:access-entry/{plan.eks_cluster_name}/{kind}/{plan.account}/*" for kind in kinds)
+    statements = tuple(ToolsStatement(s.sid, s.actions, entries) if s.sid == ACCESS_ENTRIES else s
+                       for s in policies[0].statements)
+    return ToolsPolicyPlan(
+        team="",
+        statements=statements,
+        roles=tuple(sorted({r for p in policies for r in p.roles})),
+        users=tuple(sorted({u for p in policies for u in p.users})),
+        foreign=(),
+    )
 
 
 def foreign_documents(plan: "Plan") -> dict[str, str]:

@@ -7,11 +7,13 @@ import json
 import pytest
 
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.tools_policy import foreign_documents, hyperpod_cluster_pattern, tools_policy_of
+from hyperpod_gov.plan.tools_policy import (attached_policy, foreign_documents, hyperpod_cluster_pattern,
+                                            tools_policy_of)
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import TODAY
 
 EKS = "arn:aws:eks:us-east-1:111111111111"
+PARTNER = "arn:aws:iam::444444444444:role/Partner"
 
 
 def _plan(data):
@@ -30,7 +32,7 @@ def test_the_document_names_this_cluster_the_teams_entries_and_nothing_else(base
     assert policy.document("HP-ARN") == {"Version": "2012-10-17", "Statement": [
         {"Sid": "EksDescribeCluster", "Effect": "Allow", "Action": "eks:DescribeCluster",
          "Resource": f"{EKS}:cluster/ml-eks"},
-        {"Sid": "EksDescribeTeamAccessEntries", "Effect": "Allow", "Action": "eks:DescribeAccessEntry",
+        {"Sid": "EksDescribeAccessEntries", "Effect": "Allow", "Action": "eks:DescribeAccessEntry",
          "Resource": [f"{EKS}:access-entry/ml-eks/role/111111111111/A/*",
                       f"{EKS}:access-entry/ml-eks/role/111111111111/AViewer/*"]},
         {"Sid": "HyperPodDescribeCluster", "Effect": "Allow", "Action": "sagemaker:DescribeCluster",
@@ -111,3 +113,27 @@ def test_policies_do_not_depend_on_the_order_of_teams_or_principals(base):
     base["teams"][1]["access"] = {"viewers": ["arn:aws:iam::111111111111:role/A"],
                                   "submitters": ["arn:aws:iam::111111111111:role/V"]}
     assert _plan(base).tools_policies == before
+
+
+def test_the_attached_policy_gathers_every_teams_roles_and_users_of_this_account(base):
+    base["accounts"]["trusted"] = ["111111111111", "444444444444"]
+    base["teams"][0]["access"] = {"viewers": ["arn:aws:iam::111111111111:user/alice", PARTNER],
+                                  "submitters": ["arn:aws:iam::111111111111:role/A"]}
+    base["teams"][1]["access"] = {"submitters": ["arn:aws:iam::111111111111:role/ops/B"]}
+    policy = attached_policy(_plan(base))
+    assert (policy.roles, policy.users, policy.foreign) == (("A", "B"), ("alice",), ())
+    statements = {s["Sid"]: s["Resource"] for s in policy.document("HP-ARN")["Statement"]}
+    assert statements == {
+        "EksDescribeCluster": f"{EKS}:cluster/ml-eks",
+        "EksDescribeAccessEntries": [f"{EKS}:access-entry/ml-eks/role/111111111111/*",
+                                     f"{EKS}:access-entry/ml-eks/user/111111111111/*"],
+        "HyperPodDescribeCluster": "HP-ARN",
+        "HyperPodListClusters": "*",
+    }
+
+
+def test_no_attached_policy_when_every_team_turns_it_off_or_has_only_foreign_principals(base):
+    base["accounts"]["trusted"] = ["444444444444"]
+    base["teams"][0]["access"] = {"viewers": [PARTNER]}
+    assert attached_policy(_plan(base)) is None
+    assert set(foreign_documents(_plan(base))) == {"team-a"}

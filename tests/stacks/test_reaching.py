@@ -10,6 +10,7 @@ import pytest
 
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.connect import kubeconfig_command
+from hyperpod_gov.plan.tools_policy import tools_policy_of
 from hyperpod_gov.plan.workloads import allowed_priority_classes
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
@@ -23,12 +24,9 @@ def _team_stacks(synthesized):
 
 
 def _policies(synthesized) -> dict[str, dict]:
-    """Every tools policy, by the team whose scope holds it (the logical id starts with the team's name)."""
-    out = {}
-    for name, t in _team_stacks(synthesized).items():
-        for lid, props in resources(t, "AWS::IAM::ManagedPolicy"):
-            out[lid] = props
-    return out
+    """Every managed policy of every stack, by stack and logical id."""
+    return {f"{name}/{lid}": props for name, t in synthesized.templates.items()
+            for lid, props in resources(t, "AWS::IAM::ManagedPolicy")}
 
 
 # --- cluster.apiAccess ---------------------------------------------------------------------------------------------
@@ -51,22 +49,21 @@ def test_no_api_access_adds_no_rule(startup):
 
 # --- tools policies ------------------------------------------------------------------------------------------------
 
-def test_every_team_gets_its_policy_attached_to_its_own_roles(enterprise):
+def test_one_policy_in_the_governance_stack_is_attached_to_every_teams_roles(enterprise):
     plan = build_plan(enterprise.spec)
-    policies = _policies(enterprise)
-    assert len(policies) == len(plan.tenants)
-    by_roles = {tuple(p["Roles"]): (lid, p) for lid, p in policies.items()}
-    for team in plan.tenants:
-        roles = tuple(sorted({a.rsplit("/", 1)[1] for a in (*team.viewers, *team.submitters)}))
-        lid, policy = by_roles[roles]
-        assert lid.startswith(re.sub(r"[^A-Za-z0-9]", "", team.name) + "ToolsPolicy")
-        statements = {s["Sid"]: s for s in policy["PolicyDocument"]["Statement"]}
-        assert statements["EksDescribeCluster"]["Resource"] == \
-            "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"
-        # The HyperPod cluster's ARN is the capacity stack's, imported: no wildcard where the ARN exists.
-        assert "Fn::ImportValue" in statements["HyperPodDescribeCluster"]["Resource"]
-        assert statements["HyperPodListClusters"]["Resource"] == "*"
-        assert "Users" not in policy
+    (where, policy), = _policies(enterprise).items()
+    assert where.startswith("acme-ml-governance/ToolsPolicy")  # no resource in any team stack
+    assert policy["Roles"] == sorted({a.rsplit("/", 1)[1] for t in plan.tenants for a in (*t.viewers, *t.submitters)})
+    assert "Users" not in policy
+    statements = {s["Sid"]: s for s in policy["PolicyDocument"]["Statement"]}
+    assert statements["EksDescribeCluster"]["Resource"] == "arn:aws:eks:us-east-1:111111111111:cluster/ml-cluster-eks"
+    assert statements["EksDescribeAccessEntries"]["Resource"] == \
+        "arn:aws:eks:us-east-1:111111111111:access-entry/ml-cluster-eks/role/111111111111/*"
+    # The HyperPod cluster's ARN is the capacity stack's, imported: no wildcard where the ARN exists.
+    assert "Fn::ImportValue" in statements["HyperPodDescribeCluster"]["Resource"]
+    assert statements["HyperPodListClusters"]["Resource"] == "*"
+    assert set(statements) == {"EksDescribeCluster", "EksDescribeAccessEntries", "HyperPodDescribeCluster",
+                               "HyperPodListClusters"}
 
 
 def test_no_iam_json_when_every_principal_is_in_the_capacity_account(enterprise):
@@ -128,13 +125,18 @@ def test_governance_only_mode_puts_the_cluster_outputs_on_the_governance_stack(g
 
 def test_a_foreign_principal_gets_iam_json_and_only_same_account_roles_are_attached(governed):
     plan, synthesized = governed
-    (policy,) = _policies(synthesized).values()  # language turned it off
-    assert policy["Roles"] == ["VisionScientist", "VisionViewer"]
+    (where, policy), = _policies(synthesized).items()
+    assert where.startswith("lab-ml-governance/ToolsPolicy")
+    assert policy["Roles"] == ["VisionScientist", "VisionViewer"]  # language turned it off; the partner is foreign
     document = json.loads((synthesized.out_dir / "iam" / "vision.json").read_text())
-    assert document == policy["PolicyDocument"]  # the ARN is known in governance-only mode: the same document
+    # The team's own document, with the team's exact entries; the ARN is known in governance-only mode.
+    assert document == tools_policy_of(plan, "vision").document(plan.hyperpod_cluster_arn)
     assert sorted(p.name for p in (synthesized.out_dir / "iam").iterdir()) == ["vision.json"]
-    assert "arn:aws:eks:us-west-2:111111111111:access-entry/lab-eks/role/444444444444/PartnerScientist/*" in \
-        document["Statement"][1]["Resource"]
+    assert document["Statement"][1]["Resource"] == [
+        "arn:aws:eks:us-west-2:111111111111:access-entry/lab-eks/role/111111111111/VisionScientist/*",
+        "arn:aws:eks:us-west-2:111111111111:access-entry/lab-eks/role/111111111111/VisionViewer/*",
+        "arn:aws:eks:us-west-2:111111111111:access-entry/lab-eks/role/444444444444/PartnerScientist/*"]
+    assert [s["Resource"] for s in policy["PolicyDocument"]["Statement"]][2] == plan.hyperpod_cluster_arn
 
 
 def test_iam_json_of_a_team_that_no_longer_has_foreign_principals_is_removed(base, tmp_path):
