@@ -6,6 +6,7 @@ import textwrap
 
 from .plan import Plan
 from .plan.data import data_paths, team_storage
+from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
@@ -119,6 +120,7 @@ def explain(plan: Plan) -> str:
                 paths = [f"team bucket s3://{bucket.bucket} (own KMS key) admits "
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
+    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan))]
     parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "

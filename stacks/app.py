@@ -19,6 +19,7 @@ from hyperpod_gov.charts import Manifests, render
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
 from hyperpod_gov.contracts import write_records
 from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.tools_policy import foreign_documents
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
 
 from .layout import add_capacity_stacks, add_consumer_stacks
@@ -162,10 +163,28 @@ def synth_error(exc: BaseException) -> SpecError:
     )])
 
 
+def write_tools_documents(plan: Plan, directory: Path) -> list[Path]:
+    """``<team>.json``: the tools policy document of each team with principals in other accounts, for those
+    accounts' administrators to attach (this app cannot attach a policy in another account); stale files go."""
+    documents = foreign_documents(plan)
+    written = []
+    if documents:
+        directory.mkdir(parents=True, exist_ok=True)
+        for team, text in sorted(documents.items()):
+            path = directory / f"{team}.json"
+            path.write_text(text)
+            written.append(path)
+    if directory.is_dir():
+        for stale in set(directory.glob("*.json")) - set(written):
+            stale.unlink()
+    return written
+
+
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
           manifests: Optional[Manifests] = None) -> cdk.cx_api.CloudAssembly:
-    """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s`` and the contract records
-    to ``out_dir/contracts``.
+    """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s``, the contract records
+    to ``out_dir/contracts`` and, for teams with principals in other accounts, their tools policy documents to
+    ``out_dir/iam/<team>.json``.
 
     Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and ``SpecError`` on anything else
     that fails during synth.
@@ -176,6 +195,7 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
     check_manifests(plan, manifests)
     manifests.write(out_dir / "k8s")
     write_records(plan, out_dir / "contracts")
+    write_tools_documents(plan, out_dir / "iam")
     try:
         app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag)
         return app.synth()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_cdk import CfnOutput
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -18,6 +19,7 @@ from hyperpod_gov.constructs import (
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.connect import kubeconfig_command
 
 from .base import SpecStack
 
@@ -58,8 +60,23 @@ class CapacityStack(SpecStack):
                                    account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn)
         self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
         acknowledge_bucket_deployment(self, self.lifecycle)
+        cluster_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
 
     @property
     def availability_zones(self) -> list[str]:
         """The spec's AZs: no lookup, so synth needs no credentials."""
         return list(self._azs)
+
+
+def cluster_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str) -> Construct:
+    """How to reach the cluster, as stack outputs (``aws cloudformation describe-stacks``): the EKS cluster's
+    name and ARN, the HyperPod cluster's ARN and the kubeconfig command (plan/connect.py writes it)."""
+    outputs = Construct(scope, "Outputs")
+    for id, value, what in (
+        ("EksClusterName", plan.eks_cluster_name, "Name of the EKS cluster that orchestrates HyperPod"),
+        ("EksClusterArn", plan.cluster.eks_arn, "ARN of the EKS cluster"),
+        ("HyperPodClusterArn", hyperpod_cluster_arn, "ARN of the HyperPod cluster (hyp set-cluster-context)"),
+        ("KubeconfigCommand", kubeconfig_command(plan), "Run it with a team role's credentials to reach the API"),
+    ):
+        CfnOutput(outputs, id, value=value, description=what)
+    return outputs

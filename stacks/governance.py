@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -15,12 +15,15 @@ from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.constructs.team_storage import TeamStorage
-from hyperpod_gov.plan import Plan, Shard, names
+from hyperpod_gov.constructs.tools_policy import ToolsPolicy
+from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
 from hyperpod_gov.plan.data import team_storage
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
+from hyperpod_gov.plan.tools_policy import attached_policy
+from hyperpod_gov.plan.workloads import allowed_priority_classes
 
 from .base import SpecStack, tag
-from .capacity import CapacityStack
+from .capacity import CapacityStack, cluster_outputs
 
 NAMESPACE_WAIT = Duration.minutes(15)
 
@@ -34,6 +37,28 @@ def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[Governe
     if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
         raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
     return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend)
+
+
+def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
+    """The HyperPod cluster's ARN: the capacity stack's (a deploy-time value), or the existing cluster's."""
+    arn = capacity.hyperpod.cluster_arn if capacity is not None else plan.hyperpod_cluster_arn
+    if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
+        raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
+    return arn
+
+
+def team_outputs(scope: Construct, plan: Plan, team: TeamPlan) -> Construct:
+    """What a team member needs to submit work, as outputs of the team's stack (ids under the team's scope)."""
+    outputs = Construct(scope, "Outputs")
+    classes = allowed_priority_classes(plan, team)
+    for id, value, what in (
+        ("Namespace", team.namespace, f"Namespace of team {team.name}"),
+        ("LocalQueue", team.local_queue, f"LocalQueue of team {team.name} (label kueue.x-k8s.io/queue-name)"),
+        ("PriorityClasses", ",".join(classes) or "none",
+         f"Values team {team.name} may give the label kueue.x-k8s.io/priority-class"),
+    ):
+        CfnOutput(outputs, id, value=value, description=what)
+    return outputs
 
 
 def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
@@ -65,6 +90,8 @@ class GovernanceStack(SpecStack):
                                                   function_name=plan.kubectl_provider_function)
             eks_cluster = self.kubectl.cluster
             self._install_on_existing(plan, eks_cluster)
+            # Governance-only mode has no capacity stack: the cluster's outputs are here.
+            cluster_outputs(self, plan, hyperpod_cluster_arn=_hyperpod_arn(plan, None))
         self.policy: Optional[Construct] = None
         cluster = _governed(plan, capacity)
         if cluster is not None:
@@ -74,6 +101,10 @@ class GovernanceStack(SpecStack):
             if plan.shared_pool is not None:
                 quota = TeamQuota(self, "SharedPoolQuota", team=plan.shared_pool, cluster=cluster)
                 quota.node.add_dependency(self.policy)
+        # Reaching the cluster: the teams' tools policy, one for every team's roles of this account.
+        tools = attached_policy(plan)
+        self.tools_policy = None if tools is None else ToolsPolicy(
+            self, "ToolsPolicy", policy=tools, hyperpod_cluster_arn=_hyperpod_arn(plan, capacity))
         self.cluster_objects = None
         if manifests.cluster:
             self.cluster_objects = AppliedManifests(self, "ClusterObjects", cluster=eks_cluster,
@@ -186,6 +217,7 @@ class TeamsStack(SpecStack):
             if waiter is not None:
                 applied.node.add_dependency(waiter)
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
+            team_outputs(team_scope, plan, team)  # reaching the cluster: namespace, queue, priority labels
 
 
 class AccessStack(SpecStack):

@@ -6,6 +6,7 @@ from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as
 from constructs import Construct
 
 from ..plan import ClusterPlan
+from ..plan.api_access import API_PORT, ApiSource
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
@@ -80,6 +81,9 @@ class EksCluster(Construct):
         for sg in self.cluster.connections.security_groups:
             sg.add_ingress_rule(self.kubectl_security_group, ec2.Port.tcp(443), "kubectl handler")
 
+        self.api_access = api_access_rules(self, "ApiAccess", sources=c.api_access,
+                                           group_id=self.cluster.cluster_security_group_id)
+
         for admin in c.admins:
             eks.AccessEntry(
                 self,
@@ -125,3 +129,25 @@ class EksCluster(Construct):
                   "together they cover at most a /8 of public addresses.")],
             )
 
+
+
+def api_access_rules(scope: Construct, id: str, *, sources: tuple[ApiSource, ...],
+                     group_id: str) -> list[ec2.CfnSecurityGroupIngress]:
+    """``cluster.apiAccess``: one ingress rule on TCP 443 of the EKS cluster security group per network, keyed by
+    the network (reordering the spec's lists replaces nothing).
+
+    The EKS cluster security group (``ClusterSecurityGroupId``) is the group EKS puts on the private endpoint's
+    network interfaces, so a rule there admits the network to the API and to nothing else on it.
+    """
+    if not sources:
+        return []
+    parent = Construct(scope, id)
+    rules = []
+    for s in sources:
+        source = ({"cidr_ip": s.value} if s.kind == "cidr" else
+                  {"source_security_group_id": s.value} if s.kind == "security-group" else
+                  {"source_prefix_list_id": s.value})
+        rules.append(ec2.CfnSecurityGroupIngress(
+            parent, s.key, group_id=group_id, ip_protocol="tcp", from_port=API_PORT, to_port=API_PORT,
+            description=s.description, **source))
+    return rules

@@ -99,6 +99,10 @@ def construct_keys_unique(plan: Plan) -> Iterator[SpecIssue]:
                      second, "list each principal once")
 
 
+TEAM_OUTPUTS = 3  # namespace, LocalQueue, priority classes (stacks/governance.py team_outputs)
+MAX_OUTPUTS = 200  # CloudFormation's outputs per stack
+
+
 def _team_resources(plan: Plan, team: str) -> int:
     """CloudFormation resources one team adds to its stack (kept in step with stacks/governance.py)."""
     identities = [i for i in plan.identities if i.team == team]
@@ -123,6 +127,13 @@ def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:
                 "HPG-P004", "deployment.teamStacks",
                 f"stack {stack.name} would hold about {total} resources ({len(stack.members)} teams), over "
                 f"{RESOURCE_BUDGET} of CloudFormation's 500", plan.stacks.team_shards,
+                "raise deployment.teamStacks (it moves teams between stacks: do it before the first deploy)",
+            )
+        if TEAM_OUTPUTS * len(stack.members) > MAX_OUTPUTS:  # stacks/governance.py team_outputs
+            yield _issue(
+                "HPG-P004", "deployment.teamStacks",
+                f"stack {stack.name} would hold {TEAM_OUTPUTS * len(stack.members)} outputs ({len(stack.members)} "
+                f"teams), over CloudFormation's {MAX_OUTPUTS}", plan.stacks.team_shards,
                 "raise deployment.teamStacks (it moves teams between stacks: do it before the first deploy)",
             )
     for stack in plan.stacks.access:

@@ -168,3 +168,10 @@ def source_role_name(spec_name: str, team: str, service_account: str) -> str:
 SESSION_TAG_CLUSTER = "eks-cluster-name"
 SESSION_TAG_NAMESPACE = "kubernetes-namespace"
 SESSION_TAG_SERVICE_ACCOUNT = "kubernetes-service-account"
+
+
+def network_key(value: str) -> str:
+    """Construct id of a network admitted to the API (a CIDR, sg-... or pl-...): its letters and digits plus a
+    short hash of the whole value (``10.8.0.0/16`` and ``10.80.0.0/16`` share the readable part, never the hash)."""
+    readable = "".join(ch for ch in value if ch.isalnum())[:40]
+    return f"{readable}{hashlib.sha256(value.encode()).hexdigest()[:8]}"

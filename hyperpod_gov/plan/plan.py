@@ -29,6 +29,7 @@ from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
 from .data import ImageRegistriesPlan, TeamStoragePlan, image_registries, storage_plans
+from .api_access import ApiSource, api_sources
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
 from .endpoint_policies import Perimeter, perimeter
 from .identity import IdentityPlan, identity_plans
@@ -38,6 +39,7 @@ from .operators import OperatorAddon, kueue_external_frameworks, operator_addons
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
+from .tools_policy import ToolsPolicyPlan, tools_policies
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -233,6 +235,8 @@ class ClusterPlan:
     # cluster.viewers (sorted ARNs, read-only everywhere) and cluster.memberClusterReads (charts/cluster_rbac.py)
     viewers: tuple[str, ...] = field(default=(), kw_only=True)
     member_cluster_reads: bool = field(default=True, kw_only=True)
+    # cluster.apiAccess: networks admitted to the private API endpoint on 443, sorted by kind and value
+    api_access: tuple[ApiSource, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -324,6 +328,8 @@ class Plan:
     monitoring: MonitoringPlan  # dashboards, alarms and topics, derived in the same pass (monitoring_plan)
     tags: tuple[tuple[str, str], ...]  # the spec's top-level tags, sorted: on every resource of every stack
     storage: tuple[TeamStoragePlan, ...] = ()  # per-team data: the team buckets, sorted by team (plan.data)
+    # teams[].access.toolsPolicy: the IAM rights kubeconfig and the HyperPod CLI need, per team (sorted by team)
+    tools_policies: tuple[ToolsPolicyPlan, ...] = ()
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -513,6 +519,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
             installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
         ) if e else None,
+        api_access=api_sources(c),
     )
 
 
@@ -664,6 +671,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         monitoring=monitoring,
         tags=tuple(sorted(spec.tags.items())),
         storage=storage_plans(spec, identities),
+        tools_policies=tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name),
     )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .quotas import TeamPlan
+from .tools_policy import ToolsPolicyPlan
 from .words import PAUSE_EFFECT, borrows, lends, owns
 from .workloads import kinds_for
 
@@ -59,6 +60,7 @@ class TeamPart:
     team: TeamPlan
     identities: tuple[IdentityPlan, ...] = ()
     storage: Optional[TeamStoragePlan] = None  # per-team data: the team bucket, if any
+    tools_policy: Optional[ToolsPolicyPlan] = None  # teams[].access.toolsPolicy (None: off, or nobody to give it)
 
 
 def _widens(why: str) -> Callable[[Any, Any], Optional[str]]:
@@ -184,6 +186,10 @@ CLUSTER = View(
         Row("API endpoint", "cluster.endpointAccess", lambda p: p.cluster.endpoint_access, ("endpoint_access",),
             privilege=_when(_public, "the Kubernetes API is reachable from the internet (adminCidrs)")),
         Row("admin CIDRs", "cluster.adminCidrs", lambda p: p.cluster.admin_cidrs, ("admin_cidrs",), members=True,
+            privilege=_widens("one more network reaches the Kubernetes API")),
+        # --- reaching the cluster: cluster.apiAccess ---
+        Row("API access (private endpoint, 443)", "cluster.apiAccess",
+            lambda p: tuple(s.words for s in p.cluster.api_access), ("api_access",), members=True,
             privilege=_widens("one more network reaches the Kubernetes API")),
         Row("cluster admins", "cluster.admins", lambda p: tuple(a.principal_arn for a in p.cluster.admins),
             ("admins",), members=True, privilege=_widens("cluster-admin in every namespace")),
@@ -347,8 +353,16 @@ def _team_summary(t: TeamPlan) -> str:
 
 def _team_objects(plan: "Plan") -> dict[str, TeamPart]:
     storage = {s.team: s for s in plan.storage}
-    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name), storage.get(t.name))
+    policies = {p.team: p for p in plan.tools_policies}
+    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name), storage.get(t.name),
+                             policies.get(t.name))
             for t in plan.tenants}
+
+
+# --- reaching the cluster: teams[].access.toolsPolicy ---
+def _tools_policy(part: TeamPart) -> str:
+    """Who gets it follows the viewers and submitters (their rows); this row is the switch."""
+    return _on_off(part.tools_policy is not None)
 
 
 _RESTRICTED = {"restricted": 2, "baseline": 1}
@@ -397,6 +411,9 @@ TEAM = View(
         Row("write ConfigMaps", "teams[].access.writeConfigMaps", lambda x: _allowed(x.team.write_config_maps),
             ("write_config_maps",), privilege=_when(lambda o, n: n == "allowed", "submitters write the team's "
                                                     "ConfigMaps")),
+        Row("tools policy", "teams[].access.toolsPolicy", _tools_policy, (),
+            privilege=_when(lambda o, n: n == "on", "the team's viewers and submitters may describe the EKS and "
+                            "HyperPod clusters and list HyperPod clusters")),
         Row("contract", "teams[].contract", lambda x: _contract(x.team), ("contract",)),
         # Workload kinds and per-team workload limits (plan/workloads.py, charts/admission.py).
         Row("may create", "teams[].contract.approvedWorkloads", lambda x: tuple(k.kind for k in kinds_for(x.team)),
@@ -438,6 +455,7 @@ NOT_GOVERNED: Mapping[str, str] = {
     "Plan.monitoring": "alarms, dashboards and topics follow the teams, their owners and alerting (read by emitters)",
     "Plan.catalog": "instance type facts",
     "Plan.contracts": "the contract row and `review`",
+    "Plan.tools_policies": "the team view's tools policy row",
     "ClusterPlan.eks_name": "follows the cluster name",
     "ClusterPlan.eks_arn": "follows the cluster name",
     "ClusterPlan.instance_groups": "the instance-group view",

@@ -653,6 +653,92 @@ ECR_REPOSITORY_PREFIX = re.compile(r"\A(?=.{2,256}\Z)(?:[a-z0-9]+(?:[._-][a-z0-9
                                    re.ASCII)
 ECR_REPOSITORY_ARN = re.compile(r"\Aarn:aws[a-z-]*:ecr:[a-z0-9-]+:[0-9]{12}:repository/(?=.{2,256}\Z)"
                                 r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*\Z", re.ASCII)
+# --- cluster.apiAccess: networks admitted to the private EKS endpoint ---------------------------------------------
+PREFIX_LIST_ID = re.compile(r"\Apl-(?:[0-9a-f]{8}|[0-9a-f]{17})\Z", re.ASCII)
+# What EC2 accepts in a security group rule's description (AuthorizeSecurityGroupIngress, IpRange.Description).
+RULE_DESCRIPTION = re.compile(r"\A[A-Za-z0-9 ._\-:/()#,@\[\]+=&;{}!$*]{1,255}\Z", re.ASCII)
+_DESCRIPTION = ("Who or what this network is, e.g. 'Corporate VPN' (the security group rule's description: at most "
+                "255 letters, digits, spaces and ._-:/()#,@[]+=&;{}!$*).")
+
+
+def _check_description(v: str) -> str:
+    if not RULE_DESCRIPTION.match(v):
+        raise spec_error("is not a security group rule description",
+                         "use at most 255 letters, digits, spaces and ._-:/()#,@[]+=&;{}!$*, e.g. 'Corporate VPN'")
+    return v
+
+
+class ApiCidr(SpecModel):
+    """An IPv4 network admitted to the private EKS API endpoint on TCP 443."""
+
+    cidr: AdminCidr = Field(description="IPv4 CIDR, e.g. a VPN's or a peered VPC's (never 0.0.0.0/0).")
+    description: str = Field(description=_DESCRIPTION)
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return _check_description(v)
+
+
+class ApiSecurityGroup(SpecModel):
+    """A security group whose members are admitted to the private EKS API endpoint on TCP 443."""
+
+    id: str = Field(description="Security group id, sg-..., in the cluster's VPC or a peered one.")
+    description: str = Field(description=_DESCRIPTION)
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return _check_description(v)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not SECURITY_GROUP_ID.match(v):
+            raise spec_error("is not a security group id", "write it as EC2 shows it, e.g. sg-0123456789abcdef0")
+        return v
+
+
+class ApiPrefixList(SpecModel):
+    """A managed prefix list whose networks are admitted to the private EKS API endpoint on TCP 443."""
+
+    id: str = Field(description="Managed prefix list id, pl-... (each of its entries counts against the security "
+                    "group's rule quota).")
+    description: str = Field(description=_DESCRIPTION)
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return _check_description(v)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not PREFIX_LIST_ID.match(v):
+            raise spec_error("is not a managed prefix list id",
+                             "write it as `aws ec2 describe-managed-prefix-lists` shows it, e.g. pl-0123456789abcdef0")
+        return v
+
+
+class ApiAccess(SpecModel):
+    """Networks admitted to the private EKS API endpoint: ingress on TCP 443 of the EKS cluster security group."""
+
+    cidrs: tuple[ApiCidr, ...] = Field(
+        default=(), max_length=50, description="IPv4 networks, [{cidr, description}] (default: none).")
+    security_group_ids: tuple[ApiSecurityGroup, ...] = Field(
+        default=(), max_length=50, description="Security groups, [{id, description}] (default: none).")
+    prefix_list_ids: tuple[ApiPrefixList, ...] = Field(
+        default=(), max_length=10, description="Managed prefix lists, [{id, description}] (default: none).")
+
+    @model_validator(mode="after")
+    def _once(self) -> "ApiAccess":
+        for key, values in (("cidrs", [c.cidr for c in self.cidrs]),
+                            ("securityGroupIds", [g.id for g in self.security_group_ids]),
+                            ("prefixListIds", [p.id for p in self.prefix_list_ids])):
+            repeated = sorted({v for v in values if values.count(v) > 1})
+            if repeated:
+                raise spec_error(f"{key} lists {', '.join(repeated)} twice", "list each network once")
+        return self
 
 
 class Cluster(SpecModel):
@@ -673,6 +759,13 @@ class Cluster(SpecModel):
     )
     admin_cidrs: tuple[AdminCidr, ...] = Field(
         default=(), description="CIDRs allowed to the public endpoint; only with public-and-private."
+    )
+    api_access: ApiAccess = Field(
+        default_factory=ApiAccess,
+        description="Networks admitted to the private API endpoint on TCP 443 (a VPN, a peered VPC, an admin "
+        "subnet): {cidrs, securityGroupIds, prefixListIds}, each entry with a description. Default: none, only the "
+        "cluster's nodes and the kubectl handler reach it. The public endpoint (public-and-private) stays limited "
+        "to adminCidrs.",
     )
     vpc: Vpc = Field(default_factory=Vpc, description="The VPC (default: 10.192.0.0/16 over 2 AZs).")
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = Field(

@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Callable, Iterator
 
 from .. import catalog
-from ._base import IAM_PRINCIPAL_ARN, internet_wide, partition_of, public_addresses
+from ._base import IAM_PRINCIPAL_ARN, SpecModel, internet_wide, partition_of, public_addresses
 from .allocation import Allocation
 from .cluster import INFERENCE_NOT_PROVISIONED, TRAINING_OPERATOR_KUBERNETES
 from .cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
@@ -664,6 +664,21 @@ def admin_cidrs_stay_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
         )
 
 
+# --- cluster.apiAccess -------------------------------------------------------------------------------------------
+@rule("HPG-E005", "error", "apiAccess.cidrs together admit less than a /8 of public addresses to the private API "
+      "endpoint.")
+def api_access_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cidrs = [c.cidr for c in spec.cluster.api_access.cidrs]
+    if cidrs and internet_wide(cidrs):
+        public = public_addresses(cidrs)
+        yield SpecIssue(
+            "cluster.apiAccess.cidrs", f"together admit {public:,} public internet addresses (a /8 or more) to the "
+            "Kubernetes API, as good as 0.0.0.0/0 for any network routed to the VPC", ", ".join(cidrs),
+            "name the networks people connect from (e.g. the VPN's 10.8.0.0/16), or a security group or prefix list "
+            "(apiAccess.securityGroupIds, apiAccess.prefixListIds)",
+        )
+
+
 @rule("HPG-D001", "warning", "cluster.dependenciesChart is set: without the HyperPod dependencies chart, HyperPod "
       "cannot detect and replace faulty nodes.", covers=(CDK_WARN_NO_DEPENDENCIES_CHART,))
 def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -683,6 +698,11 @@ def dependencies_chart_is_set(spec: GovernanceSpec, today: dt.date) -> Iterator[
 CREATED_CLUSTER_ONLY = (
     ("endpointAccess", "endpoint_access", "the existing EKS cluster's endpoint stays as it is"),
     ("adminCidrs", "admin_cidrs", "the existing EKS cluster's endpoint stays as it is"),
+    # cluster.existing.securityGroupId is the kubectl handler's group, which need not be the EKS cluster security
+    # group (the spec does not name that one, and synth looks nothing up): ingress on it would admit the networks
+    # to the wrong group, or widen the handler's.
+    ("apiAccess", "api_access", "the spec does not name the existing EKS cluster's security group "
+     "(existing.securityGroupId is the kubectl handler's); admit networks where that cluster is managed"),
     ("authenticationMode", "authentication_mode", "the existing EKS cluster keeps its authentication mode (preflight "
      "checks that it is API or API_AND_CONFIG_MAP)"),
     ("dependenciesChart", "dependencies_chart", "the chart is installed before a HyperPod cluster is created"),
@@ -702,8 +722,11 @@ def existing_cluster_keys(spec: GovernanceSpec, today: dt.date) -> Iterator[Spec
         return
     for key, attr, why in CREATED_CLUSTER_ONLY:
         if attr in c.model_fields_set:
+            value = getattr(c, attr)
+            if isinstance(value, SpecModel):  # shown as the spec writes it, not as a Python object
+                value = value.model_dump(by_alias=True, exclude_unset=True)
             yield SpecIssue(f"cluster.{key}", f"only applies to a cluster hyperpod-gov creates: {why}",
-                            getattr(c, attr), f"remove cluster.{key} (or remove cluster.existing)")
+                            value, f"remove cluster.{key} (or remove cluster.existing)")
     for key, attr in (("availabilityZones", "availability_zones"), ("maxAzs", "max_azs"), ("vpcId", "vpc_id"),
                       ("privateSubnetIds", "private_subnet_ids"), ("createEndpoints", "create_endpoints"),
                       ("createFlowLogs", "create_flow_logs")):
@@ -866,6 +889,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     principals_are_trusted,
     endpoint_access_matches_cidrs,
     admin_cidrs_stay_off_the_internet,
+    api_access_stays_off_the_internet,
     egress_stays_off_the_internet,
     availability_zones_are_in_the_region,
     teams_have_contracts,

@@ -45,6 +45,13 @@ class Access(SpecModel):
         description="Submitters may read, create, change and delete ConfigMaps in the team namespace. Default: "
         "false (job configuration travels in the job; viewers never read ConfigMaps).",
     )
+    tools_policy: bool = Field(
+        default=True,
+        description="Give the team's viewers and submitters the IAM rights `aws eks update-kubeconfig` and the "
+        "HyperPod CLI need (an IAM managed policy attached to those in the capacity account; for those of other "
+        "accounts the document is written to iam/<team>.json in the synth output). Default: true; false when the "
+        "roles get these rights another way.",
+    )
 
 
 # IAM reads '*' and '?' in a Resource or StringLike value as wildcards and '${...}' as a policy variable: a prefix

@@ -280,7 +280,7 @@ def test_a_real_existing_spec_is_checked(tmp_path, kube, capsys):
     data["cluster"].update(existing={"hyperPodClusterArn": ARN, "eksClusterName": EKS, "vpcId": VPC,
                                      "subnetIds": list(SUBNETS), "securityGroupId": SG},
                            kubernetesVersion="1.31", vpc={"cidr": "10.192.0.0/16"})
-    for key in ("endpointAccess", "adminCidrs", "authenticationMode", "dependenciesChart", "admins"):
+    for key in ("endpointAccess", "adminCidrs", "apiAccess", "authenticationMode", "dependenciesChart", "admins"):
         data["cluster"].pop(key, None)
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(data))

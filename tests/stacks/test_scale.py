@@ -105,12 +105,14 @@ def test_adding_a_team_changes_no_stack_no_logical_id_and_no_other_teams_resourc
     gone = sorted(f"{stack}/{logical_id} ({r['Type']})" for (stack, logical_id), r in old.items()
                   if new.get((stack, logical_id), {}).get("Type") != r["Type"])
     assert gone == []
-    # Same id, other content: only the cluster dashboards, which show every team. A team's resources do not change
-    # (an id taken from a team's position in its stack would keep the id and hand it to another team).
+    # Same id, other content: only the cluster dashboards, which show every team, and the tools policy, attached to
+    # every team's roles (updated in place). A team's resources do not change (an id taken from a team's position in
+    # its stack would keep the id and hand it to another team).
     cluster_dashboard_stacks = {plan_after.stacks.monitoring, *plan_after.stacks.dashboards}
+    every_team = {(stack, "AWS::CloudWatch::Dashboard") for stack in cluster_dashboard_stacks} | {
+        (plan_after.stacks.governance, "AWS::IAM::ManagedPolicy")}
     changed = sorted(k for k, r in old.items() if new[k] != r)
-    assert changed and all(stack in cluster_dashboard_stacks and old[(stack, i)]["Type"] == "AWS::CloudWatch::Dashboard"
-                           for stack, i in changed), changed
+    assert changed and all((stack, old[(stack, i)]["Type"]) in every_team for stack, i in changed), changed
     # What is new belongs to the new team: its resources and its owners' topics in the stack the plan gives it, its
     # principals' access entries in theirs.
     access = {s.name for s in plan_after.stacks.access if any(f"/{NEWCOMER}-" in arn for arn in s.members)}
