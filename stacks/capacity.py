@@ -16,6 +16,7 @@ from hyperpod_gov.constructs import (
     SchedulerInstall,
 )
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
+from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
 
 from .base import SpecStack
@@ -51,6 +52,14 @@ class CapacityStack(SpecStack):
                                           versions=c.addon_versions, kueue_config=plan.kueue_config,
                                           cluster=self.eks.cluster)
         self.scheduler.node.add_dependency(self.hyperpod.resource, self.addons.coredns)
+        # cluster.sharedStorage: the file system the teams' volumes name, and the FSx CSI driver (it runs on nodes).
+        storage = plan.shared_storage
+        self.shared_storage = SharedFileSystem(
+            self, "SharedStorage", storage=storage, network=self.network, nodes=self.hyperpod.security_group,
+            cluster=self.eks.cluster, account=plan.account, cluster_arn=c.eks_arn,
+        ) if storage is not None and storage.file_system.created else None
+        if self.shared_storage is not None:
+            self.shared_storage.addon.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
         acknowledge_bucket_deployment(self, self.lifecycle)
 
     @property

@@ -12,6 +12,7 @@ from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observabil
                                      TeamAccessEntry, TeamQuota, WorkloadIdentityRole)
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
+from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.plan import Plan, Shard, names
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
@@ -164,7 +165,9 @@ class TeamsStack(SpecStack):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
                                      cluster_name=cluster.cluster_name, identity=identity,
                                      account=plan.account, cluster_arn=plan.cluster.eks_arn)
-            applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
+            files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
+            applied = AppliedManifests(team_scope, "Manifests", cluster=cluster,
+                                       manifest=fill_file_system(manifests.teams[team.name], files))
             if waiter is not None:
                 applied.node.add_dependency(waiter)
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)

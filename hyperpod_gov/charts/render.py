@@ -12,7 +12,9 @@ from cdk8s import App
 from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
+from .dedicated import dedicated_objects
 from .kueue import KueueSharedObjects
+from .storage import storage_objects
 from .tenant import TenantChart
 
 Manifest = dict[str, Any]
@@ -64,6 +66,8 @@ def render(plan: Plan) -> Manifests:
     app = App()
     cluster = cluster_chart(app, "cluster")
     admission_policies(cluster)
+    dedicated_objects(cluster, plan=plan)  # instanceGroups[].dedicatedTo
+    storage_objects(cluster, plan=plan)  # cluster.sharedStorage
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
