@@ -458,10 +458,19 @@ def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Itera
       "takes at most that many flavors per ClusterQueue.")
 def kueue_flavor_limit(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     types = {g.instance_type for g in spec.cluster.instance_groups}
-    if spec.scheduler.mode == "kueue" and len(types) > MAX_KUEUE_FLAVORS:
+    # A team's queue also lists a flavor per type of its dedicated groups (instanceGroups[].dedicatedTo).
+    dedicated: dict[str, set[str]] = defaultdict(set)
+    for g in spec.cluster.instance_groups:
+        if g.dedicated_to is not None:
+            dedicated[g.dedicated_to].add(g.instance_type)
+    most = len(types) + max((len(v) for v in dedicated.values()), default=0)
+    if spec.scheduler.mode == "kueue" and most > MAX_KUEUE_FLAVORS:
+        extra = most - len(types)
         yield SpecIssue(
-            "cluster.instanceGroups", f"use {len(types)} instance types; Kueue takes at most "
-            f"{MAX_KUEUE_FLAVORS} flavors per ClusterQueue", len(types), "merge instance types or use task-governance",
+            "cluster.instanceGroups", f"use {len(types)} instance types"
+            + (f" (and a team's dedicated groups add {extra} flavors to its queue)" if extra else "")
+            + f"; Kueue takes at most {MAX_KUEUE_FLAVORS} flavors per ClusterQueue", most,
+            "merge instance types" + (", dedicate fewer types to one team" if extra else "") + " or use task-governance",
         )
 
 

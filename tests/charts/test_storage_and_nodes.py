@@ -222,3 +222,21 @@ def test_dedicated_nodes_are_labelled_and_tainted_through_the_plan(rendered):
     assert group.kubernetes_labels[KEY] == "team-b"
     assert [(t.key, t.value, t.effect) for t in group.taints] == [(KEY, "team-b", "NoSchedule")]
     assert all(KEY not in g.kubernetes_labels and not g.taints for g in plan.instance_groups if g is not group)
+
+
+def test_an_existing_file_system_is_named_as_the_spec_gives_it():
+    d = copy.deepcopy(BASE)
+    d["cluster"].pop("admins")
+    d["cluster"]["vpc"] = {"cidr": "10.0.0.0/16"}
+    d["cluster"]["existing"] = {"hyperPodClusterArn": "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh",
+                                "eksClusterName": "ml-eks", "vpcId": "vpc-0123456789abcdef0",
+                                "subnetIds": ["subnet-0123456789abcdef0"], "securityGroupId": "sg-0123456789abcdef0"}
+    d["cluster"]["sharedStorage"] = {"fsxLustre": {
+        "fileSystemId": "fs-0123456789abcdef0", "dnsName": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+        "mountName": "abcdef12"}}
+    plan = build_plan(parse_spec(d, today=TODAY))
+    pv = _find(render(plan).teams["team-a"], "PersistentVolume", "hyperpod-ns-team-a.shared-fsx")
+    assert pv["spec"]["csi"]["volumeHandle"] == "fs-0123456789abcdef0::team-a"
+    assert pv["spec"]["csi"]["volumeAttributes"] == {
+        "dnsname": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com", "mountname": "abcdef12/team-a"}
+    assert "aws-fsx-csi-driver" not in plan.addon_versions  # the existing cluster runs its own driver

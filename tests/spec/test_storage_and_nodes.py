@@ -111,3 +111,19 @@ def test_kueue_mode_lets_a_dedicated_team_lend_its_other_capacity():
     data = spec_with(dedicated("team-a", count=1, itype="ml.p5.48xlarge"),
                      lambda d: d["scheduler"].__setitem__("mode", "kueue"))
     parse_spec(data, today=TODAY)  # team-a is LendAndBorrow: its dedicated flavor lends nothing
+
+
+def test_a_teams_dedicated_flavors_count_against_kueues_flavor_limit():
+    def types(d: dict) -> None:
+        d["scheduler"]["mode"] = "kueue"
+        d["cluster"]["instanceGroups"] = [{"name": f"g{i}", "instanceType": t, "count": 1} for i, t in enumerate(
+            ("ml.g5.xlarge", "ml.g5.2xlarge", "ml.g5.4xlarge", "ml.g5.8xlarge", "ml.g5.12xlarge", "ml.g5.16xlarge",
+             "ml.g5.24xlarge", "ml.g5.48xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.g6.xlarge", "ml.g6.2xlarge",
+             "ml.g6.4xlarge", "ml.g6.8xlarge", "ml.g6.12xlarge", "ml.g6.16xlarge"))]
+        d["cluster"]["instanceGroups"].append({"name": "b", "instanceType": "ml.g5.8xlarge", "count": 1,
+                                               "dedicatedTo": "team-b"})
+        d["teams"][0]["quota"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}]
+        d["teams"][1]["quota"] = [{"instanceType": "ml.g5.8xlarge", "count": 1}]
+    found = errors(spec_with(types))
+    assert any("HPG-Q005 cluster.instanceGroups: use 16 instance types (and a team's dedicated groups add 1 "
+               "flavors to its queue)" in i for i in found), found
