@@ -240,3 +240,13 @@ def test_an_existing_file_system_is_named_as_the_spec_gives_it():
     assert pv["spec"]["csi"]["volumeAttributes"] == {
         "dnsname": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com", "mountname": "abcdef12/team-a"}
     assert "aws-fsx-csi-driver" not in plan.addon_versions  # the existing cluster runs its own driver
+
+
+def test_the_kueue_objects_with_a_dedicated_flavor_are_valid_v1beta2():
+    from tests.kueue_schema import kueue_errors
+
+    plan = build_plan(parse_spec(_spec("kueue"), today=TODAY))
+    manifests = render(plan)
+    objs = [o for o in manifests.all() if o["apiVersion"].startswith("kueue.x-k8s.io/")]
+    assert {o["kind"] for o in objs} >= {"ResourceFlavor", "ClusterQueue"}
+    assert [(o["kind"], o["metadata"]["name"], e) for o in objs for e in kueue_errors(o)] == []
