@@ -51,6 +51,9 @@ KINDS: dict[str, tuple[str, bool]] = {
     "WorkloadPriorityClass": ("workloadpriorityclasses", False),
     "ClusterQueue": ("clusterqueues", False),
     "LocalQueue": ("localqueues", True),
+    # cluster.sharedStorage: each team's volume and claim.
+    "PersistentVolume": ("persistentvolumes", False),
+    "PersistentVolumeClaim": ("persistentvolumeclaims", True),
 }
 # The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
 API_VERSIONS: dict[str, str] = {

@@ -250,3 +250,11 @@ def test_the_kueue_objects_with_a_dedicated_flavor_are_valid_v1beta2():
     objs = [o for o in manifests.all() if o["apiVersion"].startswith("kueue.x-k8s.io/")]
     assert {o["kind"] for o in objs} >= {"ResourceFlavor", "ClusterQueue"}
     assert [(o["kind"], o["metadata"]["name"], e) for o in objs for e in kueue_errors(o)] == []
+
+
+def test_drift_reads_every_kind_these_manifests_hold(rendered):
+    from hyperpod_gov.live.k8s import KINDS
+
+    plan, manifests = rendered
+    assert {o["kind"] for o in manifests.all()} - set(KINDS) == set()
+    assert KINDS["PersistentVolume"] == ("persistentvolumes", False)
