@@ -8,7 +8,7 @@ from .plan import Plan
 from .plan.data import data_paths, team_storage
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
-from .plan.views import team_columns
+from .plan.views import dedicated_groups, shared_file_system, team_columns
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
 __all__ = ["explain", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
@@ -96,6 +96,9 @@ def explain(plan: Plan) -> str:
         *([f"Governs an existing cluster: {plan.cluster.existing.hyperpod_arn} (EKS {plan.eks_cluster_name}); "
            "creates no VPC, EKS or HyperPod cluster"] if plan.cluster.existing else []),
         f"Capacity: {capacity}",
+        # Dedicated node groups and shared storage: which group is whose, and the teams' file system.
+        *([f"Dedicated groups: {'; '.join(dedicated_groups(plan))}"] if plan.dedicated else []),
+        *([f"Shared file system: {shared_file_system(plan)}"] if plan.shared_storage is not None else []),
         "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
         _operators(plan),

@@ -18,6 +18,7 @@ from hyperpod_gov.constructs import (
 )
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
 from hyperpod_gov.constructs.operators import Operators
+from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.connect import kubeconfig_command
 
@@ -59,6 +60,14 @@ class CapacityStack(SpecStack):
         self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=self.eks.cluster,
                                    account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn)
         self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
+        # cluster.sharedStorage: the file system the teams' volumes name, and the FSx CSI driver (it runs on nodes).
+        storage = plan.shared_storage
+        self.shared_storage = SharedFileSystem(
+            self, "SharedStorage", storage=storage, network=self.network, nodes=self.hyperpod.security_group,
+            cluster=self.eks.cluster, account=plan.account, cluster_arn=c.eks_arn,
+        ) if storage is not None and storage.file_system.created else None
+        if self.shared_storage is not None:
+            self.shared_storage.addon.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
         acknowledge_bucket_deployment(self, self.lifecycle)
         cluster_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
 

@@ -13,6 +13,7 @@ from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observabil
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
 from hyperpod_gov.constructs.operators import Operators
+from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import GovernedCluster
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
@@ -213,7 +214,9 @@ class TeamsStack(SpecStack):
                                      cluster_name=cluster.cluster_name, identity=identity,
                                      account=plan.account, cluster_arn=plan.cluster.eks_arn,
                                      team_key=store.key if store is not None else None)
-            applied = AppliedManifests(team_scope, "Manifests", cluster=cluster, manifest=manifests.teams[team.name])
+            files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
+            applied = AppliedManifests(team_scope, "Manifests", cluster=cluster,
+                                       manifest=fill_file_system(manifests.teams[team.name], files))
             if waiter is not None:
                 applied.node.add_dependency(waiter)
             TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)

@@ -17,6 +17,7 @@ from ..plan.workloads import allowed_priority_classes
 from .admission import QUEUE_POLICY, TEAM_LIMITS_POLICY, binding_name, pod_security_policy_name, team_params
 from .network_policy import team_egress_rules
 from .rbac import submitter_rules, viewer_rules
+from .storage import persistent_volume, persistent_volume_claim
 from .tenant import DEFAULT_REQUESTS, LIMIT_RANGE, contract_annotations
 
 __all__ = ["ObjectRow", "TEAM_OBJECTS", "planned_objects"]
@@ -44,6 +45,13 @@ def _fixed(name: str) -> Callable[[TeamPlan], tuple[str, ...]]:
 
 def _kueue(plan: Plan, team: TeamPlan) -> bool:
     return plan.emits_kueue_objects
+
+
+def _volume(plan: Plan, team: TeamPlan) -> Any:
+    volume = plan.shared_storage.volume(team.name) if plan.shared_storage is not None else None
+    if volume is None:
+        raise ValueError(f"team {team.name} has no shared volume")
+    return volume
 
 
 def _group_subjects(*groups: str) -> list[dict[str, str]]:
@@ -104,6 +112,14 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
               ("viewers_group", "submitters_group"), when=lambda plan, t: plan.cluster.member_cluster_reads),
     ObjectRow("LocalQueue", _one("local_queue"), "the team's local queue", "teams[].name", "spec.clusterQueue",
               lambda plan, t: t.cluster_queue, ("local_queue",), when=_kueue),
+    # Shared storage (cluster.sharedStorage): the team's directory of the file system and its claim.
+    ObjectRow("PersistentVolume", lambda t: (names.team_volume(t.name),), "the team's shared directory",
+              "cluster.sharedStorage", "spec.csi.volumeAttributes",
+              lambda plan, t: persistent_volume(plan, _volume(plan, t))["csi"]["volumeAttributes"],
+              when=lambda plan, t: plan.shared_storage is not None),
+    ObjectRow("PersistentVolumeClaim", lambda t: (names.SHARED_FSX_CLAIM,), "the team's claim of it",
+              "cluster.sharedStorage", "spec.volumeName", lambda plan, t: persistent_volume_claim(_volume(plan, t))[
+                  "volumeName"], when=lambda plan, t: plan.shared_storage is not None),
 )
 
 

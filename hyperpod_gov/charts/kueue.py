@@ -11,7 +11,7 @@ from constructs import Construct
 
 from ..plan import Plan, TeamPlan
 from ..plan import names
-from ..plan.kueue import KUEUE_API
+from ..plan.kueue import KUEUE_API, dedicated_flavor_spec
 from ._objects import api_object
 
 class KueueSharedObjects(Construct):
@@ -24,6 +24,12 @@ class KueueSharedObjects(Construct):
                 self, f"Flavor-{flavor.name}", api_version=KUEUE_API, kind="ResourceFlavor", name=flavor.name,
                 body={"spec": {"nodeLabels": {names.INSTANCE_TYPE_LABEL: flavor.instance_type}}},
             )
+        # A team's dedicated groups of a type: a flavor of their own, which only the team's queue lists. The
+        # instance type's shared flavor still selects every node of the type; the dedicated nodes' taint keeps
+        # the work admitted on it (which does not tolerate the taint) off them.
+        for d in plan.dedicated:
+            api_object(self, f"DedicatedFlavor-{d.flavor}", api_version=KUEUE_API, kind="ResourceFlavor",
+                       name=d.flavor, body={"spec": dedicated_flavor_spec(d)})
         for pc in plan.priority_classes:
             api_object(
                 self, f"Priority-{pc.name}", api_version=KUEUE_API, kind="WorkloadPriorityClass",

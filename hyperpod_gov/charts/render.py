@@ -13,8 +13,10 @@ from ..plan import Plan
 from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
 from .cluster_rbac import cluster_wide_rbac, member_reads_binding
+from .dedicated import dedicated_objects
 from .kueue import KueueSharedObjects
 from .platform_network import platform_network_policies
+from .storage import storage_objects
 from .tenant import TenantChart
 
 Manifest = dict[str, Any]
@@ -67,6 +69,8 @@ def render(plan: Plan) -> Manifests:
     cluster = cluster_chart(app, "cluster")
     admission_policies(cluster)
     cluster_wide_rbac(cluster, plan=plan)
+    dedicated_objects(cluster, plan=plan)  # instanceGroups[].dedicatedTo
+    storage_objects(cluster, plan=plan)  # cluster.sharedStorage
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     platform_network_policies(cluster, namespaces=plan.strict_mode_namespaces)  # VPC CNI strict mode

@@ -13,6 +13,7 @@ from .admission import namespace_labels, team_bindings
 from .kueue import cluster_queue, local_queue
 from .network_policy import network_policies
 from .rbac import cluster_rbac, team_rbac
+from .storage import team_storage
 
 ANNOTATION_PREFIX = "hyperpod-gov.io"
 LIMIT_RANGE = "hyperpod-gov-defaults"
@@ -68,3 +69,4 @@ class TenantChart(Chart):
                        name=sa, namespace=team.namespace, labels={TEAM_LABEL: team.name})
         if plan.emits_kueue_objects:
             local_queue(self, team)
+        team_storage(self, plan=plan, team=team)  # cluster.sharedStorage: the team's volume and claim

@@ -54,6 +54,9 @@ KINDS: dict[str, tuple[str, bool]] = {
     # Per-team workload limits (charts/admission.py, charts/tenant.py): the parameters and default requests.
     "ConfigMap": ("configmaps", True),
     "LimitRange": ("limitranges", True),
+    # cluster.sharedStorage: each team's volume and claim.
+    "PersistentVolume": ("persistentvolumes", False),
+    "PersistentVolumeClaim": ("persistentvolumeclaims", True),
 }
 # The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
 API_VERSIONS: dict[str, str] = {

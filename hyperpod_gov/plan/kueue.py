@@ -5,11 +5,15 @@ Pure: the charts turn these dicts into objects, the simulator turns them into qu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ..spec.cluster import DEDICATED_KEY
 from . import names
-from .quotas import Amounts, FlavorQuota, TeamPlan
+from .quotas import ZERO, Amounts, FlavorQuota, TeamPlan
+
+if TYPE_CHECKING:
+    from .storage import DedicatedPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -72,9 +76,37 @@ def _resource(covered: Sequence[str], f: FlavorQuota, name: str) -> dict[str, An
     return entry
 
 
+def _minus(a: Amounts, b: Amounts) -> Amounts:
+    """``a - b`` per resource, never below zero."""
+    parts = dict(a.partitions)
+    for r, n in b.partitions:
+        parts[r] = max(parts.get(r, 0) - n, 0)
+    return Amounts(max(a.accelerators - b.accelerators, 0), max(a.vcpu - b.vcpu, 0),
+                   max(a.memory_gib - b.memory_gib, 0), tuple(sorted(parts.items())))
+
+
+def _flavor_entries(covered: Sequence[str], f: FlavorQuota,
+                    dedicated: Optional["DedicatedPlan"]) -> list[dict[str, Any]]:
+    """The team's flavors of one instance type. With groups of the type dedicated to the team, their flavor comes
+    first (Kueue tries flavors in order: the team's work fills its own nodes first) holding what they bring, and
+    lends and borrows nothing; the shared flavor keeps the rest of the team's quota (the spec's rule HPG-Q008
+    makes the quota cover the dedicated groups)."""
+    shared = {"name": names.flavor(f.instance_type), "resources": []}
+    if dedicated is None:
+        shared["resources"] = [_resource(covered, f, r) for r in covered]
+        return [shared]
+    own = replace(f, nominal=dedicated.capacity, lending_limit=ZERO, borrowing_limit=ZERO)
+    rest = replace(f, nominal=_minus(f.nominal, dedicated.capacity))
+    shared["resources"] = [_resource(covered, rest, r) for r in covered]
+    return [{"name": dedicated.flavor, "resources": [_resource(covered, own, r) for r in covered]}, shared]
+
+
 def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
-                       settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, Any]:
-    """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table (a paused team's queue is held)."""
+                       settings: KueueSettings = KUEUE_SETTINGS,
+                       dedicated: Sequence["DedicatedPlan"] = ()) -> dict[str, Any]:
+    """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table (a paused team's queue is held);
+    ``dedicated``: the team's dedicated groups (``Plan.dedicated``), each type's as a flavor of its own."""
+    mine = {d.instance_type: d for d in dedicated if d.team == team.name}
     spec: dict[str, Any] = {
         "cohortName": cohort,
         # Only the team's own namespace may submit to its queue (null would admit none, {} all).
@@ -83,11 +115,8 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
         "resourceGroups": [
             {
                 "coveredResources": list(covered),
-                "flavors": [
-                    {"name": names.flavor(f.instance_type),
-                     "resources": [_resource(covered, f, r) for r in covered]}
-                    for f in team.flavors
-                ],
+                "flavors": [entry for f in team.flavors
+                            for entry in _flavor_entries(covered, f, mine.get(f.instance_type))],
             }
         ],
         "preemption": {
@@ -100,6 +129,15 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
     if not team.active:
         spec["stopPolicy"] = settings.paused_stop_policy
     return spec
+
+
+def dedicated_flavor_spec(d: "DedicatedPlan") -> dict[str, Any]:
+    """The ResourceFlavor ``spec`` of a team's dedicated groups of one type: Kueue adds the node labels as a
+    nodeSelector and the toleration to the pods it admits on the flavor, so they land on those nodes only."""
+    return {
+        "nodeLabels": {names.INSTANCE_TYPE_LABEL: d.instance_type, DEDICATED_KEY: d.team},
+        "tolerations": [{"key": DEDICATED_KEY, "operator": "Equal", "value": d.team, "effect": "NoSchedule"}],
+    }
 
 
 # Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.

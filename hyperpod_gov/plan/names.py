@@ -175,3 +175,24 @@ def network_key(value: str) -> str:
     short hash of the whole value (``10.8.0.0/16`` and ``10.80.0.0/16`` share the readable part, never the hash)."""
     readable = "".join(ch for ch in value if ch.isalnum())[:40]
     return f"{readable}{hashlib.sha256(value.encode()).hexdigest()[:8]}"
+# --- shared storage and dedicated node groups --------------------------------------------------------------------
+
+# A team's PersistentVolumes are named <namespace>.<name>: team names hold no '.', so the prefix names one team
+# exactly (a '-' would let team "a" claim "hyperpod-ns-a-b-..." of team "a-b"); admission checks claims by it.
+TEAM_VOLUME_SEPARATOR = "."
+SHARED_FSX_CLAIM = "shared-fsx"
+
+
+def team_volume(team: str, claim: str = SHARED_FSX_CLAIM) -> str:
+    """The PersistentVolume (cluster-scoped) of a team's claim ``claim``."""
+    return f"{namespace(team)}{TEAM_VOLUME_SEPARATOR}{claim}"
+
+
+def dedicated_flavor(instance_type: str, team: str) -> str:
+    """The ResourceFlavor of a team's dedicated groups of one type (kueue mode): ``<team>.<type>``. No instance
+    type starts with a team name and a '.', and a team name holds no '.': it names no other flavor."""
+    return f"{team}.{instance_type}"
+
+
+def fsx_security_group_description(spec_name: str) -> str:
+    return f"FSx for Lustre of {spec_name}: Lustre from the HyperPod nodes only"

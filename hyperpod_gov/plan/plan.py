@@ -23,7 +23,7 @@ from typing import Any, Literal, Optional
 from .. import catalog
 from ..spec._base import partition_of
 from ..spec.instance_types import spec_catalog
-from ..spec.cluster import MIG_LABEL, InstanceGroup
+from ..spec.cluster import DEDICATED_KEY, MIG_LABEL, InstanceGroup
 from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
@@ -40,6 +40,7 @@ from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
 from .tools_policy import ToolsPolicyPlan, tools_policies
+from .storage import DedicatedPlan, SharedStoragePlan, csi_driver_addon, dedicated_plans, shared_storage_plan
 
 Mode = Literal["task-governance", "kueue"]
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -120,15 +121,19 @@ class InstanceGroupPlan:
     deep_health_checks: tuple[str, ...] = field(default=(), kw_only=True)  # resolved: the spec's or the default
     deep_health_checks_given: bool = field(default=False, kw_only=True)  # the spec names them (drift compares)
     threads_per_core: Optional[int] = field(default=None, kw_only=True)
+    dedicated_to: Optional[str] = field(default=None, kw_only=True)  # instanceGroups[].dedicatedTo: the team
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
         """Node labels HyperPod applies to the group (``KubernetesConfig.Labels``), sorted: the spec's labels and,
         on a partitioned group, ``nvidia.com/mig.config: all-<profile>``, which has HyperPod's GPU operator
-        partition every GPU (the spec refuses a label of that key, so the two never conflict)."""
+        partition every GPU, and on a dedicated group ``hyperpod-gov.io/dedicated: <team>`` (the spec refuses
+        labels of those keys, so they never conflict)."""
         out = dict(self.labels)
         if self.mig_profile is not None:
             out[MIG_LABEL] = "all-" + self.mig_profile.removeprefix("mig-")
+        if self.dedicated_to is not None:
+            out[DEDICATED_KEY] = self.dedicated_to
         return dict(sorted(out.items()))
 
 
@@ -330,6 +335,10 @@ class Plan:
     storage: tuple[TeamStoragePlan, ...] = ()  # per-team data: the team buckets, sorted by team (plan.data)
     # teams[].access.toolsPolicy: the IAM rights kubeconfig and the HyperPod CLI need, per team (sorted by team)
     tools_policies: tuple[ToolsPolicyPlan, ...] = ()
+    # Shared storage and dedicated node groups (plan/storage.py): the file system and each team's volume; the
+    # dedicated groups by team and type, with their Kueue flavors.
+    shared_storage: Optional[SharedStoragePlan] = field(default=None, kw_only=True)
+    dedicated: tuple[DedicatedPlan, ...] = field(default=(), kw_only=True)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -399,6 +408,7 @@ class Plan:
         }
         if self.task_governance:
             out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
+        out.update(csi_driver_addon(self.shared_storage))  # sharedStorage: the FSx CSI driver (plan/storage.py)
         e = self.cluster.existing
         if e is not None:  # only the add-ons installed on the existing cluster
             out = {k: val for k, val in out.items()
@@ -435,7 +445,7 @@ class Plan:
         raise KeyError(name)
 
     def cluster_queue_spec(self, team: TeamPlan) -> dict[str, Any]:
-        return cluster_queue_spec(self.cohort, self.covered_resources, team)
+        return cluster_queue_spec(self.cohort, self.covered_resources, team, dedicated=self.dedicated)
 
     def capacity(self) -> dict[str, int]:
         """Instances per instance type."""
@@ -542,13 +552,16 @@ def _group(g: InstanceGroup, index: int, cat: catalog.Catalog) -> InstanceGroupP
         training_plan_arn=g.training_plan_arn,
         subnet_ids=tuple(sorted(g.subnet_ids)),
         labels=tuple(sorted(g.labels.items())),
-        taints=tuple(sorted((TaintPlan(t.key, t.value, t.effect) for t in g.taints),
+        # A dedicated group's taint joins the spec's (which may not use its key): KubernetesConfig.Taints.
+        taints=tuple(sorted((*(TaintPlan(t.key, t.value, t.effect) for t in g.taints),
+                             *((TaintPlan(DEDICATED_KEY, g.dedicated_to, "NoSchedule"),) if g.dedicated_to else ())),
                             key=lambda t: (t.key, t.effect))),
         lifecycle=lifecycle,
         volume_kms_key_id=g.volume_kms_key_id,
         deep_health_checks=checks,
         deep_health_checks_given=g.deep_health_checks is not None,
         threads_per_core=g.threads_per_core,
+        dedicated_to=g.dedicated_to,
     )
 
 
@@ -672,6 +685,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         tags=tuple(sorted(spec.tags.items())),
         storage=storage_plans(spec, identities),
         tools_policies=tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name),
+        shared_storage=shared_storage_plan(spec),
+        dedicated=dedicated_plans(spec, cat, migs),
     )
 
 

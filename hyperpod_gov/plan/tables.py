@@ -277,10 +277,10 @@ INSTANCE_GROUP = Table(
                     "KMS key, volumeKmsKeyId, is not imported)",
               to_spec=volume_of),
         Field("KubernetesConfig.Labels", "node labels", "labels", get=lambda g: g.kubernetes_labels or None,
-              plan_fields=("mig_profile", "labels"), live_member=_desired("Labels"),
+              plan_fields=("mig_profile", "labels", "dedicated_to"), live_member=_desired("Labels"),
               imports="a mapping (KubernetesConfig.DesiredLabels): the importer writes flat values only; the MIG "
                       "profile is guessed from the compute quotas' partitions"),
-        Field("KubernetesConfig.Taints", "node taints", "taints", get=_taints, plan_fields=("taints",),
+        Field("KubernetesConfig.Taints", "node taints", "taints|dedicatedTo", get=_taints, plan_fields=("taints",),
               live_member=_desired("Taints"), same=_same_taints,
               imports="a list of {key, value, effect}: the importer writes flat values only"),
         Field("OnStartDeepHealthChecks", "deep health checks", "deepHealthChecks|instanceType",

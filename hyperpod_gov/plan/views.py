@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from .data import TeamStoragePlan
+from ..spec.cluster import DEDICATED_KEY
+from . import names
 from .identity import IdentityPlan
 from .quotas import TeamPlan
 from .tools_policy import ToolsPolicyPlan
@@ -150,6 +152,23 @@ def _installs(plan: "Plan") -> tuple[str, ...]:
 def _endpoint_organization(plan: "Plan") -> str:
     p = plan.network.perimeter
     return (p.organization_id if p is not None else None) or "none"
+def shared_file_system(plan: "Plan") -> str:
+    """cluster.sharedStorage in words (the cluster view and ``explain``)."""
+    storage = plan.shared_storage
+    if storage is None:
+        return "none"
+    fs = storage.file_system
+    where = (f"FSx for Lustre created: {fs.storage_capacity_gib} GiB {fs.deployment_type} at "
+             f"{fs.per_unit_storage_throughput} MB/s/TiB, own KMS key, nodes only; aws-fsx-csi-driver "
+             f"{fs.csi_driver_version}" if fs.created else
+             f"FSx for Lustre {fs.file_system_id} ({fs.dns_name}@tcp:/{fs.mount_name}), existing")
+    return f"{where}; each team's claim {names.SHARED_FSX_CLAIM} mounts /<team> only"
+
+
+def dedicated_groups(plan: "Plan") -> tuple[str, ...]:
+    """Which groups are whose (instanceGroups[].dedicatedTo), one line per team and type."""
+    return tuple(f"{d.instance_type} x {d.instances} ({', '.join(d.groups)}) to {d.team}"
+                 + (f", Kueue flavor {d.flavor}" if plan.emits_kueue_objects else "") for d in plan.dedicated)
 
 
 def _public(old: str, new: str) -> bool:
@@ -220,6 +239,11 @@ CLUSTER = View(
                        else ("every repository of the region",)),
             ("image_registries",), members=True,
             privilege=_widens("the nodes pull from here, so every team's pods may run these images")),
+        # Shared storage (cluster.sharedStorage) and dedicated groups (instanceGroups[].dedicatedTo).
+        Row("shared file system", "cluster.sharedStorage", shared_file_system, ("shared_storage",),
+            privilege=_when(lambda o, n: o != n and o != "none",
+                            "the teams' directories now live on another file system")),
+        Row("dedicated groups", "cluster.instanceGroups[].dedicatedTo", dedicated_groups, ("dedicated",), members=True),
         Row("consumer accounts", "accounts.consumers",
             lambda p: tuple(sorted(f"{c.account_name} ({c.account})" for c in p.stacks.consumers)), ("stacks",),
             members=True),
@@ -274,6 +298,13 @@ INSTANCE_GROUPS = View(
             lambda g: tuple(g.deep_health_checks), ("deep_health_checks",), members=True),
         Row("threads per core", "cluster.instanceGroups[].threadsPerCore",
             lambda g: g.threads_per_core or "the type's", ("threads_per_core",)),
+        # Dedicated node groups (instanceGroups[].dedicatedTo): whose the group is. Ending a dedication lets every
+        # team's pods onto the nodes; moving it gives them to another team.
+        Row("dedicated to", "cluster.instanceGroups[].dedicatedTo",
+            lambda g: f"team {g.dedicated_to} (label and NoSchedule taint {DEDICATED_KEY}={g.dedicated_to})"
+            if g.dedicated_to else "every team", ("dedicated_to",),
+            privilege=_when(lambda o, n: o != n and o != "every team",
+                            "nodes that were one team's now take other teams' work")),
     ),
     added=lambda key, g: f"instance group {key} added: {g.count} x {g.instance_type}",
     removed=lambda key, g: f"instance group {key} removed: {g.count} x {g.instance_type}",

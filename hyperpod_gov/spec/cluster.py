@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ._base import SpecModel, check_ipv4_cidr, check_label, spec_error
 from .instance_types import InstanceTypeRef, MigProfileName
+from .shared_storage import SharedStorage
 from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal
 
 
@@ -26,6 +27,9 @@ K8S_VALUE = re.compile(r"\A(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z", re.AS
 MIG_LABEL = "nvidia.com/mig.config"
 # Labels HyperPod sets on its nodes itself (instance group, health status): a spec label there would fight them.
 RESERVED_LABEL_PREFIXES = ("sagemaker.amazonaws.com/",)
+# The label and taint key a dedicated group (instanceGroups[].dedicatedTo) carries, value the team's name: the plan
+# sets both, so the spec's own labels and taints may not use the key.
+DEDICATED_KEY = "hyperpod-gov.io/dedicated"
 TRAINING_PLAN_ARN = re.compile(r"\Aarn:aws[a-z-]*:sagemaker:[a-z0-9-]+:[0-9]{12}:training-plan/[A-Za-z0-9._-]{1,255}\Z",
                                re.ASCII)
 KMS_KEY = re.compile(
@@ -191,6 +195,9 @@ class Taint(SpecModel):
     @field_validator("key")
     @classmethod
     def _key(cls, v: str) -> str:
+        if v == DEDICATED_KEY:
+            raise spec_error(f"{DEDICATED_KEY} is the taint of a dedicated group, which the plan sets",
+                             "set dedicatedTo: <team> on the group instead")
         return check_k8s_key(v, "taint")
 
     @field_validator("value")
@@ -295,6 +302,12 @@ class InstanceGroup(SpecModel):
     threads_per_core: Optional[Literal[1, 2]] = Field(
         default=None, description="1 turns multithreading off, 2 on (default: the instance type's own)."
     )
+    dedicated_to: Optional[str] = Field(
+        default=None,
+        description="A team whose work alone runs on the group: its nodes get the label and the NoSchedule taint "
+        f"{DEDICATED_KEY}=<team>, admission refuses other teams' pods that tolerate or select them, and the team's "
+        "queue places its work there (default: none, every team may use the group).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -311,6 +324,11 @@ class InstanceGroup(SpecModel):
     @classmethod
     def _name(cls, v: str) -> str:
         return check_label(v, what="instance group name", max_len=63)
+
+    @field_validator("dedicated_to")
+    @classmethod
+    def _dedicated(cls, v: Optional[str]) -> Optional[str]:
+        return v if v is None else check_label(v, what="team name", max_len=40)
 
     @field_validator("training_plan_arn")
     @classmethod
@@ -336,6 +354,9 @@ class InstanceGroup(SpecModel):
                 raise spec_error(f"sets {MIG_LABEL}, which the group's MIG layout owns",
                                  "partition the GPUs with mig: {profile: ...} instead (the quotas then count "
                                  "partitions)")
+            if key == DEDICATED_KEY:
+                raise spec_error(f"{DEDICATED_KEY} is the label of a dedicated group, which the plan sets",
+                                 "set dedicatedTo: <team> on the group instead")
             if key.startswith(RESERVED_LABEL_PREFIXES):
                 raise spec_error(f"{key!r} is under a prefix HyperPod sets on its nodes itself",
                                  "use a prefix of your own, e.g. example.com/pool")
@@ -841,6 +862,11 @@ class Cluster(SpecModel):
                 raise spec_error(f"{entry!r} is not an ECR repository name or name prefix",
                                  "use lowercase segments joined by '/', e.g. team-a/trainer, or team-a/ for a prefix")
         return v
+    shared_storage: Optional[SharedStorage] = Field(
+        default=None,
+        description="File systems the teams share, each team in its own directory: {fsxLustre: {...}} (default: "
+        "none).",
+    )
 
     @field_validator("name")
     @classmethod

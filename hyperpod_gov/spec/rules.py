@@ -529,10 +529,19 @@ def endpoint_access_matches_cidrs(spec: GovernanceSpec, today: dt.date) -> Itera
       "takes at most that many flavors per ClusterQueue.")
 def kueue_flavor_limit(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     types = {g.instance_type for g in spec.cluster.instance_groups}
-    if spec.scheduler.mode == "kueue" and len(types) > MAX_KUEUE_FLAVORS:
+    # A team's queue also lists a flavor per type of its dedicated groups (instanceGroups[].dedicatedTo).
+    dedicated: dict[str, set[str]] = defaultdict(set)
+    for g in spec.cluster.instance_groups:
+        if g.dedicated_to is not None:
+            dedicated[g.dedicated_to].add(g.instance_type)
+    most = len(types) + max((len(v) for v in dedicated.values()), default=0)
+    if spec.scheduler.mode == "kueue" and most > MAX_KUEUE_FLAVORS:
+        extra = most - len(types)
         yield SpecIssue(
-            "cluster.instanceGroups", f"use {len(types)} instance types; Kueue takes at most "
-            f"{MAX_KUEUE_FLAVORS} flavors per ClusterQueue", len(types), "merge instance types or use task-governance",
+            "cluster.instanceGroups", f"use {len(types)} instance types"
+            + (f" (and a team's dedicated groups add {extra} flavors to its queue)" if extra else "")
+            + f"; Kueue takes at most {MAX_KUEUE_FLAVORS} flavors per ClusterQueue", most,
+            "merge instance types" + (", dedicate fewer types to one team" if extra else "") + " or use task-governance",
         )
 
 
@@ -868,6 +877,89 @@ def team_priority_classes_are_defined(spec: GovernanceSpec, today: dt.date) -> I
                                 "define it under scheduler.priorityClasses first, or remove it")
         yield from _repeats(chosen, lambda i, ti=ti: f"teams[{ti}].priorityClasses[{i}]",
                             "names a priority class twice", "list each class once")
+# --- dedicated node groups and shared storage (instanceGroups[].dedicatedTo, cluster.sharedStorage) ------------
+
+
+def _governed(facts: catalog.InstanceType, units: Units, profile: str | None) -> int:
+    """An amount in the one unit a quota on the type is counted in: MIG partitions, accelerators or vCPU."""
+    if profile is not None:
+        return sum(n for _, n in units[3])
+    return units[0] if facts.accelerators else units[1]
+
+
+@rule("HPG-Q008", "error", "An instance group's dedicatedTo names a team of the spec (not the shared pool).")
+def dedicated_groups_name_a_team(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    teams = [t.name for t in spec.teams]
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.dedicated_to is not None and g.dedicated_to not in teams:
+            pool = spec.shared_pool is not None and spec.shared_pool.name == g.dedicated_to
+            yield SpecIssue(
+                f"cluster.instanceGroups[{gi}].dedicatedTo",
+                "names the shared pool, which runs no work of its own" if pool else "names no team of the spec",
+                g.dedicated_to, f"name one of the teams ({', '.join(sorted(teams)) or 'none'}), or remove dedicatedTo",
+            )
+
+
+@rule("HPG-Q009", "error", "A dedicated group's capacity is lent to nobody: its team's quota on the type covers "
+      "the team's dedicated groups of that type (capacity no quota holds is idle capacity others borrow), and in "
+      "task-governance mode the team is DontLend (a ComputeQuota lends per team, not per node group).")
+def dedicated_capacity_is_not_lent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    cat = spec_catalog(spec)
+    migs = _valid_mig_profiles(spec, cat)
+    teams = {t.name: (ti, t) for ti, t in enumerate(spec.teams)}
+    dedicated: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)  # (team, type) -> (group, count)
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.dedicated_to in teams and g.instance_type in cat:
+            dedicated[(g.dedicated_to, g.instance_type)].append((gi, g.count))
+    for (team_name, itype), groups in sorted(dedicated.items()):
+        ti, team = teams[team_name]
+        facts, profile = cat.lookup(itype), migs.get(itype)
+        paths = ", ".join(f"cluster.instanceGroups[{gi}]" for gi, _ in groups)
+        need = _governed(facts, allocation_units(facts, count=sum(n for _, n in groups), mig_profile=profile),
+                         profile)
+        entry = next(((qi, q) for qi, q in enumerate(team.quota) if q.instance_type == itype), None)
+        have = 0
+        if entry is not None:
+            q = entry[1]
+            have = _governed(facts, allocation_units(
+                facts, count=q.count, accelerators=q.accelerators, vcpu=q.vcpu, memory_gib=q.memory_gib,
+                partition=(q.partitions.profile, q.partitions.count) if q.partitions else None, mig_profile=profile),
+                profile)
+        unit = "partitions" if profile else "accelerators" if facts.accelerators else "vCPU"
+        if have < need:
+            yield SpecIssue(
+                f"teams[{ti}].quota[{entry[0]}]" if entry else f"teams[{ti}].quota",
+                f"holds {have} {unit} of {itype}, less than the {need} of the groups dedicated to {team_name} "
+                f"({paths}): the rest would count as idle capacity that other teams borrow but cannot run on",
+                have, f"give {team_name} a quota of at least {need} {unit} on {itype}, or dedicate fewer instances",
+            )
+        if spec.scheduler.mode == "task-governance" and team.sharing.strategy != "DontLend":
+            yield SpecIssue(
+                f"teams[{ti}].sharing.strategy",
+                f"lends {team_name}'s idle {itype} capacity, the dedicated nodes' ({paths}) included: a ComputeQuota "
+                "lends per team and type, and other teams' pods cannot run on the dedicated nodes",
+                team.sharing.strategy,
+                "set sharing.strategy: DontLend, or use scheduler.mode: kueue (its dedicated flavor lends nothing)",
+            )
+
+
+@rule("HPG-D007", "error", "cluster.sharedStorage.fsxLustre creates a file system on a cluster hyperpod-gov "
+      "creates, and names an existing one (fileSystemId, dnsName, mountName) with cluster.existing.")
+def shared_storage_matches_the_cluster(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    storage = spec.cluster.shared_storage
+    if storage is None:
+        return
+    fsx = storage.fsx_lustre
+    if spec.cluster.existing is not None and fsx.creates:
+        yield SpecIssue("cluster.sharedStorage.fsxLustre.storageCapacityGiB", "would create a file system for an "
+                        "existing cluster, whose nodes' security group hyperpod-gov does not know",
+                        fsx.storage_capacity_gib,
+                        "name the existing file system instead: fileSystemId, dnsName and mountName")
+    if spec.cluster.existing is None and not fsx.creates:
+        yield SpecIssue("cluster.sharedStorage.fsxLustre.fileSystemId", "names an existing file system for a "
+                        "cluster hyperpod-gov creates: its security group would not admit the new nodes",
+                        fsx.file_system_id,
+                        "let hyperpod-gov create it (storageCapacityGiB, deploymentType, perUnitStorageThroughput)")
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -908,6 +1000,9 @@ RULES = RuleBook("spec rules", tuple(sorted((
     training_operator_supports_the_kubernetes_version,
     cluster_viewers_are_not_admins,
     team_priority_classes_are_defined,
+    dedicated_groups_name_a_team,
+    dedicated_capacity_is_not_lent,
+    shared_storage_matches_the_cluster,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
