@@ -18,6 +18,7 @@ from hyperpod_gov.constructs import (
 from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.plan import Plan
+from hyperpod_gov.plan.operators import tls_bucket_name
 
 from .base import SpecStack
 
@@ -55,7 +56,8 @@ class CapacityStack(SpecStack):
         # cluster.operators: their pods need the nodes, their roles the Pod Identity agent, and the training
         # operator checks the task-governance add-on's version when it installs.
         self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=self.eks.cluster,
-                                   account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn)
+                                   account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn,
+                                   tls_bucket_name=tls_bucket_name(plan.name, plan.account, plan.region))
         self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
         acknowledge_bucket_deployment(self, self.lifecycle)
 
