@@ -275,3 +275,20 @@ def test_private_subnets_are_tagged_for_internal_load_balancers(all_operators):
     tagged = {lid for lid, p in subnets if {"Key": "kubernetes.io/role/internal-elb", "Value": "1"} in p["Tags"]}
     private = {lid for lid, p in subnets if {"Key": "aws-cdk:subnet-type", "Value": "Private"} in p["Tags"]}
     assert private and tagged == private
+
+
+def test_fsx_csi_addon_is_created_once_per_scope():
+    # Another feature that needs the FSx CSI driver calls the same function: one add-on, one role.
+    from aws_cdk import App, Environment, Stack, aws_eks_v2 as eks
+    from aws_cdk.assertions import Template
+
+    from hyperpod_gov.constructs.operators import fsx_csi_addon
+
+    stack = Stack(App(), "Fsx", env=Environment(account="111111111111", region="us-east-1"))
+    cluster = eks.Cluster(stack, "Eks", version=eks.KubernetesVersion.of("1.33"))
+    arn = "arn:aws:eks:us-east-1:111111111111:cluster/ml-eks"
+    first = fsx_csi_addon(stack, cluster, "v1.6.0-eksbuild.1", account="111111111111", eks_arn=arn)
+    assert fsx_csi_addon(stack, cluster, "v1.6.0-eksbuild.1", account="111111111111", eks_arn=arn) is first
+    template = Template.from_stack(stack).to_json()
+    assert [p["AddonVersion"] for _, p in resources(template, "AWS::EKS::Addon")] == ["v1.6.0-eksbuild.1"]
+    assert len(list(resources(template, "AWS::IAM::OIDCProvider"))) == 1
