@@ -172,7 +172,6 @@ def test_irsa_roles_trust_one_service_account_of_this_cluster(all_operators, add
         ref = props[via]
     else:
         config = props["ConfigurationValues"]
-        ref = {"executionRoleArn": None}  # found below by rendering
         rendered = json.loads(_render(config))
         arn = {"executionRoleArn": rendered["executionRoleArn"], "alb": rendered["alb"]["serviceAccount"]["roleArn"],
                "keda": rendered["keda"]["auth"]["aws"]["irsa"]["roleArn"]}[via]
