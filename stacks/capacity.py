@@ -21,6 +21,7 @@ from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.connect import kubeconfig_command
+from hyperpod_gov.plan.operators import tls_bucket_name
 
 from .base import SpecStack
 
@@ -58,15 +59,18 @@ class CapacityStack(SpecStack):
         # cluster.operators: their pods need the nodes, their roles the Pod Identity agent, and the training
         # operator checks the task-governance add-on's version when it installs.
         self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=self.eks.cluster,
-                                   account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn)
+                                   account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn,
+                                   tls_bucket_name=tls_bucket_name(plan.name, plan.account, plan.region))
         self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
         # cluster.sharedStorage: the file system the teams' volumes name, and the FSx CSI driver (it runs on nodes).
         storage = plan.shared_storage
         self.shared_storage = SharedFileSystem(
             self, "SharedStorage", storage=storage, network=self.network, nodes=self.hyperpod.security_group,
             cluster=self.eks.cluster, account=plan.account, cluster_arn=c.eks_arn,
+            # One aws-fsx-csi-driver per cluster: with the inference operator, its driver (and role) serves both.
+            install_driver="inference" not in c.operators,
         ) if storage is not None and storage.file_system.created else None
-        if self.shared_storage is not None:
+        if self.shared_storage is not None and self.shared_storage.addon is not None:
             self.shared_storage.addon.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
         acknowledge_bucket_deployment(self, self.lifecycle)
         cluster_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)

@@ -47,7 +47,8 @@ class SharedFileSystem(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, storage: SharedStoragePlan, network: Network,
-                 nodes: ec2.ISecurityGroup, cluster: eks.ICluster, account: str, cluster_arn: str) -> None:
+                 nodes: ec2.ISecurityGroup, cluster: eks.ICluster, account: str, cluster_arn: str,
+                 install_driver: bool = True) -> None:
         super().__init__(scope, id)
         plan = storage.file_system
         if not plan.created:
@@ -84,6 +85,9 @@ class SharedFileSystem(Construct):
         self.values: dict[str, str] = {"Id": self.resource.ref, "DNSName": self.resource.attr_dns_name,
                                        "LustreMountName": self.resource.attr_lustre_mount_name}
 
+        self.addon: Optional[eks.Addon] = None
+        if not install_driver:  # the inference operator's FSx CSI driver (constructs/operators.py) serves both
+            return
         self.driver_role = iam.Role(
             self, "CsiDriverRole", assumed_by=pod_identity_trust(account=account, cluster_arn=cluster_arn),
             description="FSx CSI driver controller: describes the shared file system (static provisioning only)",

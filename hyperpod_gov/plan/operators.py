@@ -25,8 +25,28 @@ SPACES_ADDON = "amazon-sagemaker-spaces"
 # The spaces' volumes (permission-setup.html, "IAM Role for EBS CSI Driver Add-on: always required"); the HyperPod
 # additions to its role: https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-eks-ebs.html
 EBS_CSI_ADDON = "aws-ebs-csi-driver"
-# https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html
+# The inference operator and what it needs, all from
+# https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html (Method 2: add-on
+# names, minimum versions, the namespace hyperpod-inference-system, the service accounts of the IRSA trust policies,
+# the configuration values, the hyperpod-tls- bucket prefix). The add-on installs the AWS Load Balancer Controller
+# and KEDA itself (alb.serviceAccount.create, keda.auth.aws.irsa: their roles are in its configuration).
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"
+INFERENCE_NAMESPACE = "hyperpod-inference-system"
+# https://docs.aws.amazon.com/eks/latest/userguide/workloads-add-ons-available-eks.html#mountpoint-for-s3-add-on
+MOUNTPOINT_S3_CSI_ADDON = "aws-mountpoint-s3-csi-driver"
+# https://docs.aws.amazon.com/eks/latest/userguide/workloads-add-ons-available-eks.html#add-ons-aws-fsx-csi-driver
+FSX_CSI_ADDON = "aws-fsx-csi-driver"
+# https://docs.aws.amazon.com/eks/latest/userguide/community-addons.html#addon-metrics-server
+METRICS_SERVER_ADDON = "metrics-server"
+# The ALB controller's policy, the file the setup page downloads (aws-load-balancer-controller v2.13.0,
+# docs/install/iam_policy.json), shipped unchanged in hyperpod_gov/assets.
+ALB_CONTROLLER_POLICY_FILE = "aws-load-balancer-controller-iam-policy-v2.13.0.json"
+# The KEDA operator's permissions (setup page, "Create the KEDA operator role"): metrics reads, no resource-level
+# permissions exist for them.
+KEDA_ACTIONS = (
+    ("cloudwatch:GetMetricData", "cloudwatch:GetMetricStatistics", "cloudwatch:ListMetrics"),
+    ("aps:QueryMetrics", "aps:GetLabels", "aps:GetSeries", "aps:GetMetricMetadata"),
+)
 
 # Kueue queues HyperPodPyTorchJobs only when its configuration names the kind (sagemaker-eks-operator-install.html,
 # "Kueue (optional)"): kueue mode adds it with the training operator.
@@ -45,6 +65,7 @@ OPERATOR_NAMESPACES = {
     CERT_MANAGER_ADDON: "cert-manager",
     TRAINING_OPERATOR_ADDON: "aws-hyperpod",  # sagemaker-eks-operator-install.html
     SPACES_ADDON: "jupyter-k8s-system",
+    INFERENCE_ADDON: INFERENCE_NAMESPACE,
 }
 
 
@@ -70,14 +91,31 @@ def strict_mode_namespaces(*, creates_cluster: bool, addons: tuple["OperatorAddo
 
 @dataclass(frozen=True)
 class AddonRole:
-    """A Pod Identity role an add-on's service account assumes: one AWS managed policy, plus inline statements
-    where AWS documents more (``extra``: the EBS CSI driver's HyperPod actions)."""
+    """A role an add-on's service account assumes: an AWS managed policy where AWS names one, plus the statements
+    AWS documents beyond it.
+
+    Pod Identity roles (``namespace`` empty) are associated in the add-on's namespace. IRSA roles (``namespace``
+    set: the inference operator's, whose add-on takes IRSA role ARNs) trust the cluster's OIDC provider for
+    ``system:serviceaccount:<namespace>:<service_account>`` only; ``via`` says how the add-on gets the role:
+    ``service-account`` (the add-on's ``ServiceAccountRoleArn``) or a key of the inference add-on's
+    configuration."""
 
     key: str  # construct id
     service_account: str
-    managed_policy: str
+    managed_policy: Optional[str]
     why: str  # the role's description, and the reason the managed policy is acknowledged
     hyperpod_volumes: bool = False  # sagemaker:Attach/DetachClusterNodeVolume + eks:DescribeCluster (EBS CSI)
+    namespace: str = ""  # IRSA: the service account's namespace
+    via: str = "pod-identity"  # pod-identity | service-account | executionRoleArn | alb | keda
+    policy_file: Optional[str] = None  # a policy document shipped in hyperpod_gov/assets (the ALB controller's)
+    keda_metrics: bool = False  # KEDA_ACTIONS
+    tls_bucket: bool = False  # the operator's objects in the TLS bucket (setup page's TLS bucket policy)
+    s3_read: bool = False  # Mountpoint: list and read objects of this account's buckets (model weights)
+    sagemaker_trust: bool = False  # also trusted by sagemaker.amazonaws.com (this account), as the setup page shows
+
+    @property
+    def irsa(self) -> bool:
+        return bool(self.namespace)
 
 
 @dataclass(frozen=True)
@@ -90,12 +128,15 @@ class OperatorAddon:
     roles: tuple[AddonRole, ...] = ()
     after: tuple[str, ...] = ()  # keys of the add-ons installed first
     pod_identity: bool = False  # its roles are assumed through the Pod Identity agent: install after it
+    inference: bool = False  # the inference add-on: configuration values with its roles, the TLS bucket, the
+    # HyperPod cluster ARN; installed after the nodes like the others
 
 
 def operator_addons(operators: tuple[str, ...], versions: AddonVersions) -> tuple[OperatorAddon, ...]:
-    """The add-ons ``operators`` need, each once, prerequisites first (``inference`` is refused at validate)."""
+    """The add-ons ``operators`` need, each once, prerequisites first (``inference`` only on a cluster
+    hyperpod-gov creates: HPG-D005)."""
     out: list[OperatorAddon] = []
-    if "training" in operators or "spaces" in operators:
+    if {"training", "spaces", "inference"} & set(operators):
         out.append(OperatorAddon("CertManager", CERT_MANAGER_ADDON, versions.cert_manager))
     if "training" in operators:
         out.append(OperatorAddon(
@@ -118,4 +159,48 @@ def operator_addons(operators: tuple[str, ...], versions: AddonVersions) -> tupl
                              "AmazonSageMakerSpacesControllerPolicy",
                              "HyperPod spaces controller (amazon-sagemaker-spaces)"),),
         ))
+    if "inference" in operators:
+        out.append(OperatorAddon(
+            "MountpointS3CsiDriver", MOUNTPOINT_S3_CSI_ADDON, versions.mountpoint_s3_csi_driver,
+            roles=(AddonRole("Role", "s3-csi-driver-sa", None,
+                             "Mountpoint for Amazon S3 CSI driver (aws-mountpoint-s3-csi-driver) for inference "
+                             "model weights", namespace="kube-system", via="service-account", s3_read=True),),
+        ))
+        out.append(fsx_csi_addon_spec(versions.fsx_csi_driver))
+        out.append(OperatorAddon("MetricsServer", METRICS_SERVER_ADDON, versions.metrics_server))
+        out.append(OperatorAddon(
+            "InferenceOperator", INFERENCE_ADDON, versions.inference_operator, inference=True,
+            after=("CertManager", "MountpointS3CsiDriver", "FsxCsiDriver", "MetricsServer"),
+            roles=(
+                AddonRole("ExecutionRole", "hyperpod-inference-controller-manager",
+                          "AmazonSageMakerHyperPodInferenceAccess",
+                          "HyperPod inference operator (amazon-sagemaker-hyperpod-inference) execution role",
+                          namespace=INFERENCE_NAMESPACE, via="executionRoleArn", tls_bucket=True,
+                          sagemaker_trust=True),
+                AddonRole("AlbControllerRole", "aws-load-balancer-controller", None,
+                          "AWS Load Balancer Controller the HyperPod inference add-on installs",
+                          namespace=INFERENCE_NAMESPACE, via="alb", policy_file=ALB_CONTROLLER_POLICY_FILE),
+                AddonRole("KedaRole", "keda-operator", None,
+                          "KEDA operator the HyperPod inference add-on installs (autoscaling on metrics)",
+                          namespace=INFERENCE_NAMESPACE, via="keda", keda_metrics=True),
+            ),
+        ))
     return tuple(out)
+
+
+def fsx_csi_addon_spec(version: str) -> OperatorAddon:
+    """The FSx for Lustre CSI driver add-on with its IRSA role (AmazonFSxFullAccess, the policy the EKS user guide
+    attaches to ``fsx-csi-controller-sa``). One definition, for whichever feature needs the driver."""
+    return OperatorAddon(
+        "FsxCsiDriver", FSX_CSI_ADDON, version,
+        roles=(AddonRole("Role", "fsx-csi-controller-sa", "AmazonFSxFullAccess",
+                         "FSx for Lustre CSI driver (aws-fsx-csi-driver)", namespace="kube-system",
+                         via="service-account"),),
+    )
+
+
+def tls_bucket_name(spec_name: str, account: str, region: str) -> str:
+    """The inference operator's TLS certificate bucket: the ``hyperpod-tls-`` prefix its managed policy's S3
+    statements match (setup page), then the spec, account and region, so each cluster has its own; at most
+    13 + 20 + 1 + 12 + 1 + 14 = 61 characters, within S3's 63."""
+    return f"hyperpod-tls-{spec_name}-{account}-{region}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
@@ -460,17 +460,23 @@ Operator = Literal["training", "inference", "spaces"]
 # (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-eks-operator.html, "Supported versions").
 TRAINING_OPERATOR_KUBERNETES = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 
-# Why `inference` is refused at validate (HPG-D005): what the inference add-on needs that this release does not
-# provision. Every item is from
+# Why `inference` is refused at validate (HPG-D005) on an existing cluster: what the inference add-on needs that
+# hyperpod-gov provisions only on a cluster it creates. Every item is from
 # https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-setup.html
 INFERENCE_NOT_PROVISIONED = (
-    "an IAM OIDC provider for the EKS cluster: the operator's execution role, the ALB controller's and KEDA's roles "
-    "are IRSA roles (AssumeRoleWithWebIdentity), and hyperpod-gov grants pods AWS access through EKS Pod Identity "
-    "only",
-    "the aws-mountpoint-s3-csi-driver and aws-fsx-csi-driver add-ons with their roles, and metrics-server",
-    "a TLS certificate bucket (hyperpod-tls-*) the operator writes to",
-    "kubernetes.io/role/elb tags on the VPC's subnets for the load balancers the operator creates",
+    "an IAM OIDC provider for the EKS cluster (the operator's execution role, the ALB controller's and KEDA's roles "
+    "are IRSA roles): the cluster may already have one, and IAM allows one provider per issuer URL",
+    "the aws-mountpoint-s3-csi-driver and aws-fsx-csi-driver add-ons, which an existing cluster may run already",
+    "load-balancer tags on the VPC's subnets, which hyperpod-gov does not own there",
 )
+
+# sagemaker-hyperpod-model-deployment-setup.html ("minimum version" of each add-on)
+INFERENCE_MINIMUM = {
+    "inference_operator": "v1.0.0-eksbuild.1",
+    "mountpoint_s3_csi_driver": "v1.14.1-eksbuild.1",
+    "fsx_csi_driver": "v1.6.0-eksbuild.1",
+    "metrics_server": "v0.7.2-eksbuild.4",
+}
 
 ADDON_VERSION = re.compile(r"\Av\d+\.\d+\.\d+-eksbuild\.\d+\Z", re.ASCII)
 
@@ -509,9 +515,27 @@ class AddonVersions(SpecModel):
         description="aws-ebs-csi-driver, the spaces' volumes (default: EKS's default for the Kubernetes version; "
         "HyperPod needs at least v1.47.0).",
     )
+    # The oldest versions the inference add-on works with (sagemaker-hyperpod-model-deployment-setup.html).
+    inference_operator: str = Field(
+        default="v1.0.0-eksbuild.1",
+        description="amazon-sagemaker-hyperpod-inference (cluster.operators: inference); at least v1.0.0.",
+    )
+    mountpoint_s3_csi_driver: str = Field(
+        default="v1.14.1-eksbuild.1",
+        description="aws-mountpoint-s3-csi-driver, model weights from S3 (inference); at least v1.14.1-eksbuild.1.",
+    )
+    fsx_csi_driver: str = Field(
+        default="v1.6.0-eksbuild.1",
+        description="aws-fsx-csi-driver, model weights from FSx for Lustre (inference); at least v1.6.0-eksbuild.1.",
+    )
+    metrics_server: str = Field(
+        default="v0.7.2-eksbuild.4",
+        description="metrics-server, the EKS community add-on (inference autoscaling); at least v0.7.2-eksbuild.4.",
+    )
 
     @field_validator("cloudwatch_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
-                     "pod_identity_agent", "training_operator", "cert_manager", "spaces", "ebs_csi_driver")
+                     "pod_identity_agent", "training_operator", "cert_manager", "spaces", "ebs_csi_driver",
+                     "inference_operator", "mountpoint_s3_csi_driver", "fsx_csi_driver", "metrics_server")
     @classmethod
     def _format(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not ADDON_VERSION.match(v):
@@ -555,6 +579,15 @@ class AddonVersions(SpecModel):
     def _ebs(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and _version_tuple(v[1:]) < (1, 47, 0):
             raise spec_error("is older than v1.47.0, which volumes on HyperPod nodes need", "use v1.47.0 or later")
+        return v
+
+    @field_validator("inference_operator", "mountpoint_s3_csi_driver", "fsx_csi_driver", "metrics_server")
+    @classmethod
+    def _inference_minimum(cls, v: str, info: Any) -> str:
+        oldest = INFERENCE_MINIMUM[info.field_name]
+        if _version_tuple(v[1:].split("-")[0]) < _version_tuple(oldest[1:].split("-")[0]):
+            raise spec_error(f"is older than {oldest}, the oldest version AWS lists for the HyperPod inference add-on",
+                             f"use {oldest} or later")
         return v
 
     @field_validator("kueue_chart")

@@ -800,7 +800,10 @@ def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date
 
 # --- cluster.operators (docs/operators.md) ------------------------------------------------------------------
 OPERATOR_VERSION_KEYS = (("trainingOperator", "training_operator"), ("certManager", "cert_manager"),
-                         ("spaces", "spaces"), ("ebsCsiDriver", "ebs_csi_driver"))
+                         ("spaces", "spaces"), ("ebsCsiDriver", "ebs_csi_driver"),
+                         ("inferenceOperator", "inference_operator"),
+                         ("mountpointS3CsiDriver", "mountpoint_s3_csi_driver"), ("fsxCsiDriver", "fsx_csi_driver"),
+                         ("metricsServer", "metrics_server"))
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -808,7 +811,7 @@ def _release(version: str) -> tuple[int, ...]:
 
 
 @rule("HPG-D005", "error", "cluster.operators names each operator once and only operators this release installs "
-      "(inference needs an OIDC provider, CSI drivers and a TLS bucket it does not provision), with a "
+      "(inference only on a cluster hyperpod-gov creates: its OIDC provider, CSI drivers and subnet tags), with a "
       "task-governance add-on the training operator works with (v1.3.0 or later); with cluster.existing, operator "
       "add-on versions are pinned only when cluster.operators lists what to install.")
 def operators_are_installable(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -817,9 +820,10 @@ def operators_are_installable(spec: GovernanceSpec, today: dt.date) -> Iterator[
     yield from _repeats(list(c.operators), lambda i: f"cluster.operators[{i}]", "names an operator twice",
                         "list each operator once")
     for i, operator in enumerate(c.operators):
-        if operator == "inference":
-            yield SpecIssue(f"cluster.operators[{i}]", "the HyperPod inference add-on needs what this release of "
-                            "hyperpod-gov does not provision: " + "; ".join(INFERENCE_NOT_PROVISIONED), operator,
+        if operator == "inference" and c.existing is not None:
+            yield SpecIssue(f"cluster.operators[{i}]", "the HyperPod inference add-on on an existing cluster needs "
+                            "what hyperpod-gov provisions only on a cluster it creates: "
+                            + "; ".join(INFERENCE_NOT_PROVISIONED), operator,
                             "remove inference from cluster.operators and install the inference operator as "
                             "docs/operators.md describes (the SageMaker console's quick install, or AWS's "
                             "prerequisite CloudFormation stack and `aws eks create-addon`)")
@@ -962,6 +966,21 @@ def shared_storage_matches_the_cluster(spec: GovernanceSpec, today: dt.date) -> 
                         "let hyperpod-gov create it (storageCapacityGiB, deploymentType, perUnitStorageThroughput)")
 
 
+@rule("HPG-D008", "error", "One aws-fsx-csi-driver add-on serves a cluster: with the inference operator and a "
+      "created FSx for Lustre file system, both name the same driver version.")
+def one_fsx_csi_driver(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    fsx = c.shared_storage.fsx_lustre if c.shared_storage is not None else None
+    if fsx is None or c.existing is not None or "inference" not in c.operators:
+        return
+    wanted = c.addon_versions.fsx_csi_driver
+    if fsx.csi_driver_version != wanted:
+        yield SpecIssue("cluster.sharedStorage.fsxLustre.csiDriverVersion", "differs from "
+                        f"cluster.addonVersions.fsxCsiDriver ({wanted}), the version the inference operator's FSx CSI "
+                        "driver is installed at; EKS installs one aws-fsx-csi-driver per cluster",
+                        fsx.csi_driver_version, f"give both the same version (e.g. {fsx.csi_driver_version})")
+
+
 RULES = RuleBook("spec rules", tuple(sorted((
     unique_names,
     declared_types_are_new,
@@ -1003,6 +1022,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     dedicated_groups_name_a_team,
     dedicated_capacity_is_not_lent,
     shared_storage_matches_the_cluster,
+    one_fsx_csi_driver,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 

@@ -55,6 +55,24 @@ def test_spaces_brings_the_ebs_csi_driver_and_cert_manager_once():
     assert plan.addon_versions["aws-ebs-csi-driver"] is None  # EKS's default: presence is checked
 
 
+def test_inference_brings_its_csi_drivers_metrics_server_and_cert_manager_first():
+    plan = build_plan(parse_spec(_spec(operators=["inference"]), today=TODAY))
+    assert [a.key for a in plan.operator_addons] == [
+        "CertManager", "MountpointS3CsiDriver", "FsxCsiDriver", "MetricsServer", "InferenceOperator"]
+    inference = plan.operator_addons[-1]
+    assert inference.after == ("CertManager", "MountpointS3CsiDriver", "FsxCsiDriver", "MetricsServer")
+    assert [(r.namespace, r.service_account, r.via) for r in inference.roles] == [
+        ("hyperpod-inference-system", "hyperpod-inference-controller-manager", "executionRoleArn"),
+        ("hyperpod-inference-system", "aws-load-balancer-controller", "alb"),
+        ("hyperpod-inference-system", "keda-operator", "keda")]
+    assert {k: plan.addon_versions[k] for k in (
+        "amazon-sagemaker-hyperpod-inference", "aws-mountpoint-s3-csi-driver", "aws-fsx-csi-driver",
+        "metrics-server")} == {"amazon-sagemaker-hyperpod-inference": "v1.0.0-eksbuild.1",
+                               "aws-mountpoint-s3-csi-driver": "v1.14.1-eksbuild.1",
+                               "aws-fsx-csi-driver": "v1.6.0-eksbuild.1", "metrics-server": "v0.7.2-eksbuild.4"}
+    assert "hyperpod-inference-system" in plan.strict_mode_namespaces
+
+
 def test_no_operators_installs_no_operator_addon():
     plan = build_plan(parse_spec(_spec(operators=[]), today=TODAY))
     assert plan.operator_addons == ()
@@ -82,9 +100,14 @@ def test_existing_cluster_installs_no_operator_unless_listed():
 REFUSALS = [
     ("duplicate", _spec(operators=["training", "training"]),
      ["HPG-D005", "cluster.operators[1]", "'training'", "names an operator twice", "list each operator once"]),
-    ("inference", _spec(operators=["training", "inference"]),
-     ["HPG-D005", "cluster.operators[1]", "'inference'", "IAM OIDC provider", "TLS certificate bucket",
-      "aws-mountpoint-s3-csi-driver", "remove inference from cluster.operators"]),
+    ("inference_on_existing", _existing(operators=["training", "inference"]),
+     ["HPG-D005", "cluster.operators[1]", "'inference'", "existing cluster", "IAM OIDC provider",
+      "aws-mountpoint-s3-csi-driver", "subnets", "remove inference from cluster.operators"]),
+    ("old_inference", _spec(operators=["inference"], addonVersions={"inferenceOperator": "v0.9.0-eksbuild.1"}),
+     ["cluster.addonVersions.inferenceOperator", "'v0.9.0-eksbuild.1'", "older than v1.0.0-eksbuild.1",
+      "use v1.0.0-eksbuild.1 or later"]),
+    ("old_metrics_server", _spec(addonVersions={"metricsServer": "v0.7.1-eksbuild.1"}),
+     ["cluster.addonVersions.metricsServer", "older than v0.7.2-eksbuild.4", "use v0.7.2-eksbuild.4 or later"]),
     ("unknown", _spec(operators=["notebooks"]), ["cluster.operators[0]", "'notebooks'", "training", "spaces"]),
     ("old_task_governance", _spec(addonVersions={"taskGovernance": "v1.2.0-eksbuild.1"}),
      ["HPG-D005", "cluster.addonVersions.taskGovernance", "'v1.2.0-eksbuild.1'", "older than v1.3.0-eksbuild.1",
@@ -139,8 +162,9 @@ def test_the_docs_example_is_a_valid_cluster_block():
     page = (ROOT / "docs" / "operators.md").read_text()
     block = yaml.safe_load(page.split("```yaml\n", 1)[1].split("```", 1)[0])["cluster"]
     spec = parse_spec(_spec(**block), today=TODAY)
-    assert spec.cluster.operators == ("training", "spaces")
+    assert spec.cluster.operators == ("training", "inference", "spaces")
     assert spec.cluster.addon_versions.spaces == "v0.2.1-eksbuild.1"
+    assert spec.cluster.addon_versions.metrics_server == "v0.7.2-eksbuild.4"
 
 
 def test_a_kubernetes_version_aws_does_not_list_for_the_training_operator_is_a_warning():
