@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from aws_cdk import CfnOutput
+from aws_cdk import CfnOutput, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -73,7 +73,7 @@ class CapacityStack(SpecStack):
         if self.shared_storage is not None and self.shared_storage.addon is not None:
             self.shared_storage.addon.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent)
         acknowledge_bucket_deployment(self, self.lifecycle)
-        cluster_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
+        cluster_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn, cluster=self.eks.cluster)
 
     @property
     def availability_zones(self) -> list[str]:
@@ -81,10 +81,18 @@ class CapacityStack(SpecStack):
         return list(self._azs)
 
 
-def cluster_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str) -> Construct:
+def cluster_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str,
+                    cluster: Optional[eks.Cluster] = None) -> Construct:
     """How to reach the cluster, as stack outputs (``aws cloudformation describe-stacks``): the EKS cluster's
-    name and ARN, the HyperPod cluster's ARN and the kubeconfig command (plan/connect.py writes it)."""
+    name and ARN, the HyperPod cluster's ARN and the kubeconfig command (plan/connect.py writes it); for a cluster
+    hyperpod-gov creates also its API endpoint and certificate authority, from which members in other accounts
+    (where EKS does not authorize DescribeCluster) write a kubeconfig that runs `aws eks get-token`."""
     outputs = Construct(scope, "Outputs")
+    if cluster is not None:
+        CfnOutput(outputs, "EksEndpoint", value=cluster.cluster_endpoint,
+                  description="The EKS API endpoint (private unless endpointAccess says otherwise)")
+        CfnOutput(outputs, "EksCertificateAuthority", value=cluster.cluster_certificate_authority_data,
+                  description="The EKS cluster's certificate authority (base64), for a kubeconfig")
     for id, value, what in (
         ("EksClusterName", plan.eks_cluster_name, "Name of the EKS cluster that orchestrates HyperPod"),
         ("EksClusterArn", plan.cluster.eks_arn, "ARN of the EKS cluster"),

@@ -15,13 +15,6 @@ DOCS = ROOT / "docs"
 PYTHON_PAGES = ("docs/spec.md", "docs/governance.md", "docs/allocations.md", "docs/contracts.md", "docs/testing.md")
 # The pages whose ```console blocks run as written and print the lines they show.
 CONSOLE_PAGES = ("README.md", "docs/simulator.md")
-# Reference pages written on other branches this round and linked from the README's feature list. Until they
-# are merged, a link to one of them may point at nothing; the lead removes this list at merge (every link must
-# then resolve).
-PAGES_FROM_OTHER_BRANCHES = frozenset({
-    "docs/access.md", "docs/workloads.md", "docs/operators.md", "docs/onboarding.md", "docs/data.md",
-    "docs/storage-and-nodes.md", "docs/security.md",
-})
 # The contracts other tools read: verbatim copies of the shared design documents (compared when those are beside
 # the clone, as tests/kueue_schema.py does for the Kueue CRDs).
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -179,15 +172,9 @@ def test_every_relative_link_resolves_to_a_file_in_the_repository():
             resolved = (page.parent / path).resolve()
             assert resolved.is_relative_to(ROOT), (page.name, target)
             relative = resolved.relative_to(ROOT).as_posix()
-            if not resolved.is_file() and relative not in PAGES_FROM_OTHER_BRANCHES:
+            if not resolved.is_file():
                 missing.append(f"{page.relative_to(ROOT)}: {target}")
     assert not missing, missing
-
-
-def test_pages_from_other_branches_are_linked_from_the_readme():
-    linked = {(ROOT / t.partition("#")[0]).resolve().relative_to(ROOT).as_posix()
-              for t in links(README.read_text()) if not re.match(r"[a-z]+:|#", t)}
-    assert PAGES_FROM_OTHER_BRANCHES <= linked
 
 
 def test_no_page_points_outside_the_repository_to_the_shared_documents():

@@ -82,6 +82,10 @@ def test_the_capacity_stack_outputs_how_to_reach_the_cluster(enterprise):
         "aws eks update-kubeconfig --region us-east-1 --name ml-cluster-eks"
     (hyperpod,) = [i for i, _ in resources(enterprise.template("capacity"), "AWS::SageMaker::Cluster")]
     assert values["HyperPodClusterArn"] == {"Fn::GetAtt": [hyperpod, "ClusterArn"]}
+    # For members in other accounts (EKS authorizes DescribeCluster only in the cluster's account).
+    (eks,) = [i for i, _ in resources(enterprise.template("capacity"), "AWS::EKS::Cluster")]
+    assert values["EksEndpoint"] == {"Fn::GetAtt": [eks, "Endpoint"]}
+    assert values["EksCertificateAuthority"] == {"Fn::GetAtt": [eks, "CertificateAuthorityData"]}
 
 
 def test_each_team_stack_outputs_its_teams_namespace_queue_and_priority_labels(enterprise):
