@@ -6,9 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import celpy
 import pytest
-from celpy import celtypes
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.charts.dedicated import DEDICATED_POLICY, dedicated_policy
@@ -17,33 +15,12 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.workloads import WORKLOAD_KINDS
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
+from tests.security import cel
 
 KEY = "hyperpod-gov.io/dedicated"
-ENV = celpy.Environment()
-
-
-def _run(expression: str, activation: dict[str, Any]) -> Any:
-    return ENV.program(ENV.compile(expression)).evaluate(activation)
-
-
 def denials(policy: dict, obj: dict, *, namespace: str, user: str = "alice") -> list[str]:
-    """Kubernetes' order: matchConditions, variables, validations; an evaluation error is a denial (Fail)."""
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(
-        {"namespace": namespace, "operation": "CREATE", "userInfo": {"username": user}})}
-    for condition in policy.get("matchConditions", []):
-        if not bool(_run(condition["expression"], activation)):
-            return []
-    values: dict[Any, Any] = {}
-    for variable in policy.get("variables", []):
-        activation["variables"] = celtypes.MapType(values)
-        values[celtypes.StringType(variable["name"])] = _run(variable["expression"], activation)
-    activation["variables"] = celtypes.MapType(values)
-    out = []
-    for v in policy["validations"]:
-        result = _run(v["expression"], activation)
-        if isinstance(result, Exception) or not bool(result):
-            out.append(v.get("message") or str(_run(v["messageExpression"], activation)))
-    return out
+    """The evaluator of tests/security/cel.py (Kubernetes' order; an evaluation error is a denial), as ``user``."""
+    return cel.denials(policy, obj, namespace=namespace, user={"username": user})
 
 
 def _matched(policy: dict, group: str, resource: str) -> bool:

@@ -18,7 +18,8 @@ ENV = celpy.Environment()
 _PROGRAMS: dict[str, Any] = {}
 
 RESOURCES = {"Pod": ("", "pods"), **{k.kind: (k.group, k.resource) for k in WORKLOAD_KINDS},
-             "Deployment": ("apps", "deployments"), "ReplicaSet": ("apps", "replicasets")}
+             "Deployment": ("apps", "deployments"), "ReplicaSet": ("apps", "replicasets"),
+             "PersistentVolumeClaim": ("", "persistentvolumeclaims")}
 # Who makes a request when a test does not say: a team member (an IAM role mapped by an access entry).
 MEMBER = {"username": "arn:aws:sts::111122223333:assumed-role/ml-engineer/alice", "groups": ["team-a-submitters"]}
 
