@@ -106,3 +106,15 @@ def pipeline(enterprise_spec, tmp_path_factory):
     app = build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out))
     app.synth()
     return out
+
+
+def as_existing(data: dict, eks_cluster_name: str = "shared-eks") -> dict:
+    """``data`` (BASE-shaped) governing a cluster that runs already: ``cluster.existing`` set, and the keys of a
+    created cluster it refuses (admins, a VPC to build) taken out. Returns ``data``."""
+    data["cluster"]["existing"] = {
+        "hyperPodClusterArn": "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh",
+        "eksClusterName": eks_cluster_name, "vpcId": "vpc-0123456789abcdef0",
+        "subnetIds": ["subnet-0123456789abcdef0"], "securityGroupId": "sg-0123456789abcdef0"}
+    data["cluster"].pop("admins", None)
+    data["cluster"]["vpc"] = {"cidr": "10.0.0.0/16"}
+    return data

@@ -8,7 +8,7 @@ from hyperpod_gov.explain import explain
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.views import governance_changes
 from hyperpod_gov.spec import SpecError, parse_spec
-from tests.conftest import TODAY
+from tests.conftest import TODAY, as_existing
 
 VPN = {"cidr": "10.8.0.0/16", "description": "Corporate VPN"}
 ADMINS = {"id": "sg-0123456789abcdef0", "description": "Admin subnet hosts"}
@@ -53,12 +53,7 @@ def test_bad_api_access_is_refused_with_path_and_fix(base, access, message):
 
 
 def test_an_existing_cluster_refuses_api_access_because_its_group_is_not_in_the_spec(base):
-    base["cluster"]["existing"] = {
-        "hyperPodClusterArn": "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh",
-        "eksClusterName": "shared-eks", "vpcId": "vpc-0123456789abcdef0",
-        "subnetIds": ["subnet-0123456789abcdef0"], "securityGroupId": "sg-0123456789abcdef0"}
-    del base["cluster"]["admins"]
-    base["cluster"]["vpc"] = {"cidr": "10.0.0.0/16"}
+    as_existing(base)
     base["cluster"]["apiAccess"] = {"cidrs": [VPN]}
     with pytest.raises(SpecError, match=r"cluster.apiAccess: only applies to a cluster hyperpod-gov creates: the "
                                         r"spec does not name the existing EKS cluster's security group"):

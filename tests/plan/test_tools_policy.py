@@ -10,7 +10,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.tools_policy import (attached_policy, foreign_documents, hyperpod_cluster_pattern,
                                             tools_policy_of)
 from hyperpod_gov.spec import parse_spec
-from tests.conftest import TODAY
+from tests.conftest import TODAY, as_existing
 
 EKS = "arn:aws:eks:us-east-1:111111111111"
 PARTNER = "arn:aws:iam::444444444444:role/Partner"
@@ -72,12 +72,7 @@ def test_a_team_of_only_this_accounts_principals_writes_no_document(base):
 
 
 def test_the_existing_clusters_arn_is_known_before_the_deploy(base):
-    base["cluster"]["existing"] = {
-        "hyperPodClusterArn": "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh",
-        "eksClusterName": "shared-eks", "vpcId": "vpc-0123456789abcdef0",
-        "subnetIds": ["subnet-0123456789abcdef0"], "securityGroupId": "sg-0123456789abcdef0"}
-    del base["cluster"]["admins"]
-    base["cluster"]["vpc"] = {"cidr": "10.0.0.0/16"}
+    as_existing(base)
     plan = _plan(base)
     assert hyperpod_cluster_pattern(plan) == "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh"
     statement = tools_policy_of(plan, "team-a").document("x")["Statement"][0]
