@@ -520,6 +520,8 @@ NOT_GOVERNED: Mapping[str, str] = {
     "Plan.storage": "the team view's team bucket rows",
     "PrincipalAccess.key": "the construct id",
     "PrincipalAccess.path": "where the spec first names the principal, for findings",
+    # Slurm-orchestrated clusters (docs/slurm.md)
+    "Plan.slurm": "the Slurm views (accounts, QOS, partitions, users) and the Slurm section of explain",
 }
 
 
