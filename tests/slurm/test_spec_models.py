@@ -46,6 +46,8 @@ def test_a_slurm_spec_plans_its_groups_partitions_and_teams():
 def test_the_settings_default_to_managed_without_an_external_database():
     data = slurm_base()
     del data["cluster"]["slurm"]
+    data["cluster"]["instanceGroups"].pop(3)  # one compute partition: Managed needs no partition edits (HPG-S007)
+    data["teams"][1]["quota"].pop(1)
     sp = plan_of(data).slurm
     assert (sp.config_strategy, sp.accounting_database) == ("Managed", None)
 
@@ -55,6 +57,7 @@ def test_the_accounting_database_is_kept_as_the_service_takes_it():
     data["cluster"]["slurm"]["accountingDatabase"] = {
         "endpoint": "acct.cluster-abc.us-east-1.rds.amazonaws.com",
         "secretArn": "arn:aws:secretsmanager:us-east-1:111111111111:secret:slurm-acct-AbCdEf", "port": 3306}
+    data["cluster"]["nodeProvisioningMode"] = "Continuous"
     db = plan_of(data).slurm.accounting_database
     assert (db.endpoint, db.port, db.name) == ("acct.cluster-abc.us-east-1.rds.amazonaws.com", 3306, None)
 
