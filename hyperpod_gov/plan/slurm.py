@@ -19,6 +19,7 @@ Generated names join spec names with '_', which no team, priority class or parti
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -40,6 +41,11 @@ GPU_KIND = "nvidia.com/gpu"
 # The most a borrow QOS is worth in priority: the lowest there is, below every class (priority classes weigh 0..100).
 BORROW_PRIORITY = 0
 MIB_PER_GIB = 1024
+# POSIX ids of the users and groups hyperpod-gov creates: the same on every node (jobs run as the user on compute
+# nodes, files on the shared file system carry the numbers), so they are derived from the names, not allocated by
+# each node's useradd. Above the ranges distributions and LDAP defaults use, below the 'nobody' ids.
+POSIX_ID_BASE = 200000
+POSIX_ID_SLOTS = 100000
 
 
 def account(team: str, partition: Optional[str] = None) -> str:
@@ -51,6 +57,20 @@ def account(team: str, partition: Optional[str] = None) -> str:
 def borrow_qos(team: str, partition: str) -> str:
     """The QOS a team borrows idle capacity of one partition with."""
     return f"{team}{SEPARATOR}{partition.lower()}{SEPARATOR}borrow"
+
+
+def posix_ids(names: list[str] | set[str]) -> tuple[tuple[str, int], ...]:
+    """A stable id per name, sorted by name: a hash of the name in ``POSIX_ID_SLOTS``, the next free slot on a
+    collision (names taken in sorted order, so the same names always get the same ids)."""
+    taken: set[int] = set()
+    out = []
+    for name in sorted(set(names)):
+        slot = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") % POSIX_ID_SLOTS
+        while slot in taken:
+            slot = (slot + 1) % POSIX_ID_SLOTS
+        taken.add(slot)
+        out.append((name, POSIX_ID_BASE + slot))
+    return tuple(out)
 
 
 def standard_qos(org: str) -> str:
@@ -160,6 +180,8 @@ class SlurmPlan:
     standard_qos: str
     gpu_gres: bool  # the nodes declare GPUs as GRES: GresTypes=gpu, AccountingStorageTRES=gres/gpu
     fair_sharing: bool  # scheduler.idleCompute: fair-share (PriorityWeightFairshare > 0)
+    uids: tuple[tuple[str, int], ...] = ()  # every team user's uid, sorted by name (posix_ids)
+    gids: tuple[tuple[str, int], ...] = ()  # every team group's gid, sorted by name
 
     @property
     def edits_partitions(self) -> bool:
@@ -288,4 +310,6 @@ def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], cat: Catalog) 
         standard_qos=std,
         gpu_gres=settings.gpu_gres,
         fair_sharing=spec.scheduler.idle_compute == "fair-share",
+        uids=posix_ids({u for t in slurm_teams for u in t.users}),
+        gids=posix_ids({t.group for t in slurm_teams}),
     )

@@ -79,8 +79,22 @@ class ConfState:
 
 @dataclass(frozen=True, order=True)
 class PosixGroup:
+    """A team's POSIX group, the same gid on every node."""
+
     name: str
+    gid: int
     members: tuple[str, ...]  # sorted
+
+
+@dataclass(frozen=True, order=True)
+class PosixUser:
+    """A team member's POSIX user, the same uid on every node; its primary group is its first team's (by team
+    name), the other teams' groups are supplementary."""
+
+    name: str
+    uid: int
+    group: str
+    groups: tuple[str, ...]  # supplementary, sorted
 
 
 @dataclass(frozen=True, order=True)
@@ -99,7 +113,9 @@ class SlurmState:
     users: tuple[User, ...]  # by user, then account
     conf: Optional[ConfState] = None  # None where it is not known (a dump holds the accounting only)
     groups: tuple[PosixGroup, ...] = ()
+    posix_users: tuple[PosixUser, ...] = ()
     data_dirs: tuple[DataDir, ...] = ()
+    cluster: Optional[str] = None  # Slurm's ClusterName (lowercase) where known
 
     def account(self, name: str) -> Account:
         return next(a for a in self.accounts if a.name == name)
@@ -171,13 +187,20 @@ def desired_state(sp: SlurmPlan) -> SlurmState:
     user_rows = tuple(sorted(User(u.name, u.account, default_account[u.name]) for u in users.values()))
     partitions = tuple(Partition(p.name, p.accounts, p.qos) for p in sp.partitions) if sp.edits_partitions else ()
     members: dict[str, set[str]] = {}
+    user_groups: dict[str, list[str]] = {}
     for team in sp.teams:
         members.setdefault(team.group, set()).update(team.users)
+        for user in team.users:
+            user_groups.setdefault(user, []).append(team.group)
+    gids, uids = dict(sp.gids), dict(sp.uids)
     return SlurmState(
         accounts=tuple(accounts),
         qos=tuple(sorted(qos)),
         users=user_rows,
         conf=ConfState(conf_settings(sp), partitions),
-        groups=tuple(sorted(PosixGroup(g, tuple(sorted(m))) for g, m in members.items())),
+        groups=tuple(sorted(PosixGroup(g, gids[g], tuple(sorted(m))) for g, m in members.items())),
+        posix_users=tuple(sorted(PosixUser(u, uids[u], gs[0], tuple(sorted(set(gs[1:]) - {gs[0]})))
+                                 for u, gs in user_groups.items())),
         data_dirs=tuple(sorted(DataDir(t.data_path, t.group) for t in sp.teams)),
+        cluster=sp.cluster_name.lower(),
     )
