@@ -174,6 +174,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         except SpecError as exc:  # say which of the two specs is wrong
             raise SpecError(exc.issues, exc.source or path, exc.note) from None
     old, new = plans
+    if args.trace and (old.slurm is not None or new.slurm is not None):
+        raise SpecError([SpecIssue("--trace", SLURM_NOT_SIMULATED, args.trace,
+                                   "leave --trace out when either spec has cluster.orchestrator: slurm")])
     lines = governance_diff(old, new)
     print(f"Governance changes ({title}):")
     print("\n".join(f"  {line}" for line in lines) if lines else "  none")
@@ -202,10 +205,32 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_INVALID if args.fail and (lines or resources or reviews) else EXIT_OK
 
 
+SLURM_NOT_SIMULATED = "the simulator models Kueue; Slurm specs are not simulated"
+
+
+def _refuse_slurm_simulation(path: str, what: str) -> None:
+    """Refuse a Slurm-orchestrated spec before the simulator reads it: it replays Kueue's admission, which a Slurm
+    cluster does not run (read as plain YAML, so the simulator's own loading stays as it is)."""
+    from .spec.loader import read_yaml
+
+    try:
+        raw = read_yaml(path)
+    except (OSError, SpecError):
+        return  # the simulator reports an unreadable spec itself
+    cluster = raw.get("cluster") if isinstance(raw, dict) else None
+    if isinstance(cluster, dict) and cluster.get("orchestrator") == "slurm":
+        raise SpecError([SpecIssue("cluster.orchestrator", SLURM_NOT_SIMULATED, "slurm",
+                                   f"{what} with cluster.orchestrator: eks; `hyperpod-gov explain {path}` shows how "
+                                   "this spec's accounts, QOS and partitions share the cluster")], path)
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from .review_pack.page import simulation_html
     from .simulate.cli import run
 
+    for path, what in ((args.spec, "simulate a spec"), (args.compare, "compare with a spec")):
+        if path:
+            _refuse_slurm_simulation(path, what)
     return run(args, html=simulation_html)
 
 

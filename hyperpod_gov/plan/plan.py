@@ -40,6 +40,7 @@ from .operators import OperatorAddon, kueue_external_frameworks, operator_addons
 from .quotas import Amounts, TeamPlan, amounts_for, governed_units, mig_profiles, plan_shared_pool, plan_team
 from .regions import TaskGovernanceBackend, task_governance_backend
 from .sharding import shard_of
+from .slurm import SlurmPlan, slurm_plan
 from .tools_policy import ToolsPolicyPlan, tools_policies
 from .storage import DedicatedPlan, SharedStoragePlan, csi_driver_addon, dedicated_plans, shared_storage_plan
 
@@ -340,6 +341,9 @@ class Plan:
     # dedicated groups by team and type, with their Kueue flavors.
     shared_storage: Optional[SharedStoragePlan] = field(default=None, kw_only=True)
     dedicated: tuple[DedicatedPlan, ...] = field(default=(), kw_only=True)
+    # Slurm-orchestrated clusters (cluster.orchestrator: slurm; plan/slurm.py): accounts, QOS, partitions and
+    # POSIX identities. None for EKS.
+    slurm: Optional[SlurmPlan] = field(default=None, kw_only=True)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property
@@ -688,6 +692,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         tools_policies=tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name),
         shared_storage=shared_storage_plan(spec),
         dedicated=dedicated_plans(spec, cat, migs),
+        slurm=slurm_plan(spec, sorted_teams, cat),
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from ._base import SpecModel, check_ipv4_cidr, check_label, spec_error
 from .instance_types import InstanceTypeRef, MigProfileName
 from .shared_storage import SharedStorage
+from .slurm import ClusterSlurm, GroupSlurm
 from .types import KUBERNETES_VERSIONS, MIN_KUBERNETES, AdminCidr, IamPrincipal
 
 
@@ -307,6 +308,12 @@ class InstanceGroup(SpecModel):
         description="A team whose work alone runs on the group: its nodes get the label and the NoSchedule taint "
         f"{DEDICATED_KEY}=<team>, admission refuses other teams' pods that tolerate or select them, and the team's "
         "queue places its work there (default: none, every team may use the group).",
+    )
+
+    slurm: Optional[GroupSlurm] = Field(
+        default=None,
+        description="With cluster.orchestrator: slurm (required there, refused otherwise): the group's Slurm role, "
+        "{nodeType: Controller | Login | Compute, partition: NAME} (SlurmConfig; partition on Compute groups only).",
     )
 
     @model_validator(mode="before")
@@ -800,6 +807,18 @@ class Cluster(SpecModel):
 
     name: str = Field(description="HyperPod cluster name; the EKS cluster is named <name>-eks (with existing: the "
                       "existing cluster's name).")
+    orchestrator: Literal["eks", "slurm"] = Field(
+        default="eks",
+        description="What schedules the cluster's work: eks (default; HyperPod task governance or Kueue on an EKS "
+        "cluster) or slurm (slurmctld on a Controller group; the teams become Slurm accounts, QOS and partitions, "
+        "see docs/slurm.md).",
+    )
+    slurm: Optional[ClusterSlurm] = Field(
+        default=None,
+        description="With orchestrator: slurm: {configStrategy: Managed | Overwrite | Merge, accountingDatabase: "
+        "{endpoint, secretArn, name, port}} (Orchestrator.Slurm). Default: Managed, the controller's own "
+        "accounting database.",
+    )
     existing: Optional[Existing] = Field(
         default=None,
         description="Govern a HyperPod cluster that runs already (governance-only mode): no VPC, EKS cluster, "

@@ -20,6 +20,7 @@ is removed leaves its id retired. Areas:
 - ``E`` network exposure: the API endpoint, administrator CIDRs, egress, availability zones
 - ``C`` team contracts
 - ``D`` what the cluster depends on to deploy and run (e.g. the HyperPod dependencies chart)
+- ``S`` Slurm-orchestrated clusters (``cluster.orchestrator: slurm``)
 - ``P`` the plan's whole-app invariants (``plan/invariants.py``), run by the same runner
 
 docs/rules.md lists every rule, generated from the registry (``RuleBook.markdown``).
@@ -44,6 +45,7 @@ AREAS: dict[str, str] = {
     "D": "Cluster dependencies",
     "P": "Whole-app invariants of the plan",
     "R": "Regions and partitions",
+    "S": "Slurm-orchestrated clusters",
 }
 LEVELS: tuple[Severity, ...] = ("error", "warning")
 

@@ -8,6 +8,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from .contract import Contract
+from .slurm import TeamSlurm
 from .tags import MAX_TEAM_TAGS, check_tags
 from .monitoring import AlarmOverrides
 from ._base import IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_label, is_link_local, spec_error
@@ -354,6 +355,11 @@ class Team(SpecModel):
     )
     storage: TeamStorage = Field(
         default_factory=TeamStorage, description="Storage created for the team (default: none)."
+    )
+    slurm: Optional[TeamSlurm] = Field(
+        default=None,
+        description="With cluster.orchestrator: slurm: the team's POSIX identity, {users, group, dataPath} "
+        "(default: no users, group <team>, directory /fsx/<team>). Refused on an EKS cluster.",
     )
 
     @field_validator("tags")

@@ -69,7 +69,7 @@ def test_no_function_of_the_spec_and_today_in_the_rules_module_is_left_undecorat
 def test_rule_ids_are_unique_follow_the_scheme_and_run_in_id_order():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"HPG-[NIQAECDPR][0-9]{3}", i) for i in ids), ids
+    assert all(re.fullmatch(r"HPG-[NIQAECDPRS][0-9]{3}", i) for i in ids), ids
     assert ids == sorted(ids)
     assert all(r.level in ("error", "warning") and r.explanation and "\n" not in r.explanation for r in RULES)
 
@@ -254,7 +254,8 @@ def test_acknowledge_is_generic_over_any_issues_with_ids():
      "acknowledgements[0].id: is not a rule id ('C001'); write the id as printed with the warning, e.g. HPG-C001"),
     ({"id": "HPG-C099", "reason": REASON},
      "acknowledgements[0].id: is not the id of a rule hyperpod-gov has ('HPG-C099'); use the id printed with the "
-     "warning (warning rules: HPG-C001, HPG-C002, HPG-C003, HPG-D001, HPG-D006, HPG-I002, HPG-I005, HPG-Q004)"),
+     "warning (warning rules: HPG-C001, HPG-C002, HPG-C003, HPG-D001, HPG-D006, HPG-I002, HPG-I005, HPG-Q004, "
+     "HPG-S009, HPG-S010, HPG-S012)"),
     ({"id": "HPG-Q002", "reason": REASON},
      "acknowledgements[0].id: is an error rule (quotas_fit_capacity: The teams' quotas on each instance type add up "
      "to no more than its instance groups hold (instances, accelerators, partitions, vCPU and memory).); only "
