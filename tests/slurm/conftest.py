@@ -12,7 +12,10 @@ from typing import Iterator
 
 import pytest
 
+from hyperpod_gov.slurm.render import files
+
 from .harness import SlurmCluster, missing_tools
+from .live_spec import ALICE, BOB, GROUPS, live_plan
 
 # The partitions of the test cluster: two nodes of the GPU partition, one CPU node (and HyperPod's 'dev' of all).
 PARTITIONS = {"gpu": ("g1", "g2"), "cpu": ("c1",)}
@@ -46,3 +49,14 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def governed(slurm_cluster):
+    """The cluster with the live spec's governance applied once (apply.sh, as the controller's lifecycle runs it):
+    the cluster, the plan and apply.sh's result. Tests that change the state restore it."""
+    slurm_cluster.remove_at_stop([ALICE, BOB], GROUPS)
+    plan = live_plan()
+    result = slurm_cluster.apply(files(plan))
+    assert result.ok, result.stdout + result.stderr
+    return slurm_cluster, plan, result

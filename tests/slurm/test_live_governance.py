@@ -6,30 +6,19 @@ Limits are whole nodes (``GrpTRES=node=N``, the spec counts p5 instances), check
 
 from __future__ import annotations
 
+import grp
+import os
+import pwd
+import stat
+
 import pytest
 
 from hyperpod_gov.slurm.model import desired
 from hyperpod_gov.slurm.render import files
 
-from .live_spec import ALICE, BOB, GROUPS, ORG, live_plan
+from .live_spec import ALICE, BOB, ORG
 
 OWN = ("-p", "gpu", "--exclusive")  # a whole node of the p5 partition
-
-
-@pytest.fixture(scope="module")
-def governed(slurm_cluster):
-    """The cluster with the live spec's governance applied once (apply.sh, as the controller's lifecycle runs it)."""
-    slurm_cluster.remove_at_stop([ALICE, BOB], GROUPS)
-    plan = live_plan()
-    result = slurm_cluster.apply(files(plan))
-    assert result.ok, result.stdout + result.stderr
-    return slurm_cluster, plan, result
-
-
-@pytest.fixture(autouse=True)
-def no_jobs_left(slurm_cluster):
-    yield
-    slurm_cluster.cancel_all()
 
 
 def _assoc_rows(cluster) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -105,11 +94,6 @@ def test_the_settings_are_in_force_after_the_restart(governed):
 
 
 def test_posix_sh_creates_the_users_groups_and_team_directories(governed):
-    import grp
-    import os
-    import pwd
-    import stat
-
     cluster, plan, _ = governed
     state = desired(plan)
     for u in state.posix_users:
