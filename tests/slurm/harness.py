@@ -165,16 +165,27 @@ class SlurmCluster:
         try:
             _wait(f"job {job_id} in {state} ({reason})", ok, timeout)
         except RuntimeError:
+            usage = self.run("scontrol", "show", "assoc_mgr", f"accounts={seen.get('Account', '')}", "flags=assoc")
             raise AssertionError(f"job {job_id}: expected {state} ({reason}), is {seen.get('JobState')} "
-                                 f"({seen.get('Reason')})") from None
+                                 f"({seen.get('Reason')}); the account's limits (usage):\n" + "\n".join(
+                                     line.strip() for line in usage.stdout.splitlines()
+                                     if "GrpTRES=" in line or "ClusterName=" in line)) from None
         return seen
 
     def cancel_all(self) -> None:
+        """Cancel every job and wait until the nodes are idle again. Pending jobs go first: cancelling a running
+        job first lets the scheduler start a pending one in between."""
+        pending = self.run("squeue", "-h", "-t", "PD", "-o", "%i").stdout.split()
+        if pending:
+            self.run("scancel", *pending)
         ids = self.run("squeue", "-h", "-o", "%i").stdout.split()
         if ids:
             self.run("scancel", *ids)
-            _wait("cancelled jobs to leave", lambda: not self.run("squeue", "-h", "-t", "R,CG,PD", "-o", "%i")
-                  .stdout.split(), timeout=20)
+        if pending or ids:
+            _wait("cancelled jobs to leave", lambda: not self.run("squeue", "-h", "-o", "%i").stdout.split(),
+                  timeout=20)
+            _wait("the nodes idle", lambda: set(self.run("sinfo", "-h", "-N", "-p", "dev", "-o", "%t").stdout.split())
+                  <= {"idle"}, timeout=20)
 
     def remove_at_stop(self, users: Sequence[str] = (), groups: Sequence[str] = ()) -> None:
         """Remove these Unix users and groups (e.g. the ones posix.sh creates) when the cluster stops."""

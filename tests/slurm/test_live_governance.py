@@ -21,6 +21,12 @@ from .live_spec import ALICE, BOB, ORG
 OWN = ("-p", "gpu", "--exclusive")  # a whole node of the p5 partition
 
 
+@pytest.fixture(autouse=True)
+def no_jobs_left(slurm_cluster):
+    yield
+    slurm_cluster.cancel_all()
+
+
 def _assoc_rows(cluster) -> dict[tuple[str, str], tuple[str, ...]]:
     out = cluster.sacctmgr("-nP", "show", "assoc", "where", "cluster=hpgtest",
                            "format=account,user,parentname,fairshare,grptres,grpjobs,qos,defaultqos")
@@ -150,3 +156,14 @@ def test_reapplying_the_same_spec_changes_nothing(governed):
     assert (_assoc_rows(cluster), _qos_rows(cluster), cluster.conf.read_text(),
             cluster.include_conf.read_text()) == before
     assert cluster.restarts == restarts
+
+
+@pytest.mark.xfail(strict=True, reason="the guarantee is the sub-account's GrpTRES, which the team's borrow-QOS jobs "
+                   "count against too (Slurm adds every job of an association to its usage): a team that borrows "
+                   "first cannot start work on its own idle guarantee")
+def test_a_team_that_borrows_can_still_use_its_own_guarantee(governed):
+    cluster, _, _ = governed
+    borrowed = cluster.sbatch(ALICE, *OWN, "--qos=vision_gpu_borrow").check().stdout.strip()
+    cluster.wait_job(borrowed, "RUNNING")
+    own = cluster.sbatch(ALICE, *OWN).check().stdout.strip()
+    cluster.wait_job(own, "RUNNING", timeout=6)  # the scheduler runs every 2 s
