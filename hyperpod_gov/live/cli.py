@@ -211,13 +211,6 @@ def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = F
     return _import_eks(cluster, sm, ek, clients, new_cluster)
 
 
-def import_slurm_spec(cluster_name: str, clients: ClientFactory, live=None) -> ImportResult:
-    """A spec of a Slurm-orchestrated cluster (DescribeCluster; teams and QOS from ``live``, a dump)."""
-    sm = sagemaker(clients)
-    cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "", orchestrator="slurm")
-    return spec_from_live_slurm(cluster, live)
-
-
 def _import_eks(cluster, sm, ek, clients: ClientFactory, new_cluster: bool) -> ImportResult:
     governance = read_governance(sm, cluster)
     eks_cluster = read_eks_cluster(ek, cluster.eks_cluster_name)
