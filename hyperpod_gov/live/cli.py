@@ -20,6 +20,7 @@ from .importer import EXISTING_SUPPORTED, ImportResult, LiveNetwork, spec_from_l
 from .k8s import Connector, KubernetesSide, connector, kubernetes_drift
 from .read import (eks, read_addon_names, read_cluster, read_eks, read_eks_cluster, read_governance, read_vpc_cidr,
                    sagemaker)
+from .slurm import SlurmSide, compare_slurm, spec_from_live_slurm
 
 EXIT_OK, EXIT_DRIFT, EXIT_CANNOT_CHECK = 0, 1, 2
 EXIT_IMPORT_NEEDS_EDITS = 1
@@ -30,12 +31,22 @@ def _aws_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--region", help="AWS region (default for drift: the spec's capacity region)")
 
 
+def _slurm_options(parser: argparse.ArgumentParser, what: str) -> None:
+    group = parser.add_argument_group("Slurm accounting (cluster.orchestrator: slurm; not held by any AWS API)")
+    group.add_argument("--slurm-dump", metavar="FILE", help=f"{what} the accounts and users of this `sacctmgr dump "
+                       "CLUSTER file=FILE`, written on the controller")
+    group.add_argument("--slurm-qos", metavar="FILE", help="and the QOS of this `sacctmgr -P show qos "
+                       "format=name,description,priority,grptres,preempt,preemptmode,flags` (Slurm 22.05 to 25.05 "
+                       "dumps hold no QOS)")
+
+
 def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add drift's arguments to ``parser`` (a subparser) and make ``run_drift`` its ``func``."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--environment", metavar="NAME", help="compare this environment of the spec (environments[])")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     _aws_options(parser)
+    _slurm_options(parser, "compare")
     k8s = parser.add_argument_group("Kubernetes side (the objects hyperpod-gov owns; read-only)")
     k8s.add_argument("--kubeconfig", help="kubeconfig to reach the API with (default: KUBECONFIG or ~/.kube/config "
                      "when its context is the spec's EKS cluster, else a token from EKS through your AWS credentials)")
@@ -52,6 +63,7 @@ def configure_import(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--cluster-name", required=True, help="name of the HyperPod cluster to import")
     _aws_options(parser)
     parser.add_argument("--out", help="file to write the spec to (default: standard output)")
+    _slurm_options(parser, "import")
     parser.add_argument("--new-cluster", action="store_true",
                         help="write a spec for a new cluster like this one (hyperpod-gov creates it) instead of one "
                         "that governs this cluster (cluster.existing)")
@@ -100,6 +112,8 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov drift: cannot check against an invalid spec.\n{source}{exc.render()}", file=sys.stderr)
         return EXIT_CANNOT_CHECK
+    if plan.slurm is not None:
+        return _run_slurm_drift(args, plan, clients)
     expected = expected_state(plan)
     region = getattr(args, "region", None) or expected.region
     try:
@@ -127,6 +141,65 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     return EXIT_DRIFT if items else EXIT_OK
 
 
+class _BadInput(Exception):
+    """A --slurm-dump or --slurm-qos file that cannot be read (the message says which and why)."""
+
+
+def _slurm_state(args: argparse.Namespace):
+    """The accounting of --slurm-dump (with --slurm-qos), or None when no dump is given."""
+    from ..slurm.dump import DumpError, live_state
+
+    dump, qos = getattr(args, "slurm_dump", None), getattr(args, "slurm_qos", None)
+    if dump is None:
+        if qos is not None:
+            raise _BadInput("--slurm-qos needs --slurm-dump (the accounts and users come from the dump)")
+        return None
+    texts = []
+    for flag, path in (("--slurm-dump", dump), ("--slurm-qos", qos)):
+        if path is None:
+            texts.append(None)
+            continue
+        try:
+            texts.append(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise _BadInput(f"{flag} {path}: cannot read it ({exc.strerror})") from None
+    try:
+        return live_state(texts[0], texts[1], dump_source=dump, qos_source=qos or "qos")
+    except DumpError as exc:
+        raise _BadInput(str(exc)) from None
+
+
+def slurm_drift(plan, clients: ClientFactory, live=None, region: Optional[str] = None
+                ) -> tuple[tuple[DriftItem, ...], SlurmSide]:
+    """Drift of a Slurm-orchestrated cluster: DescribeCluster, and the accounting when ``live`` (a dump) is given."""
+    cluster = read_cluster(sagemaker(clients), plan.cluster_name, region or plan.region, orchestrator="slurm")
+    if cluster.account != plan.account:
+        raise LiveError("DescribeCluster", f"the credentials reach account {cluster.account}, but the spec's "
+                        f"capacity account is {plan.account}", "use credentials of the capacity account (e.g. --profile)")
+    items, side = compare_slurm(plan, cluster, live)
+    return tuple(sorted(items, key=DriftItem.sort_key)), side
+
+
+def _run_slurm_drift(args: argparse.Namespace, plan, clients: Optional[ClientFactory]) -> int:
+    region = getattr(args, "region", None) or plan.region
+    try:
+        live = _slurm_state(args)
+    except _BadInput as exc:
+        print(f"hyperpod-gov drift: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    try:
+        factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=region)
+        items, side = slurm_drift(plan, factory, live, region)
+    except LiveError as exc:
+        return _cannot("drift", exc)
+    if getattr(args, "format", "text") == "json":
+        sys.stdout.write(to_json(items, slurm=side.to_json()))
+    else:
+        sys.stdout.write(to_text(items, cluster_name=plan.cluster_name, region=region))
+        sys.stdout.write(side.text())
+    return EXIT_DRIFT if items else EXIT_OK
+
+
 def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = False) -> ImportResult:
     """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``.
 
@@ -135,6 +208,10 @@ def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = F
     """
     sm, ek = sagemaker(clients), eks(clients)
     cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "")
+    return _import_eks(cluster, sm, ek, clients, new_cluster)
+
+
+def _import_eks(cluster, sm, ek, clients: ClientFactory, new_cluster: bool) -> ImportResult:
     governance = read_governance(sm, cluster)
     eks_cluster = read_eks_cluster(ek, cluster.eks_cluster_name)
     network = None
@@ -148,8 +225,23 @@ def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = F
 def run_import(args: argparse.Namespace, clients: Optional[ClientFactory] = None) -> int:
     """Exit 0: spec written and valid; 1: written, but it needs edits to validate (listed); 2: could not read."""
     try:
+        live = _slurm_state(args)
+    except _BadInput as exc:
+        print(f"hyperpod-gov import: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
+    try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=getattr(args, "region", None))
-        result = import_spec(args.cluster_name, factory, new_cluster=getattr(args, "new_cluster", False))
+        sm = sagemaker(factory)
+        cluster = read_cluster(sm, args.cluster_name, getattr(sm.client.meta, "region_name", None) or "",
+                               orchestrator="any")
+        if cluster.orchestrator == "slurm":
+            result = spec_from_live_slurm(cluster, live)
+        elif live is not None:
+            print(f"hyperpod-gov import: --slurm-dump: cluster {args.cluster_name} is orchestrated by EKS, not Slurm",
+                  file=sys.stderr)
+            return EXIT_CANNOT_CHECK
+        else:
+            result = _import_eks(cluster, sm, eks(factory), factory, getattr(args, "new_cluster", False))
     except LiveError as exc:
         return _cannot("import", exc)
     out = getattr(args, "out", None)

@@ -16,6 +16,8 @@ from .read import LiveCluster, LiveEks, LiveGovernance
 Change = Literal["missing", "unexpected", "changed"]
 KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuota", "AccessEntry",
               "PodIdentityAssociation", "Addon",
+              # a Slurm cluster's accounting (live/slurm.py, from a sacctmgr dump)
+              "SlurmQos", "SlurmAccount", "SlurmUser",
               # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
               "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceFlavor",
               "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
@@ -201,11 +203,15 @@ def _addons(expected: Expected, live_eks: LiveEks) -> list[DriftItem]:
 # --- output -----------------------------------------------------------------------------------
 
 
-def to_json(items: Iterable[DriftItem], kubernetes: Optional[dict[str, Any]] = None) -> str:
-    """``{"drift": [...]}``; with ``kubernetes``, also whether the Kubernetes side was checked (and how or why not)."""
+def to_json(items: Iterable[DriftItem], kubernetes: Optional[dict[str, Any]] = None,
+            slurm: Optional[dict[str, Any]] = None) -> str:
+    """``{"drift": [...]}``; with ``kubernetes``, also whether the Kubernetes side was checked (and how or why not);
+    with ``slurm``, whether a Slurm cluster's accounting was (and the commands that would restore it)."""
     out: dict[str, Any] = {"drift": [i.to_json() for i in items]}
     if kubernetes is not None:
         out["kubernetes"] = kubernetes
+    if slurm is not None:
+        out["slurm"] = slurm
     return json.dumps(out, indent=2, sort_keys=False) + "\n"
 
 
@@ -217,6 +223,9 @@ _RESOURCE = {
     "AccessEntry": "access entry",
     "PodIdentityAssociation": "Pod Identity association",
     "Addon": "add-on",
+    "SlurmQos": "Slurm QOS",
+    "SlurmAccount": "Slurm account",
+    "SlurmUser": "Slurm user association",
     **{kind: kind for kind in KIND_ORDER[KIND_ORDER.index("Namespace"):]},  # Kubernetes kinds by their own names
 }
 

@@ -45,6 +45,7 @@ class LiveCluster:
     eks_cluster_name: str
     instance_groups: tuple[dict[str, Any], ...]  # as DescribeCluster returns them, sorted by name
     raw: dict[str, Any]
+    orchestrator: str = "eks"  # "eks" | "slurm" (Orchestrator.Slurm; then the EKS fields are "")
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def eks(clients: ClientFactory) -> Caller:
     return Caller(clients("eks"), "eks")
 
 
-def read_cluster(sm: Caller, cluster_name: str, region_hint: str = "") -> LiveCluster:
+def read_cluster(sm: Caller, cluster_name: str, region_hint: str = "", orchestrator: str = "eks") -> LiveCluster:
+    """``DescribeCluster``; ``orchestrator`` is what the caller governs: "eks", "slurm", or "any" (import)."""
     try:
         raw = sm.call("describe_cluster", ClusterName=cluster_name)
     except NotFound as exc:
@@ -77,16 +79,29 @@ def read_cluster(sm: Caller, cluster_name: str, region_hint: str = "") -> LiveCl
         raise LiveError("DescribeCluster", f"no HyperPod cluster named {cluster_name!r}{where} ({exc.problem})",
                         "check the cluster name, the account of your credentials (--profile) and --region") from None
     arn = Arn.parse(raw["ClusterArn"])
-    eks_arn = (raw.get("Orchestrator") or {}).get("Eks", {}).get("ClusterArn")
-    if not eks_arn:
-        raise LiveError("DescribeCluster", f"cluster {cluster_name!r} is not orchestrated by EKS",
-                        "hyperpod-gov governs EKS-orchestrated HyperPod clusters only (Slurm clusters have no "
-                        "task governance)")
+    orch = raw.get("Orchestrator") or {}
+    eks_arn = (orch.get("Eks") or {}).get("ClusterArn")
+    live = "eks" if eks_arn else "slurm" if "Slurm" in orch else ""
+    if orchestrator != "any" and live != orchestrator:
+        if orchestrator == "eks":
+            raise LiveError("DescribeCluster", f"cluster {cluster_name!r} is not orchestrated by EKS"
+                            + (" but by Slurm" if live == "slurm" else ""),
+                            "for a Slurm cluster, write the spec with cluster.orchestrator: slurm (hyperpod-gov import "
+                            "writes one)" if live == "slurm" else "hyperpod-gov governs EKS- and Slurm-orchestrated "
+                            "HyperPod clusters")
+        raise LiveError("DescribeCluster", f"cluster {cluster_name!r} is not orchestrated by Slurm"
+                        + (" but by EKS" if live == "eks" else ""),
+                        "the spec says cluster.orchestrator: slurm; check cluster.name, or drop the orchestrator key "
+                        "for an EKS cluster")
+    if not live:
+        raise LiveError("DescribeCluster", f"cluster {cluster_name!r} has neither an EKS nor a Slurm orchestrator",
+                        "report it as a bug with the DescribeCluster output")
     groups = sorted(raw.get("InstanceGroups", []), key=lambda g: g.get("InstanceGroupName", ""))
     return LiveCluster(
         name=raw.get("ClusterName", cluster_name), arn=raw["ClusterArn"], partition=arn.partition,
-        account=arn.account, region=arn.region, eks_cluster_arn=eks_arn, eks_cluster_name=Arn.parse(eks_arn).name,
-        instance_groups=tuple(groups), raw=raw,
+        account=arn.account, region=arn.region, eks_cluster_arn=eks_arn or "",
+        eks_cluster_name=Arn.parse(eks_arn).name if eks_arn else "", instance_groups=tuple(groups), raw=raw,
+        orchestrator=live,
     )
 
 
