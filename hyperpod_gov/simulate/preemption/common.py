@@ -78,13 +78,16 @@ def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool)
     return True
 
 
-def fill_back(cq: ClusterQueue, usage: dict[FR, int], targets: list, borrow: bool) -> list:
-    """fillBackWorkloads: give back every victim the preemptor can do without, newest choice kept."""
+def fill_back(cq: ClusterQueue, usage: dict[FR, int], targets: list, borrow: bool,
+              add: Callable[[Workload], None] = add_workload,
+              remove: Callable[[Workload], None] = remove_workload) -> list:
+    """fillBackWorkloads: give back every victim the preemptor can do without, newest choice kept.
+    ``add``/``remove`` are how the targets were taken out (and are given back)."""
     for i in range(len(targets) - 2, -1, -1):
-        add_workload(targets[i][0])
+        add(targets[i][0])
         if workload_fits(cq, usage, borrow):
             targets[i] = targets[-1]
             targets.pop()
         else:
-            remove_workload(targets[i][0])
+            remove(targets[i][0])
     return targets

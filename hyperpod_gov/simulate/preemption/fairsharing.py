@@ -16,7 +16,15 @@ from typing import Optional
 from ..model import FairSharingStrategy
 from ..cache import ClusterQueue, Workload
 from ..fair_sharing import ShareAfterRemoval, compare_drs, drs
-from ..resource_node import add_usage, add_workload, available, borrowing_with, remove_usage, remove_workload
+from ..resource_node import (
+    add_usage,
+    add_workload,
+    available,
+    available_at,
+    borrowing_with,
+    remove_usage,
+    remove_workload,
+)
 from ..results import FR
 from .common import (
     IN_CLUSTER_QUEUE,
@@ -49,7 +57,7 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
                 users = [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
             if users:
                 by_cq[other.name] = list(users)
-    if not by_cq:
+    if not by_cq or not _fits_without_all(cq, usage, by_cq):
         return []
     for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
         add_usage(cq, fr, v)
@@ -66,6 +74,41 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     for t, _ in targets:
         add_workload(t)
     return targets
+
+
+def _fits_without_all(cq: ClusterQueue, usage: dict[FR, int], by_cq: dict[str, list[Workload]]) -> bool:
+    """Whether the preemptor would fit with every candidate gone. The strategies only ever take
+    candidates, and taking one never makes the preemptor fit less (workloadFitsForFairSharing reads only
+    quota usage): if it does not fit with all of them gone, the search finds no targets. Most searches
+    of a busy cohort end so; this answers them without running the strategies, and without taking the
+    candidates out: the usage they would leave is summed (what removeUsage would subtract)."""
+    co = cq.cohort
+    if co is None:
+        freed = {fr: 0 for fr in usage}
+        for cands in by_cq.values():
+            for c in cands:
+                for fr, v in c.usage.items():
+                    if fr in freed:
+                        freed[fr] += v
+        return all(v <= available(cq, fr, -freed[fr]) for fr, v in usage.items())
+    used = {fr: cq.usage[fr] for fr in usage}
+    cohort_used = {fr: co.usage[fr] for fr in usage}
+    for cands in by_cq.values():
+        member = cands[0].cq
+        total = dict.fromkeys(usage, 0)
+        for c in cands:
+            for fr, v in c.usage.items():
+                if fr in total:
+                    total[fr] += v
+        for fr, t in total.items():
+            if t:
+                u = member.usage[fr]
+                lq = member.lq.get(fr, 0)
+                # The cohort holds max(0, usage - localQuota) of each member.
+                cohort_used[fr] -= max(0, u - lq) - max(0, u - t - lq)
+                if member is cq:
+                    used[fr] -= t
+    return all(v <= available_at(cq, fr, used[fr], cohort_used[fr]) for fr, v in usage.items())
 
 
 def fits_fs(cq: ClusterQueue, usage: dict[FR, int]) -> bool:
