@@ -54,6 +54,19 @@ def on(cq: ClusterQueue, frs: set[FR]) -> list[Workload]:
     return out
 
 
+def on_total(cq: ClusterQueue, frs: set[FR]) -> dict[FR, int]:
+    """The usage of :func:`on`'s workloads summed per (flavor, resource); kept as long as :func:`on`."""
+    key = ("total", frozenset(frs))
+    out = cq.on_cache.get(key)
+    if out is None:
+        out = {}
+        for w in on(cq, frs):
+            for fr, v in w.usage.items():
+                out[fr] = out.get(fr, 0) + v
+        cq.on_cache[key] = out
+    return out
+
+
 def _cand_key(w: Workload) -> tuple:
     return w.cand_key
 
