@@ -114,6 +114,8 @@ def test_the_controller_sets_up_its_own_accounting_once_without_an_external_data
     for _ in range(2):  # the second run finds slurmdbd running and changes nothing
         done = sandbox(CONTROLLER_IP, params)
         assert done.returncode == 0, done.stderr
+    (sandbox.root / "active" / "slurmdbd").unlink()  # a rerun after slurmdbd stopped replaces its block
+    assert sandbox(CONTROLLER_IP, params).returncode == 0
     accounting = (etc / "accounting.conf").read_text()
     assert accounting.count("AccountingStorageType=accounting_storage/slurmdbd") == 1
     assert f"AccountingStorageHost={CONTROLLER_IP}" in accounting
@@ -121,7 +123,7 @@ def test_the_controller_sets_up_its_own_accounting_once_without_an_external_data
     assert "StorageUser=slurm" in dbd and "${" not in dbd
     assert oct((etc / "slurmdbd.conf").stat().st_mode & 0o777) == "0o600"
     calls = _calls(sandbox)
-    assert calls.count("systemctl enable --now slurmdbd") == 1
+    assert calls.count("systemctl enable --now slurmdbd") == 2  # the first run and the rerun
     assert calls.index("systemctl enable --now slurmdbd") < calls.index("slurm/apply.sh")
 
 
