@@ -244,3 +244,14 @@ def test_synth_is_deterministic_and_reordering_teams_changes_no_logical_id(slurm
     for name, template in first.templates.items():
         assert sorted(reordered.templates[name]["Resources"]) == sorted(template["Resources"])
     assert files(build_plan(reordered.spec)) == files(build_plan(first.spec))
+
+
+def test_the_pipeline_deploys_the_slurm_capacity_stack_alone(tmp_path):
+    from tests.synth_helpers import build_pipeline_app_for
+
+    spec = load_spec(EXAMPLES / "enterprise-slurm.yaml", today=TODAY)
+    build_pipeline_app_for(spec, spec_path="examples/enterprise-slurm.yaml", outdir=str(tmp_path)).synth()
+    (stage,) = sorted(tmp_path.glob("assembly-*Capacity"))
+    (template,) = stage.glob("*.template.json")
+    assert "acmemlslurmcapacity" in template.name
+    assert list(resources(json.loads(template.read_text()), "AWS::SageMaker::Cluster"))
