@@ -81,6 +81,8 @@ def _backend(plan: Plan) -> str:
 
 def explain(plan: Plan) -> str:
     """A review of the allocation that a person can read without the YAML."""
+    if plan.slurm is not None:
+        return explain_slurm(plan)
     classes = ", ".join(f"{p.name} ({p.weight})" for p in sorted(plan.priority_classes, key=lambda p: -p.weight))
     columns = {t.name: team_columns(t) for t in plan.teams}
     headers = ["TEAM", *(h for h, _ in columns[plan.teams[0].name])] if plan.teams else ["TEAM"]
@@ -145,3 +147,110 @@ def _role_name(arn: str) -> str:
     """Short form of an IAM ARN: account/role-name."""
     account = arn.split(":")[4]
     return f"{account}:{arn.split(':', 5)[5]}"
+
+
+# --- Slurm-orchestrated clusters (cluster.orchestrator: slurm; docs/slurm.md) -----------------------------------
+
+# How each concept of the spec maps to Slurm, and how faithfully (docs/slurm.md has the same table).
+SLURM_MAPPING = (
+    ("team", "account <team> under the organisation account", "exact"),
+    ("fair-share weight", "the account's Fairshare (0 becomes 1, HPG-S010); PriorityWeightFairshare",
+     "approximate: Slurm lowers priority with past usage, it does not hand out idle capacity by weight"),
+    ("quota on an instance type", "sub-account <team>_<partition> with GrpTRES (node, gres/gpu, cpu and mem), "
+     "pinned to the type's partition by AllowAccounts", "exact as a ceiling; nothing is held back for the team: "
+     "others' borrowing jobs are requeued when it needs the nodes"),
+    ("priority class", "QOS of its name, Priority=weight; PriorityWeightQOS", "exact for ordering"),
+    ("preemption", "preempt/qos with REQUEUE: every QOS preempts the borrow QOS", "exact for reclaiming borrowed "
+     "capacity; a team's own lower-priority work is not preempted (a class QOS is cluster-wide)"),
+    ("Lend", "no borrow QOS", "exact"),
+    ("LendAndBorrow", "QOS <team>_<partition>_borrow, GrpTRES=the cap, Priority 0, NoReserve, requeued",
+     "approximate: a percentage becomes a fixed cap (HPG-S009)"),
+    ("DontLend", "a partition dedicated to the team (AllowAccounts)", "exact on a dedicated partition, refused "
+     "elsewhere (HPG-S006)"),
+    ("paused team", "GrpJobs=0 on its accounts", "exact: running jobs finish, nothing new starts"),
+    ("people", "POSIX users with an association to the team's sub-accounts, the first as default account",
+     "exact"),
+    ("data", "a directory per team, group-owned, mode 2770", "exact (POSIX permissions)"),
+)
+
+
+def _slurm_notes(plan: Plan) -> list[str]:
+    """What a Slurm cluster approximates for this spec, team by team (the HPG-S warnings, from the plan)."""
+    sp = plan.slurm
+    assert sp is not None
+    by_name = {t.name: t for t in plan.teams}
+    out = []
+    for t in sp.teams:
+        if t.fair_share_weight == 0:
+            out.append(f"{t.name}: fair-share weight 0 becomes Fairshare=1 (HPG-S010)")
+        team = by_name[t.name]
+        absolute = {a.instance_type for a in team.absolute_borrow_limits}
+        for lim in t.borrow:
+            if lim.instance_type not in absolute:
+                out.append(f"{t.name}: borrowing {team.borrow_limit_percent}% of its quota becomes a fixed cap of "
+                           f"{','.join(f'{k}={v}' for k, v in lim.tres)} on {lim.partition} (HPG-S009)")
+        if t.users and not t.partitions:
+            out.append(f"{t.name}: its users have no account to submit under (HPG-S012)")
+    if not sp.edits_partitions and len(sp.partitions) <= 1:
+        out.append(f"configStrategy {sp.config_strategy}: HyperPod keeps the partition lines; one compute partition "
+                   "needs no AllowAccounts")
+    return out
+
+
+def explain_slurm(plan: Plan) -> str:
+    """``explain`` for a Slurm-orchestrated spec: accounts, QOS, limits, partitions, and each mapping's fidelity."""
+    from .slurm.model import desired_state
+
+    sp = plan.slurm
+    assert sp is not None
+    state = desired_state(sp)
+    groups = "; ".join(f"{g.name}: {g.count} x {g.instance_type} {g.node_type}"
+                       + (f" in partition {g.partition}" if g.partition else "")
+                       + (f" (dedicated to {g.dedicated_to})" if g.dedicated_to else "") for g in sp.groups)
+    classes = ", ".join(f"{p.name} ({p.weight})" for p in sorted(sp.priority_classes, key=lambda p: -p.weight))
+    db = sp.accounting_database
+    parts = [
+        f"Spec {plan.name}: cluster {sp.cluster_name}, Slurm orchestrator (configStrategy {sp.config_strategy}; "
+        f"accounting in {db.endpoint if db else 'the controller' + chr(39) + 's MariaDB'}), idle compute "
+        f"{plan.idle_compute}" + ("" if plan.idle_resource_sharing else f", {NO_IDLE_SHARING}: no team borrows"),
+        f"Instance groups: {groups}",
+        f"Organisation account: {sp.organisation} (under root); work without a class runs in QOS {sp.standard_qos}",
+        f"Priority classes as QOS (highest first): {classes or 'none'}",
+        "",
+        _table(["TEAM", "ACCOUNTS", "FAIRSHARE", "GUARANTEED (GrpTRES)", "BORROW CAP (QOS)", "USERS", "GROUP",
+                "DATA"],
+               [[t.name + ("" if t.active else " (paused)"),
+                 ", ".join([t.account, *(t.sub_account(p) for p in t.partitions)]),
+                 str(t.fairshare) + (f" (weight {t.fair_share_weight})" if t.fairshare != t.fair_share_weight
+                                     else ""),
+                 "; ".join(f"{lim.partition} {','.join(f'{k}={v}' for k, v in lim.tres)}" for lim in t.guaranteed)
+                 or "-",
+                 "; ".join(f"{lim.partition} {','.join(f'{k}={v}' for k, v in lim.tres)}" for lim in t.borrow)
+                 or "-",
+                 ", ".join(t.users) or "-", t.group, t.data_path] for t in sp.teams]),
+        "",
+        "QOS:",
+        *(f"  {q.name}: priority {q.priority}" + (f", GrpTRES={','.join(f'{k}={v}' for k, v in q.grp_tres)}"
+                                                  if q.grp_tres else "")
+          + (f", preempts {', '.join(q.preempt)}" if q.preempt else "")
+          + (f", requeued when preempted, {', '.join(q.flags)}" if q.preempt_mode else "") for q in state.qos),
+        "",
+        "Partitions:",
+        *(f"  {p.name}: {p.nodes} x {', '.join(p.instance_types)}; "
+          + (f"AllowAccounts={','.join(p.accounts) or 'root'}; AllowQos={','.join(p.qos)}" if sp.edits_partitions
+             else "every account (HyperPod's partition line)") for p in sp.partitions),
+        "",
+        "slurm.conf (apply.sh, between markers in accounting.conf): "
+        + " ".join(f"{k}={v}" for k, v in (state.conf.settings if state.conf else ())),
+        "",
+        "Mapping (spec -> Slurm: fidelity):",
+        *(f"  {concept} -> {slurm}: {fidelity}" for concept, slurm, fidelity in SLURM_MAPPING),
+    ]
+    notes = _slurm_notes(plan)
+    if notes:
+        parts += ["", "Approximations of this spec:", *(f"  {n}" for n in notes)]
+    parts += ["", "Files (synth output slurm/): accounting.sh, posix.sh, apply.sh, slurm.conf.d/governance.conf"
+              + (", slurm.conf.d/partitions.conf" if sp.edits_partitions and sp.partitions else "")]
+    for issue in plan_warnings(plan):
+        parts.append(f"Note: {issue}")
+    return _fit("\n".join(parts)) + "\n"

@@ -625,7 +625,7 @@ log() { printf 'hyperpod-gov: %s\n' "$*"; }
 
 # The Slurm release: the scripts are written for __MIN__ and later.
 version=$(sinfo -V 2>/dev/null | awk '{print $2}') || version=""
-if [ -z "$version" ]; then log "sinfo -V printed no version: is Slurm installed under $SLURM_PREFIX?" >&2; exit 2; fi
+if [ -z "$version" ]; then log "sinfo -V printed no version: is Slurm installed (PATH, $SLURM_PREFIX) and does $SLURM_CONF_FILE parse?" >&2; exit 2; fi
 if [ "$(printf '%s\n%s\n' "__MIN__" "$version" | sort -V | sed -n 1p)" != "__MIN__" ]; then
   log "Slurm $version is older than __MIN__, which these scripts need" >&2; exit 2
 fi
@@ -655,10 +655,13 @@ awk -v b="$BEGIN" -v e="$END" -v f="$block" '
   !skip { print }
   END { if (!done) while ((getline l < f) > 0) print l }' "$INCLUDE_FILE" > "$INCLUDE_FILE.hpg"
 cat "$INCLUDE_FILE.hpg" > "$INCLUDE_FILE"; rm -f "$INCLUDE_FILE.hpg" "$block"
-# A setting the governance owns must not be set again elsewhere in slurm.conf (the later line would win).
+# A setting the governance owns must not be set again in slurm.conf or elsewhere in the include file (the later
+# line would win).
+outside=$(awk -v b="$BEGIN" -v e="$END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' "$INCLUDE_FILE")
 for key in $(sed '/^#/d' "$HERE/slurm.conf.d/governance.conf" | cut -d= -f1); do
-  if grep -Eiq "^[[:space:]]*$key[[:space:]]*=" "$SLURM_CONF_FILE"; then
-    log "warning: $SLURM_CONF_FILE sets $key too; the governance sets it in $(basename "$INCLUDE_FILE")" >&2
+  if grep -Eiq "^[[:space:]]*$key[[:space:]]*=" "$SLURM_CONF_FILE" \
+      || printf '%s\n' "$outside" | grep -Ei "^[[:space:]]*$key[[:space:]]*=" > /dev/null; then
+    log "warning: $key is set outside the governance block too (the later line wins); remove it there" >&2
   fi
 done
 

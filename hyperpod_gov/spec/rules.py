@@ -22,7 +22,7 @@ from .cluster_options import (capacity_region_offers_hyperpod, instance_types_ar
 from .contract import contracts_are_complete
 from .errors import NO_VALUE, SpecIssue
 from .instance_types import Units, allocation_units, group_mig_profiles, spec_catalog
-from .models import GovernanceSpec
+from .models import GovernanceSpec, Team
 from .rulebook import RuleBook, rule
 
 # The id of the CDK warning the cluster construct adds when the dependencies chart is missing
@@ -1330,9 +1330,8 @@ def slurm_fair_share_zero_is_clamped(spec: GovernanceSpec, today: dt.date) -> It
                             "would give it no share of its own", 0, "set a weight from 1, or acknowledge HPG-S010")
 
 
-def _default_group(team: object) -> str:
-    slurm = getattr(team, "slurm", None)
-    return (slurm.group if slurm and slurm.group else getattr(team, "name"))
+def _default_group(team: Team) -> str:
+    return team.slurm.group if team.slurm and team.slurm.group else team.name
 
 
 @rule("HPG-S011", "error", "On a Slurm cluster the generated Slurm and POSIX names do not collide: no team takes "

@@ -16,8 +16,9 @@ from hyperpod_gov.plan.identity import IdentityPlan
 from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
+from hyperpod_gov.plan.slurm import SlurmGroupPlan, SlurmTeamPlan
 from hyperpod_gov.plan.views import (CAPACITY, CLUSTER as CLUSTER_VIEW, INSTANCE_GROUPS, NOT_GOVERNED,
-                                     PRIORITY_CLASSES, TEAM, VIEWS)
+                                     PRIORITY_CLASSES, SLURM, SLURM_GROUPS, SLURM_TEAMS, TEAM, VIEWS)
 
 # Which resources each table emits, and how CloudFormation spells its members (EKS: a capital first letter).
 EMITTED = {
@@ -126,11 +127,14 @@ READERS: dict[type, tuple[object, ...]] = {
     PrincipalAccess: (ACCESS_ENTRY,),
     AdminPlan: (ADMIN_ENTRY,),
     ClusterPlan: (CLUSTER, CLUSTER_VIEW),
-    Plan: (CLUSTER_VIEW,),
+    Plan: (CLUSTER_VIEW, SLURM),
     PolicyPart: (CLUSTER_POLICY,),
     AddonPart: (ADDON,),
     FlavorPlan: (CAPACITY,),
     PriorityClassPlan: (PRIORITY_CLASSES,),
+    # Slurm-orchestrated clusters
+    SlurmTeamPlan: (SLURM_TEAMS,),
+    SlurmGroupPlan: (SLURM_GROUPS,),
 }
 
 

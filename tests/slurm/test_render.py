@@ -258,3 +258,8 @@ def test_accounts_outside_the_organisation_are_never_pruned():
     other = replace(old, accounts=old.accounts + (Account("physics", "root", "physics", "physics"),),
                     users=old.users + (User("zed", "physics", "physics"),))
     assert [c for c in changes(other, _state()) if "physics" in c or "zed" in c] == []
+
+
+def test_a_fair_share_weight_of_zero_becomes_fairshare_one():
+    state = _state(lambda d: d["teams"][1].update(fairShareWeight=0))
+    assert (state.account("team-b").fairshare, state.account("team-a").fairshare) == (1, 40)

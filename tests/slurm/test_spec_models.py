@@ -109,3 +109,17 @@ def test_the_desired_state_of_a_slurm_plan_has_the_org_team_and_partition_accoun
 def test_desired_refuses_an_eks_plan(base):
     with pytest.raises(ValueError, match="not of a Slurm-orchestrated cluster"):
         desired(plan_of(base))
+
+
+def test_the_example_of_docs_slurm_md_is_a_valid_slurm_spec():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "slurm.md").read_text()
+    (block,) = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    data = {"name": "acme", "accounts": {"capacity": {"id": "111111111111", "region": "us-east-1"}},
+            **yaml.safe_load(block)}
+    sp = plan_of(data).slurm
+    assert [(t.name, t.users, t.data_path) for t in sp.teams] == [("team-a", ("alice", "bob"), "/fsx/team-a")]
