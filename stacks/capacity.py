@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from aws_cdk import CfnOutput, Fn, aws_eks_v2 as eks
+from aws_cdk import Annotations, CfnOutput, Fn, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -139,11 +139,31 @@ class SlurmCapacityStack(SpecStack):
         add_slurm_files(self.lifecycle, parameters=slurm_parameters(slurm, file_system), files=files)
         acknowledge_bucket_deployment(self, self.lifecycle)
         slurm_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
+        unused = without_effect_on_slurm(plan)
+        if unused:
+            Annotations.of(self).add_warning_v2(WARN_SLURM_UNUSED, (
+                f"{'; '.join(unused)}: a Slurm cluster has no monitoring or Unified Studio stack, so these keys "
+                "have no effect (docs/slurm-stacks.md); remove them or set cluster.orchestrator: eks."))
 
     @property
     def availability_zones(self) -> list[str]:
         """The spec's AZs: no lookup, so synth needs no credentials."""
         return list(self._azs)
+
+
+WARN_SLURM_UNUSED = "hyperpod-gov:slurmKeysWithoutEffect"
+
+
+def without_effect_on_slurm(plan: Plan) -> list[str]:
+    """The spec keys whose only emitters are the EKS-side stacks a Slurm spec does not have (the alarms' e-mail,
+    a team's Unified Studio project), as ``path (value)``, sorted."""
+    out = []
+    if plan.alerting.platform_email:
+        out.append(f"monitoring.platformEmail ({plan.alerting.platform_email})")
+    for team in plan.tenants:
+        if team.contract is not None and team.contract.unified_studio is not None:
+            out.append(f"{team.path}.contract.unifiedStudio (project {team.contract.unified_studio.project_id})")
+    return sorted(out)
 
 
 def slurm_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str) -> Construct:
