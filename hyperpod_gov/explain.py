@@ -126,6 +126,10 @@ def explain(plan: Plan) -> str:
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
     parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan))]
+    # Every EKS add-on hyperpod-gov installs, with its pinned version (plan/addon_defaults.py fills the spec's gaps)
+    parts += ["", "EKS add-ons installed (pinned versions):",
+              *(f"  {name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items()),
+              *(["  none (the existing cluster's are its own)"] if not plan.addon_versions else [])]
     parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "

@@ -192,3 +192,10 @@ def test_contract_pages_are_verbatim_copies_of_the_shared_contracts(copy):
     if not original.exists():
         pytest.skip(f"{original} is not beside this clone")
     assert text == original.read_text()
+
+
+def test_the_readme_links_only_to_files_inside_the_repository():
+    """Sources are named as text (a host and path), never as links that lead out of the repository."""
+    text = README.read_text()
+    outside = [t for t in links(text) if re.match(r"[a-z]+:", t)]
+    assert not outside and not re.search(r"<https?://|https?://", text), outside

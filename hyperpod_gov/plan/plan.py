@@ -28,6 +28,7 @@ from ..spec.models import AddonVersions, GovernanceSpec, HelmChart
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import PrincipalAccess, principal_access
+from .addon_defaults import pinned
 from .data import ImageRegistriesPlan, TeamStoragePlan, image_registries, storage_plans
 from .api_access import ApiSource, api_sources
 from .contracts import ConnectionPlan, ContractsPlan, StudioStack, contract_connections, retiring_teams, studio_stacks
@@ -404,7 +405,7 @@ class Plan:
 
     @property
     def addon_versions(self) -> dict[str, Optional[str]]:
-        """EKS add-on name -> pinned version (None: EKS's default for the Kubernetes version)."""
+        """EKS add-on name -> pinned version (the spec's, else plan/addon_defaults.py's for the Kubernetes version)."""
         v = self.cluster.addon_versions
         out: dict[str, Optional[str]] = {
             "vpc-cni": v.vpc_cni,
@@ -522,7 +523,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         admins=tuple(AdminPlan(arn, names.principal_key(arn), path=f"cluster.admins[{admin_index[arn]}]")
                      for arn in sorted(c.admins)),
         instance_groups=groups,
-        addon_versions=c.addon_versions,
+        addon_versions=pinned(c.addon_versions, c.kubernetes_version),  # every add-on pinned (addon_defaults)
         dependencies_chart=chart_plan(c.dependencies_chart, base_dir) if c.dependencies_chart else None,
         lifecycle_bucket=names.lifecycle_bucket(spec.name, spec.accounts.capacity.id, spec.accounts.capacity.region),
         node_recovery=c.node_recovery,

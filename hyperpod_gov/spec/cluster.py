@@ -499,10 +499,10 @@ class AddonVersions(SpecModel):
         default="v1.6.0-eksbuild.1",
         description="amazon-sagemaker-hyperpod-taskgovernance (task-governance mode; v1.6.0 bundles Kueue 0.19.2).",
     )
-    vpc_cni: Optional[str] = Field(default=None, description="vpc-cni (default: EKS's default, >= 1.18.3 on 1.30+).")
-    coredns: Optional[str] = Field(default=None, description="coredns (default: EKS's default for the version).")
-    kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: EKS's default).")
-    pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: EKS's).")
+    vpc_cni: Optional[str] = Field(default=None, description="vpc-cni, at least v1.18.3 (default: docs/addons.md's pin for the Kubernetes version).")
+    coredns: Optional[str] = Field(default=None, description="coredns (default: docs/addons.md's pin for the Kubernetes version).")
+    kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: docs/addons.md's pin for the Kubernetes version).")
+    pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: docs/addons.md's pin).")
     kueue_chart: str = Field(default="0.19.2", description="Kueue Helm chart version (kueue mode), 0.19.x.")
     # --- cluster.operators (docs/operators.md names the source of each default) ---------------------------
     training_operator: str = Field(
@@ -519,8 +519,8 @@ class AddonVersions(SpecModel):
     )
     ebs_csi_driver: Optional[str] = Field(
         default=None,
-        description="aws-ebs-csi-driver, the spaces' volumes (default: EKS's default for the Kubernetes version; "
-        "HyperPod needs at least v1.47.0).",
+        description="aws-ebs-csi-driver, the spaces' volumes, at least v1.47.0 (default: docs/addons.md's pin for the "
+        "Kubernetes version).",
     )
     # The oldest versions the inference add-on works with (sagemaker-hyperpod-model-deployment-setup.html).
     inference_operator: str = Field(

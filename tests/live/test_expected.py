@@ -64,7 +64,7 @@ def test_pod_identities_and_addons(enterprise_expected):
         "speech", "hyperpod-ns-speech", "trainer", "arn:aws:iam::111111111111:role/acme-ml-speech-trainer",
         "arn:aws:iam::222222222222:role/speech-trainer-data") in enterprise_expected.pod_identities
     assert ExpectedAddon("amazon-sagemaker-hyperpod-taskgovernance", "v1.6.0-eksbuild.1") in enterprise_expected.addons
-    assert ExpectedAddon("coredns", None) in enterprise_expected.addons
+    assert ExpectedAddon("coredns", "v1.12.4-eksbuild.1") in enterprise_expected.addons  # pinned by default
 
 
 def test_kueue_mode_expects_no_policy_no_quota_and_no_task_governance_addon():
