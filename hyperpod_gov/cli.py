@@ -79,7 +79,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
         which = f" (environment {environment}: stacks {plan.name}-*)" if environment else ""
-        print(f"{args.spec}{which}: valid ({len(plan.tenants)} teams, {plan.mode} mode){acknowledged}")
+        mode = "Slurm" if plan.slurm is not None else f"{plan.mode} mode"
+        print(f"{args.spec}{which}: valid ({len(plan.tenants)} teams, {mode}){acknowledged}")
         for i in review.unused:
             print(f"note: acknowledgements[{i}] accepts no finding; remove it if what it accepted is fixed",
                   file=sys.stderr)

@@ -18,6 +18,11 @@ def test_validate_accepts_both_examples(capsys):
     assert "valid (5 teams, task-governance mode)" in capsys.readouterr().out
 
 
+def test_validate_names_slurm_for_a_slurm_spec(capsys):
+    assert main(["validate", str(EXAMPLES / "startup-slurm.yaml")]) == 0
+    assert "valid (3 teams, Slurm)" in capsys.readouterr().out
+
+
 def test_validate_prints_every_error_and_exits_1_without_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
     text = (EXAMPLES / "startup.yaml").read_text()
