@@ -12,11 +12,10 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from hyperpod_gov.charts import render
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, SpecIssue, load_spec, read_yaml
 from hyperpod_gov.spec.environments import environment_names
-from stacks.app import build_app, build_pipeline_app, synth_error
+from stacks.app import build_app, build_pipeline_app, governance_manifests, synth_error
 
 app = cdk.App(analytics_reporting=False)
 DEFAULT_SPEC = "examples/enterprise.yaml"
@@ -32,7 +31,7 @@ try:
         # The pipeline delivers every environment of the spec, in order (or the spec itself if it has none).
         plans = [build_plan(load_spec(spec_path, environment=e), base_dir=base_dir) for e in names]
         plans = plans or [build_plan(load_spec(spec_path), base_dir=base_dir)]
-        rendered = [(e, p, render(p)) for e, p in zip(names or [""], plans)]
+        rendered = [(e, p, governance_manifests(p)) for e, p in zip(names or [""], plans)]
         build_pipeline_app(plans[0], rendered[0][2], spec_path=spec_path, app=app,
                            environments=rendered if names else ())
     else:
@@ -40,7 +39,7 @@ try:
             raise SpecError([SpecIssue("environments", f"lists {', '.join(names)}: this spec is deployed as one of "
                                        "them", ", ".join(names), f"pass -c environment={names[0]} (or another)")])
         plan = build_plan(load_spec(spec_path, environment=environment), base_dir=base_dir)
-        build_app(plan, render(plan), app=app)
+        build_app(plan, governance_manifests(plan), app=app)
     app.synth()
 except SpecError as exc:
     print(f"{spec_path}: {exc.render()}", file=sys.stderr)

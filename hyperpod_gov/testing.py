@@ -38,9 +38,7 @@ def synth_snapshot(spec: Union[str, Path, GovernanceSpec, "Plan"], *, today: dt.
 
     ``spec``: a spec file, a ``GovernanceSpec``, or a plan already built from one.
     """
-    from stacks.app import synth  # the composition root
-
-    from .charts import render
+    from stacks.app import governance_manifests, synth  # the composition root
 
     if isinstance(spec, Plan):
         plan = spec
@@ -50,11 +48,16 @@ def synth_snapshot(spec: Union[str, Path, GovernanceSpec, "Plan"], *, today: dt.
             base_dir = Path(spec).resolve().parent
             spec = load_spec(spec, today=today)
         plan = build_plan(spec, base_dir=base_dir)
-    manifests = render(plan)
+    manifests = governance_manifests(plan)  # none for a Slurm cluster
     with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
         assembly = synth(plan, Path(tmp), manifests=manifests)
         templates = {s.stack_name: s.template for s in assembly.stacks}
-    return normalise({
+    out: dict[str, Any] = {
         "templates": dict(sorted(templates.items())),
         "manifests": {"cluster": manifests.cluster, "teams": manifests.teams},
-    })
+    }
+    if plan.slurm is not None:  # a Slurm cluster's governance: the files synth writes under slurm/
+        from .slurm.render import files
+
+        out["slurm"] = dict(sorted(files(plan).items()))
+    return normalise(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
@@ -20,6 +20,7 @@ from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
 from hyperpod_gov.contracts import write_records
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.tools_policy import foreign_documents
+from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
 
 from .layout import add_capacity_stacks, add_consumer_stacks
@@ -41,12 +42,13 @@ def apply_feature_flags(app: Construct) -> None:
 
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
-              nag: bool = True) -> cdk.App:
-    """Compose every stack of the plan into ``app`` (a new one unless given)."""
+              nag: bool = True, governance_files: Optional[Mapping[str, str]] = None) -> cdk.App:
+    """Compose every stack of the plan into ``app`` (a new one unless given). ``governance_files``: a Slurm plan's
+    rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``)."""
     if app is None:
         app = cdk.App(outdir=outdir, analytics_reporting=False)
     apply_feature_flags(app)
-    add_capacity_stacks(app, plan, manifests)
+    add_capacity_stacks(app, plan, manifests, governance_files=governance_files)
     add_consumer_stacks(app, plan)
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
@@ -180,10 +182,35 @@ def write_tools_documents(plan: Plan, directory: Path) -> list[Path]:
     return written
 
 
+def governance_manifests(plan: Plan) -> Manifests:
+    """The Kubernetes objects of the plan: none for a Slurm cluster (its governance is ``slurm_files``)."""
+    return Manifests(cluster=[], teams={}) if plan.slurm is not None else render(plan)
+
+
+def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Path]:
+    """A Slurm plan's rendered files (relative path -> text) under ``directory``, shell scripts executable; files
+    of an earlier synth that the plan no longer renders go (the directory holds nothing else)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in sorted(files.items()):
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(0o755 if name.endswith(".sh") else 0o644)
+        written.append(path)
+    for stale in sorted(set(p for p in directory.rglob("*") if p.is_file()) - set(written)):
+        stale.unlink()
+    for folder in sorted((p for p in directory.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return written
+
+
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
           manifests: Optional[Manifests] = None) -> cdk.cx_api.CloudAssembly:
-    """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s``, the contract records
-    to ``out_dir/contracts`` and, for teams with principals in other accounts, their tools policy documents to
+    """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s`` (for a Slurm cluster
+    its governance files to ``out_dir/slurm`` instead, and no ``k8s``), the contract records to
+    ``out_dir/contracts`` and, for teams with principals in other accounts, their tools policy documents to
     ``out_dir/iam/<team>.json``.
 
     Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and ``SpecError`` on anything else
@@ -191,13 +218,26 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     assembly_dir = out_dir / "cdk.out"
-    manifests = manifests or render(plan)
-    check_manifests(plan, manifests)
-    manifests.write(out_dir / "k8s")
+    files: Optional[dict[str, str]] = None
+    if plan.slurm is not None:
+        files = slurm_files(plan)
+        manifests = governance_manifests(plan)
+        write_governance_files(files, out_dir / "slurm")
+        # What an earlier EKS synth into the same directory wrote there would govern nothing here.
+        for stale in ((out_dir / "k8s" / "cluster.yaml"), *sorted((out_dir / "k8s" / "teams").glob("*.yaml")),
+                      *sorted((out_dir / "iam").glob("*.json"))):  # no tools policy reaches a Slurm cluster
+            stale.unlink(missing_ok=True)
+        for folder in (out_dir / "k8s" / "teams", out_dir / "k8s", out_dir / "iam"):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+    else:
+        manifests = manifests or render(plan)
+        check_manifests(plan, manifests)
+        manifests.write(out_dir / "k8s")
+        write_tools_documents(plan, out_dir / "iam")
     write_records(plan, out_dir / "contracts")
-    write_tools_documents(plan, out_dir / "iam")
     try:
-        app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag)
+        app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files)
         return app.synth()
     except SpecError:
         raise

@@ -1,10 +1,11 @@
-"""The capacity account: VPC, EKS, HyperPod cluster, add-ons and the scheduler."""
+"""The capacity account: VPC, EKS, HyperPod cluster, add-ons and the scheduler; for a Slurm cluster VPC, HyperPod
+cluster, file system and the lifecycle scripts that apply the governance on the controller."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
-from aws_cdk import CfnOutput, aws_eks_v2 as eks
+from aws_cdk import Annotations, CfnOutput, Fn, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -16,7 +17,9 @@ from hyperpod_gov.constructs import (
     Observability,
     SchedulerInstall,
 )
-from hyperpod_gov.constructs.lifecycle import acknowledge_bucket_deployment
+from hyperpod_gov.constructs.hyperpod_cluster import SlurmHyperPodCluster
+from hyperpod_gov.constructs.lifecycle import (SLURM_LIFECYCLE_DIR, acknowledge_bucket_deployment, add_slurm_files,
+                                               slurm_parameters)
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
@@ -98,6 +101,86 @@ def cluster_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str,
         ("EksClusterArn", plan.cluster.eks_arn, "ARN of the EKS cluster"),
         ("HyperPodClusterArn", hyperpod_cluster_arn, "ARN of the HyperPod cluster (hyp set-cluster-context)"),
         ("KubeconfigCommand", kubeconfig_command(plan), "Run it with a team role's credentials to reach the API"),
+    ):
+        CfnOutput(outputs, id, value=value, description=what)
+    return outputs
+
+
+class SlurmCapacityStack(SpecStack):
+    """A Slurm-orchestrated cluster (``cluster.orchestrator: slurm``) and everything it needs: the VPC and its
+    endpoints (no EKS ones), the lifecycle bucket with the Slurm lifecycle scripts and the governance files
+    (``files``: relative path -> text, from ``hyperpod_gov.slurm.render.files``), the shared FSx for Lustre file
+    system when the spec creates one, and the HyperPod cluster. No EKS cluster, add-ons, scheduler or charts: the
+    controller's on_create.sh applies the governance once Slurm is up (docs/slurm-stacks.md)."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, files: Mapping[str, str], **kwargs: Any) -> None:
+        c, slurm = plan.cluster, plan.slurm
+        if slurm is None:
+            raise ValueError("SlurmCapacityStack builds a Slurm cluster: the plan's cluster.orchestrator is eks")
+        super().__init__(scope, id, plan=plan, what=f"HyperPod cluster {c.name} (Slurm)", **kwargs)
+        self._azs = plan.network.availability_zones
+        self.network = Network(self, "Network", network=plan.network)
+        self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket,
+                                          source=SLURM_LIFECYCLE_DIR)
+        self.hyperpod = SlurmHyperPodCluster(self, "HyperPod", plan=c, slurm=slurm, network=self.network,
+                                             lifecycle=self.lifecycle)
+        # cluster.sharedStorage: the file system the teams' data directories are on, mounted by on_create.sh.
+        storage = plan.shared_storage
+        self.shared_storage = SharedFileSystem(
+            self, "SharedStorage", storage=storage, network=self.network, nodes=self.hyperpod.security_group,
+            cluster=None, account=plan.account, cluster_arn="", install_driver=False,
+        ) if storage is not None and storage.file_system.created else None
+        file_system: Optional[Mapping[str, str]] = None
+        if self.shared_storage is not None:
+            file_system = self.shared_storage.values
+        elif storage is not None:  # an existing file system: its names as the spec gives them
+            file_system = {"DNSName": storage.file_system.dns_name,
+                           "LustreMountName": storage.file_system.mount_name}
+        add_slurm_files(self.lifecycle, parameters=slurm_parameters(slurm, file_system), files=files)
+        acknowledge_bucket_deployment(self, self.lifecycle)
+        slurm_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
+        unused = without_effect_on_slurm(plan)
+        if unused:
+            Annotations.of(self).add_warning_v2(WARN_SLURM_UNUSED, (
+                f"{'; '.join(unused)}: a Slurm cluster has no monitoring or Unified Studio stack, so these keys "
+                "have no effect (docs/slurm-stacks.md); remove them or set cluster.orchestrator: eks."))
+
+    @property
+    def availability_zones(self) -> list[str]:
+        """The spec's AZs: no lookup, so synth needs no credentials."""
+        return list(self._azs)
+
+
+WARN_SLURM_UNUSED = "hyperpod-gov:slurmKeysWithoutEffect"
+
+
+def without_effect_on_slurm(plan: Plan) -> list[str]:
+    """The spec keys whose only emitters are the EKS-side stacks a Slurm spec does not have (the alarms' e-mail,
+    a team's Unified Studio project), as ``path (value)``, sorted."""
+    out = []
+    if plan.alerting.platform_email:
+        out.append(f"monitoring.platformEmail ({plan.alerting.platform_email})")
+    for team in plan.tenants:
+        if team.contract is not None and team.contract.unified_studio is not None:
+            out.append(f"{team.path}.contract.unifiedStudio (project {team.contract.unified_studio.project_id})")
+    return sorted(out)
+
+
+def slurm_outputs(scope: Construct, plan: Plan, *, hyperpod_cluster_arn: str) -> Construct:
+    """How to reach a Slurm cluster, as stack outputs: its ARN, and the SSM target of its login nodes (or of the
+    controller, without a login group) to which ``aws ssm start-session --target`` appends an instance id."""
+    slurm = plan.slurm
+    if slurm is None:
+        raise ValueError("slurm_outputs describes a Slurm cluster")
+    outputs = Construct(scope, "Outputs")
+    entry = next((g for g in slurm.groups if g.node_type == "Login"), None) or next(
+        g for g in slurm.groups if g.node_type == "Controller")
+    cluster_id = Fn.select(1, Fn.split("/", hyperpod_cluster_arn))
+    for id, value, what in (
+        ("HyperPodClusterArn", hyperpod_cluster_arn, "ARN of the HyperPod cluster (Slurm)"),
+        ("SsmTarget", Fn.join("", ["sagemaker-cluster:", cluster_id, f"_{entry.name}-"]),
+         f"aws ssm start-session --target <this><instance id of a {entry.node_type.lower()} node> "
+         "(aws sagemaker list-cluster-nodes)"),
     ):
         CfnOutput(outputs, id, value=value, description=what)
     return outputs

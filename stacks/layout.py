@@ -6,25 +6,34 @@ instantiates them and orders their deploys.
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 import aws_cdk as cdk
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.plan import Plan
+from hyperpod_gov.slurm.render import files as slurm_files
 
-from .capacity import CapacityStack
+from .capacity import CapacityStack, SlurmCapacityStack
 from .consumer import ConsumerAccountStack
 from .governance import AccessStack, DashboardsStack, GovernanceStack, MonitoringStack, TeamsStack
 from .studio import StudioConnectionsStack
 
 
-def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> list[cdk.Stack]:
+def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests, *,
+                        governance_files: Optional[Mapping[str, str]] = None) -> list[cdk.Stack]:
     """The capacity account's stacks, in deploy order: capacity (absent in governance-only mode), governance,
-    monitoring (and further cluster dashboard pages), access, the team shards.
+    monitoring (and further cluster dashboard pages), access, the team shards; for a Slurm cluster the capacity
+    stack alone (``add_slurm_stacks``; ``governance_files``: the rendered Slurm files, rendered here if not given).
 
     Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
     """
     s = plan.stacks
+    if plan.slurm is not None:
+        return add_slurm_stacks(scope, plan, governance_files=governance_files)
+    if s.governance is None or s.monitoring is None:
+        raise ValueError("an EKS plan has a governance and a monitoring stack")
     # Governance-only mode (cluster.existing): no capacity stack; the governance stack holds the kubectl handler.
     capacity = CapacityStack(scope, s.capacity, plan=plan, stack_name=s.capacity) if s.capacity else None
     governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
@@ -40,6 +49,17 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests) -> l
         stacks.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
                                  monitoring=monitoring, manifests=manifests, stack_name=shard.name))
     return stacks
+
+
+def add_slurm_stacks(scope: Construct, plan: Plan, *,
+                     governance_files: Optional[Mapping[str, str]] = None) -> list[cdk.Stack]:
+    """A Slurm cluster's stacks: the capacity stack, holding the cluster, its file system and the lifecycle scripts
+    with the governance files (``governance_files``, default ``hyperpod_gov.slurm.render.files(plan)``); the plan's
+    layout has no other stack for Slurm."""
+    if plan.stacks.capacity is None:
+        raise ValueError("a Slurm plan creates its cluster: it has a capacity stack")
+    files = slurm_files(plan) if governance_files is None else governance_files
+    return [SlurmCapacityStack(scope, plan.stacks.capacity, plan=plan, files=files, stack_name=plan.stacks.capacity)]
 
 
 def add_consumer_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
@@ -58,6 +78,8 @@ def add_studio_stacks(scope: Construct, plan: Plan) -> list[cdk.Stack]:
     deploys; no value crosses it). In the pipeline they are a wave after the capacity stage.
     """
     first = plan.stacks.capacity or plan.stacks.governance  # the cluster, or the existing cluster's kubectl handler
+    if not plan.stacks.studio:
+        return []
     before = [scope.node.try_find_child(name) for name in (first, *(s.name for s in plan.stacks.access))]
     stacks: list[cdk.Stack] = []
     for studio in plan.stacks.studio:

@@ -142,3 +142,34 @@ def execution_role(scope: Construct, id: str, *, cluster_name: str, cluster_arn:
         ],
     )
     return role
+
+
+def slurm_execution_role(scope: Construct, id: str, *, cluster_name: str,
+                         image_registries: Optional[ImageRegistriesPlan] = None) -> iam.Role:
+    """HyperPod instance role of a Slurm cluster: the managed policy and image pulls (jobs run containers with
+    enroot or Docker from ECR), nothing of what EKS nodes need (no VPC CNI managing interfaces, no Pod Identity)."""
+    role = iam.Role(
+        scope,
+        id,
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com", conditions=execution_trust_conditions()),
+        description=f"Execution role of HyperPod cluster {cluster_name} instances (Slurm)",
+        managed_policies=[iam.ManagedPolicy.from_aws_managed_policy_name(INSTANCE_ROLE_POLICY)],
+    )
+    for statement in (*pull_statements(image_registries),
+                      iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"])):
+        role.add_to_policy(statement)
+    acknowledge(
+        role,
+        [
+            (managed_policy(INSTANCE_ROLE_POLICY),
+             f"{INSTANCE_ROLE_POLICY} is the AWS-managed policy HyperPod requires on the instance execution role."),
+            (wildcard("Resource", "*"), "ecr:GetAuthorizationToken supports no resource-level permissions."),
+            (wildcard("Resource", "arn:<AWS::Partition>:ecr:<AWS::Region>:*:repository/*"),
+             "Pull-only access to ECR in this region, for the containers jobs run (enroot, Docker); with "
+             "cluster.imageRegistries only accounts that are not the spec's own."),
+            *((wildcard("Resource", arn), "A repository name prefix of cluster.imageRegistries: the nodes pull "
+               "the images of the repositories under it.")
+              for arn in (image_registries.repository_arns if image_registries else ()) if arn.endswith("*")),
+        ],
+    )
+    return role

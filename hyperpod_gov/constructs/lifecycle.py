@@ -1,15 +1,21 @@
-"""Lifecycle scripts of the HyperPod instances: a ``sagemaker-`` bucket and the shipped scripts."""
+"""Lifecycle scripts of the HyperPod instances: a ``sagemaker-`` bucket and the shipped scripts (for a Slurm
+cluster also what synth generates: ``provisioning_parameters.json`` and the governance files under ``slurm/``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Mapping, Optional
 
 from aws_cdk import Duration, RemovalPolicy, Stack, aws_s3 as s3, aws_s3_deployment as s3deploy
 from constructs import Construct
 
+from ..plan.slurm import DEFAULT_DATA_ROOT as DATA_ROOT, SlurmPlan
 from ._nag import acknowledge, managed_policy, wildcard
 
 LIFECYCLE_DIR = Path(__file__).resolve().parents[1] / "assets" / "lifecycle"
+SLURM_LIFECYCLE_DIR = Path(__file__).resolve().parents[1] / "assets" / "lifecycle_slurm"
+SLURM_FILES_PREFIX = "slurm/"  # the rendered governance files, beside on_create.sh (which runs slurm/apply.sh)
+PROVISIONING_PARAMETERS = "provisioning_parameters.json"
 LIFECYCLE_PREFIX = "lifecycle/"
 ON_CREATE = "on_create.sh"
 
@@ -53,6 +59,36 @@ class LifecycleScripts(Construct):
             retain_on_delete=True,
         )
         self.source_s3_uri = f"s3://{self.bucket.bucket_name}/{LIFECYCLE_PREFIX}"
+
+
+def slurm_parameters(slurm: SlurmPlan, file_system: Optional[Mapping[str, str]]) -> dict[str, Any]:
+    """What the Slurm on_create.sh reads (``provisioning_parameters.json``, in the keys of HyperPod's base-config
+    lifecycle scripts): which group is the controller and which the login group, each compute group's partition,
+    whether accounting is external, and the shared file system (``DNSName`` and ``LustreMountName``, deploy-time
+    values for a created one) with its mount point; sorted, so the same plan gives the same bytes."""
+    controller = next(g.name for g in slurm.groups if g.node_type == "Controller")
+    login = next((g.name for g in slurm.groups if g.node_type == "Login"), None)
+    out: dict[str, Any] = {
+        "version": "1.0.0",
+        "workload_manager": "slurm",
+        "controller_group": controller,
+        **({"login_group": login} if login else {}),
+        "worker_groups": [{"instance_group_name": g.name, "partition_name": g.partition}
+                          for g in slurm.groups if g.node_type == "Compute"],
+        "accounting_database": "external" if slurm.accounting_database is not None else "controller",
+    }
+    if file_system:
+        out.update({"fsx_dns_name": file_system["DNSName"], "fsx_mountname": file_system["LustreMountName"],
+                    "fsx_mount_dir": DATA_ROOT})
+    return dict(sorted(out.items()))
+
+
+def add_slurm_files(lifecycle: LifecycleScripts, *, parameters: Mapping[str, Any], files: Mapping[str, str]) -> None:
+    """Upload ``provisioning_parameters.json`` and the rendered governance files (relative path -> text, written
+    under ``slurm/``) with the shipped Slurm scripts, in one deployment (pruned together)."""
+    lifecycle.deployment.add_source(s3deploy.Source.json_data(PROVISIONING_PARAMETERS, dict(parameters)))
+    for path, text in sorted(files.items()):
+        lifecycle.deployment.add_source(s3deploy.Source.data(SLURM_FILES_PREFIX + path, text))
 
 
 def acknowledge_bucket_deployment(stack: Stack, lifecycle: LifecycleScripts) -> None:

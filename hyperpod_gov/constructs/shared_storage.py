@@ -47,7 +47,7 @@ class SharedFileSystem(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, storage: SharedStoragePlan, network: Network,
-                 nodes: ec2.ISecurityGroup, cluster: eks.ICluster, account: str, cluster_arn: str,
+                 nodes: ec2.ISecurityGroup, cluster: Optional[eks.ICluster], account: str, cluster_arn: str,
                  install_driver: bool = True) -> None:
         super().__init__(scope, id)
         plan = storage.file_system
@@ -88,6 +88,8 @@ class SharedFileSystem(Construct):
         self.addon: Optional[eks.Addon] = None
         if not install_driver:  # the inference operator's FSx CSI driver (constructs/operators.py) serves both
             return
+        if cluster is None:
+            raise ValueError("the FSx CSI driver is an EKS add-on: installing it needs the EKS cluster")
         self.driver_role = iam.Role(
             self, "CsiDriverRole", assumed_by=pod_identity_trust(account=account, cluster_arn=cluster_arn),
             description="FSx CSI driver controller: describes the shared file system (static provisioning only)",

@@ -72,7 +72,8 @@ def role_names_unique(plan: Plan) -> Iterator[SpecIssue]:
 def stack_names_unique(plan: Plan) -> Iterator[SpecIssue]:
     """Stack names are unique in an account and region, and at most 128 characters."""
     owners = [(plan.stacks.capacity, "the capacity stack")] if plan.stacks.capacity else []  # absent: existing
-    owners += [(plan.stacks.governance, "the governance stack"), (plan.stacks.monitoring, "the monitoring stack")]
+    owners += [(name, what) for name, what in ((plan.stacks.governance, "the governance stack"),
+                                               (plan.stacks.monitoring, "the monitoring stack")) if name]  # Slurm: none
     owners += [(name, "a cluster dashboard stack") for name in plan.stacks.dashboards]
     owners += [(s.name, "an access stack") for s in plan.stacks.access]
     owners += [(s.name, "a team stack") for s in plan.stacks.teams]

@@ -49,6 +49,8 @@ Mode = Literal["task-governance", "kueue"]
 # interface endpoint too, so that pods reach it on VPC addresses that their NetworkPolicies allow.
 INTERFACE_ENDPOINTS = ("EcrApi", "EcrDkr", "Ec2", "Sts", "Eks", "EksAuth", "Logs", "Monitoring", "SageMakerApi",
                        "Ssm", "S3Interface")
+# A Slurm cluster (cluster.orchestrator: slurm) has no EKS API and no pods asking EKS Auth for credentials.
+SLURM_INTERFACE_ENDPOINTS = tuple(e for e in INTERFACE_ENDPOINTS if e not in ("Eks", "EksAuth"))
 
 
 @dataclass(frozen=True)
@@ -269,8 +271,8 @@ class StackLayout:
     """Stack names and what goes where. ``cdk deploy`` and the pipeline use the same names."""
 
     capacity: Optional[str]  # None in governance-only mode: the cluster runs already
-    governance: str
-    monitoring: str  # the shared alarm key, the platform topic and the cluster dashboards
+    governance: Optional[str]  # None for a Slurm cluster: its governance runs on the controller (docs/slurm-stacks.md)
+    monitoring: Optional[str]  # the shared alarm key, the platform topic and the cluster dashboards; None for Slurm
     access: tuple[Shard, ...]  # access entries, sharded by a hash of the principal ARN
     teams: tuple[Shard, ...]  # per-team resources, sharded by a hash of the team name
     consumers: tuple[ConsumerStack, ...]
@@ -285,7 +287,8 @@ class StackLayout:
 
     @property
     def all_names(self) -> tuple[str, ...]:
-        return (*((self.capacity,) if self.capacity else ()), self.governance, self.monitoring, *self.dashboards, *(s.name for s in self.access),
+        return (*((self.capacity,) if self.capacity else ()), *(n for n in (self.governance, self.monitoring) if n),
+                *self.dashboards, *(s.name for s in self.access),
                 *(s.name for s in self.teams),
                 *(c.name for c in self.consumers), *(s.name for s in self.studio))
 
@@ -488,7 +491,8 @@ def network_plan(spec: GovernanceSpec) -> NetworkPlan:
     if vpc.vpc_id is not None:
         existing = ExistingVpcPlan(vpc.vpc_id, tuple(vpc.private_subnet_ids), bool(vpc.create_endpoints),
                                    vpc.create_flow_logs)
-    endpoints = INTERFACE_ENDPOINTS if existing is None or existing.create_endpoints else ()
+    wanted = SLURM_INTERFACE_ENDPOINTS if spec.cluster.orchestrator == "slurm" else INTERFACE_ENDPOINTS
+    endpoints = wanted if existing is None or existing.create_endpoints else ()
     return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
                        public_mask=public, interface_endpoints=endpoints, existing=existing,
                        perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
@@ -588,6 +592,8 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
             consumers.append(ConsumerStack(names.stack(spec.name, f"consumer-{c.name}"), c.name, c.id, c.region, mine))
     # The first cluster dashboard page lives in the monitoring stack, each further page in a stack of its own: a page
     # stays in its stack when teams are added (rows shift between pages in place), and no stack nears 1 MB.
+    if spec.cluster.orchestrator == "slurm":
+        return slurm_stack_layout(spec)
     pages = cluster_dashboard_pages(tuple(t.name for t in teams))
     return StackLayout(
         capacity=None if spec.cluster.existing else names.stack(spec.name, "capacity"),
@@ -602,6 +608,17 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
         access_shards=d.access_stacks,
         studio=studio_stacks(spec.name, connections),
     )
+
+
+# Slurm stacks (cluster.orchestrator: slurm; docs/slurm-stacks.md): the capacity stack alone holds the cluster and
+# the governance it applies on the controller; the EKS-only stacks (governance, monitoring, access, teams,
+# consumer roles, Unified Studio connections) have nothing to hold.
+def slurm_stack_layout(spec: GovernanceSpec) -> StackLayout:
+    """The stacks of a Slurm spec: the capacity stack (and the pipeline's name)."""
+    d = spec.deployment
+    return StackLayout(capacity=names.stack(spec.name, "capacity"), governance=None, monitoring=None, access=(),
+                       teams=(), consumers=(), pipeline=names.stack(spec.name, "pipeline"), dashboards=(),
+                       team_shards=d.team_stacks, access_shards=d.access_stacks, studio=())
 
 
 def _pipeline(spec: GovernanceSpec) -> PipelinePlan:

@@ -53,6 +53,9 @@ def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
         plan = load_plan(args.spec, today)
         base = load_plan(args.base, today) if args.base else None
         what = "trace"
+        if args.trace and any(p is not None and p.slurm is not None for p in (plan, base)):
+            raise SpecError([SpecIssue("--trace", "the simulator models Kueue, not Slurm: a Slurm spec's trace "
+                                       "cannot be simulated", args.trace, "leave out --trace for a Slurm spec")])
         rows = load_trace(args.trace, **trace_checks(plan)) if args.trace else ()
         what = "usage report"
         report = load_report(args.report) if args.report else None

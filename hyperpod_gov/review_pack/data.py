@@ -35,7 +35,7 @@ class TypeCapacity:
 
     instance_type: str
     instances: int
-    resource: str  # the Kueue resource counted: nvidia.com/gpu, a MIG partition, or cpu
+    resource: str  # the Kueue resource counted: nvidia.com/gpu, a MIG partition, or cpu; Slurm: the partition
     unit: str  # how a person reads it: "accelerators", "mig-1g.10gb partitions", "vCPU"
     capacity: int
     shares: tuple[TeamShare, ...]  # teams with a quota or a borrow limit here, sorted by name
@@ -65,6 +65,10 @@ def capacities(plan: Plan) -> tuple[TypeCapacity, ...]:
     for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
         shares = []
         resource = fp.mig_resource or fp.accelerator_kind or "cpu"
+        if plan.slurm is not None:  # Slurm counts the type on its compute partition (GrpTRES), not a Kueue resource
+            where = sorted({g.partition for g in plan.slurm.groups
+                            if g.instance_type == fp.instance_type and g.partition})
+            resource = "Slurm partition " + ", ".join(where) if where else "no Slurm partition"
         probe: Optional[FlavorQuota] = None
         for team in plan.teams:
             f = _flavor(team, fp.instance_type)

@@ -15,6 +15,7 @@ from ..contracts.review import reviews
 from ..diff import governance_diff
 from ..markdown import cell
 from ..plan import Plan
+from ..plan.slurm import borrow_qos
 from ..simulate import Result
 from ..simulate.spec_level import TeamFigures, figures_json, run_plan
 from ..simulate.trace import TraceRow
@@ -203,7 +204,7 @@ def contract_section(plan: Plan, today: dt.date) -> Section:
             review += f", {-r.days} days overdue)" if r.days < 0 else f", in {r.days} days)"
         elif c is not None:
             review += ")"
-        w = watches.get(team.name)
+        w = watches.get(team.name) if plan.slurm is None else None  # Slurm: no Kueue metrics, no alarms
         alarms = "; ".join(f"{a.kind} -> {a.owner or 'platform'}" for a in sorted(
             w.alarms, key=lambda a: a.kind)) if w else "-"
         owners = "-" if c is None else (f"business {c.business_owner}, operations {c.operations_owner}, "
@@ -216,10 +217,44 @@ def contract_section(plan: Plan, today: dt.date) -> Section:
     return s
 
 
+def _tres(tres: Sequence[tuple[str, int]]) -> str:
+    return ",".join(f"{name}={amount}" for name, amount in tres) or "-"
+
+
+def slurm_section(plan: Plan) -> Section:
+    """A Slurm cluster: each team's account, its guarantee and borrow cap per partition (GrpTRES), its users; each
+    partition's groups and, where hyperpod-gov edits partition lines, the accounts and QOS it admits."""
+    slurm = plan.slurm
+    if slurm is None:
+        raise ValueError("slurm_section describes a Slurm cluster")
+    s = Section("slurm", "Slurm accounts, QOS and partitions")
+    body = []
+    for t in slurm.teams:
+        for partition in t.partitions or ("-",):
+            borrow = t.borrow_limit(partition) if partition != "-" else ()
+            body.append([(t.name, ""), (f"{t.account} (Fairshare {t.fairshare})", ""), (partition, ""),
+                         (t.sub_account(partition) if partition != "-" else "-", ""),
+                         (_tres(t.limit(partition)) if partition != "-" else "-", ""),
+                         (f"{borrow_qos(t.name, partition)}: {_tres(borrow)}" if borrow else "-", ""),
+                         (", ".join(t.users) or "-", "")])
+    s.tables.append((["team", "account", "partition", "sub-account", "guaranteed GrpTRES", "borrow QOS: GrpTRES",
+                      "users"], body))
+    rows = [[(p.name, ""), (", ".join(p.groups), ""), (f"{p.nodes} x {', '.join(p.instance_types)}", ""),
+             (", ".join(p.accounts) if slurm.edits_partitions else f"any (configStrategy {slurm.config_strategy})",
+              ""), (", ".join(p.qos) if slurm.edits_partitions else "any", "")] for p in slurm.partitions]
+    s.tables.append((["partition", "groups", "nodes", "AllowAccounts", "AllowQos"], rows))
+    s.lists.append(("QOS", [f"{q.name}: Priority {q.weight}" for q in sorted(slurm.priority_classes,
+                                                                               key=lambda q: -q.weight)]
+                    + [f"{slurm.standard_qos}: Priority 0, work without a priority class"]))
+    return s
+
+
 def build_sections(inputs: Inputs) -> list[Section]:
-    """Every section the inputs allow, in page order."""
+    """Every section the inputs allow, in page order (a Slurm cluster's accounts after the allocation)."""
     plan, base = inputs.plan, inputs.base_plan
     sections = allocation_sections(plan, base)
+    if plan.slurm is not None:
+        sections.append(slurm_section(plan))
     if base is not None:
         sections.append(change_section(base, plan))
     if inputs.trace:
@@ -277,8 +312,8 @@ def section_html(s: Section) -> str:
 
 def _subtitle(inputs: Inputs) -> str:
     p = inputs.plan
-    parts = [f"spec {inputs.spec}", f"cluster {p.cluster_name}", f"{p.mode} mode",
-             f"idle compute: {p.idle_compute}"]
+    scheduler = f"{p.mode} mode" if p.slurm is None else f"Slurm ({p.slurm.config_strategy} slurm.conf)"
+    parts = [f"spec {inputs.spec}", f"cluster {p.cluster_name}", scheduler, f"idle compute: {p.idle_compute}"]
     if inputs.base_plan is not None:
         parts.insert(1, f"compared with {inputs.base}")
     if inputs.trace_name:

@@ -194,10 +194,11 @@ def quota_check(wl: Workload, fr: FR, val: int, oracle: Oracle) -> tuple[Optiona
     """FlavorAssigner.fitsResourceQuota up to the preemption oracle: mode None means 'simulate preemption'
     (the borrow returned is then the level without preemption, which a NoCandidates result keeps)."""
     cq = wl.cq
-    if val > potential(cq, fr):
+    most = potential(cq, fr)
+    if val > most:
         return NO_FIT, 0, (
             f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
-            f"maximum capacity {show_quantity(fr[1], potential(cq, fr))}"
+            f"maximum capacity {show_quantity(fr[1], most)}"
         )
     borrow, may_reclaim = lowest_subtree(cq, fr, val)
     free = available(cq, fr)

@@ -67,10 +67,13 @@ class NominationMemo:
             allowed = wl.d.allowed_flavors
             tried = [f for f in cq.flavors[start:] if allowed is None or f in allowed]
             flavors = tuple((f, co.flavor_commits[f]) for f in tried)
-            borrowing: dict[str, ClusterQueue] = {}
+            borrowing: set[ClusterQueue] = set()  # validated all together: their order does not matter
+            cohort_borrowers = co.borrowers
             for f in tried:
                 for r, _ in wl.requests:
-                    for q in co.borrowers.get((f, r), ()):
-                        borrowing[q.name] = q
-            queues = tuple((q, q.commits) for q in borrowing.values() if q is not cq)
+                    found = cohort_borrowers.get((f, r))
+                    if found:
+                        borrowing.update(found)
+            borrowing.discard(cq)
+            queues = tuple((q, q.commits) for q in borrowing)
         self.entries[key] = (a, cq, cq.commits, flavors, queues)

@@ -71,10 +71,12 @@ class QueueManager:
         """QueueInadmissibleWorkloads for the queue's cohort (or the queue alone)."""
         members = cq.cohort.cqs if cq.cohort is not None else [cq]
         for member in members:
-            member.bulk.clear()
-            for name in sorted(member.inadmissible):
-                self.push(member.inadmissible[name])
-            member.inadmissible.clear()
+            if member.bulk:
+                member.bulk.clear()
+            if member.inadmissible:
+                for name in sorted(member.inadmissible):
+                    self.push(member.inadmissible[name])
+                member.inadmissible.clear()
 
     @staticmethod
     def explain_waiting(cq: ClusterQueue) -> None:

@@ -73,16 +73,23 @@ def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:
 
     ``delta`` evaluates it as if the queue used ``delta`` more (less, if negative) of ``fr``.
     """
-    nominal = cq.nominal.get(fr, 0)
     used = cq.usage[fr] + delta
-    if cq.cohort is None:
-        return max(0, nominal - used)
     co = cq.cohort
-    lq = cq.lq.get(fr, 0)
+    if co is None:
+        return max(0, cq.nominal.get(fr, 0) - used)
     cohort_used = co.usage[fr]
     if delta:  # the cohort holds max(0, usage - localQuota) of each member
+        lq = cq.lq.get(fr, 0)
         cohort_used += max(0, used - lq) - max(0, cq.usage[fr] - lq)
-    parent = co.subtree[fr] - cohort_used
+    return available_at(cq, fr, used, cohort_used)
+
+
+def available_at(cq: ClusterQueue, fr: FR, used: int, cohort_used: int) -> int:
+    """:func:`available` of a queue in a cohort, had the queue used ``used`` of ``fr`` and the cohort
+    ``cohort_used`` (its usage of what the members lend)."""
+    nominal = cq.nominal.get(fr, 0)
+    lq = cq.lq.get(fr, 0)
+    parent = cq.cohort.subtree[fr] - cohort_used
     bl = cq.bl.get(fr)
     if bl is not None:
         stored = nominal - lq
@@ -130,3 +137,37 @@ def remove_workload(wl: Workload) -> None:
     """The workload's usage taken out: ClusterQueueSnapshot.RemoveUsage (a preemption simulated or done)."""
     for fr, v in wl.usage.items():
         remove_usage(wl.cq, fr, v)
+
+
+def take_out(wl: Workload) -> None:
+    """The workload's usage taken out of its queue and the cohort, and nothing else: what a preemption
+    search tries (classic preemption, scheduler.fits) reads only these. The bookkeeping derived from the
+    usage (the amounts above nominal, the cohort's borrowers, the version keying the cached share) is left
+    as it is, so every ``take_out`` must be undone by ``put_back`` before anything else reads the queue."""
+    cq = wl.cq
+    usage = cq.usage
+    co = cq.cohort
+    lq = cq.lq
+    for fr, v in wl.usage.items():
+        before = usage[fr]
+        usage[fr] = before - v
+        if co is not None:
+            stored_in_parent = before - lq.get(fr, 0)
+            if stored_in_parent > 0:
+                co.usage[fr] -= v if v < stored_in_parent else stored_in_parent
+
+
+def put_back(wl: Workload) -> None:
+    """Undo :func:`take_out` (the usage arithmetic of :func:`add_usage`)."""
+    cq = wl.cq
+    usage = cq.usage
+    co = cq.cohort
+    lq = cq.lq
+    for fr, v in wl.usage.items():
+        before = usage[fr]
+        usage[fr] = before + v
+        if co is not None:
+            q = lq.get(fr, 0)
+            local = q - before if q > before else 0
+            if v > local:
+                co.usage[fr] += v - local

@@ -30,7 +30,7 @@ from .ordering import order_classical, order_fair
 from .preemption import Preemptor
 from .memo import NominationMemo
 from .queue import QueueManager
-from .resource_node import add_usage, add_workload, available, remove_usage, remove_workload
+from .resource_node import add_usage, add_workload, available, put_back, remove_usage, remove_workload, take_out
 from .results import FR, PreemptionRecord, show_time
 
 # Requeue reasons of pkg/cache/queue.
@@ -309,10 +309,10 @@ class Scheduler:
         for t, _ in a.targets:
             gone[t.name] = t
         for t in gone.values():
-            remove_workload(t)
+            take_out(t)
         ok = all(available(cq, fr) >= v for fr, v in a.usage.items())
         for t in gone.values():
-            add_workload(t)
+            put_back(t)
         return ok
 
     @staticmethod

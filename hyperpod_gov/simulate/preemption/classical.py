@@ -8,8 +8,11 @@ Mirrors ``pkg/scheduler/preemption/classical/candidate_generator.go`` (NewCandid
 
 from __future__ import annotations
 
+import heapq
+import itertools
+
 from ..cache import ClusterQueue, Workload
-from ..resource_node import add_workload, remove_workload, within_nominal
+from ..resource_node import put_back, take_out, within_nominal
 from ..results import FR
 from .common import (
     IN_CLUSTER_QUEUE,
@@ -60,49 +63,69 @@ def classical_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int]) -> l
         # on() holds the workloads using frs, already in CandidatesOrdering.
         policy = p.within_cluster_queue
         same = [(cand, _WITHIN_CQ) for cand in on(cq, frs) if satisfies_policy(wl, cand, policy)]
-    hierarchy: list[tuple[Workload, int]] = []
-    priority: list[tuple[Workload, int]] = []
+    others: list[ClusterQueue] = []
+    in_cohort = False  # the hierarchy or the priority bucket of the candidate generator is not empty
+    advantage = False
     if cq.cohort is not None and p.reclaim_within_cohort != "Never":
         # QuantitiesFitInQuota on the queue itself.
         advantage = all(cq.usage[fr] + v <= cq.nominal.get(fr, 0) for fr, v in usage.items())
-        bucket = hierarchy if advantage else priority
-        for other in borrowers(cq, frs):
-            for cand in on(other, frs):
-                v = classify(wl, cand, advantage)
-                if v:
-                    bucket.append((cand, v))
-        # Runs already in order per queue: the sort merges them (other queues first in CandidatesOrdering).
-        bucket.sort(key=_entry_key)
-    candidates = hierarchy + priority + same
+        others = borrowers(cq, frs)
+        in_cohort = any(classify(wl, cand, advantage) for other in others for cand in on(other, frs))
+    hierarchy = in_cohort and advantage  # candidates of other queues go to the hierarchy bucket, else priority
     forbidden = p.borrow_within_cohort == "Never"
-    if not hierarchy and not priority or (forbidden and not under_nominal(cq, frs)):
+    if not in_cohort or (forbidden and not under_nominal(cq, frs)):
         attempts = [True]
     elif forbidden and not hierarchy:
         attempts = [False, True]
     else:
         attempts = [True, False]
     for borrow in attempts:
+        # Without the advantage, and with borrowWithinCohort Never, every candidate of another queue is
+        # reclaimed without borrowing: an attempt that allows borrowing skips them all.
+        skip_others = borrow and not advantage and p.borrow_within_cohort == "Never"
         targets: list[tuple[Workload, str]] = []
-        for cand, variant in candidates:
-            if cand.cq is not cq:
-                if borrow and variant == _RECLAIM_WITHOUT_BORROWING:
-                    continue
-                if within_nominal(cand.cq, frs):
-                    continue
-            remove_workload(cand)
+        # The loop only reads quota usage (within_nominal, workload_fits): the candidates are taken out
+        # and given back with take_out / put_back.
+        for cand, variant in itertools.chain(() if skip_others else _in_cohort(wl, others, frs, advantage, borrow),
+                                             same):
+            take_out(cand)
             targets.append((cand, _VARIANT_REASON[variant]))
             if workload_fits(cq, usage, borrow):
-                targets = fill_back(cq, usage, targets, borrow)
+                targets = fill_back(cq, usage, targets, borrow, put_back, take_out)
                 for t, _ in targets:
-                    add_workload(t)
+                    put_back(t)
                 return targets
         for t, _ in targets:
-            add_workload(t)
+            put_back(t)
     return []
 
 
-def _entry_key(e: tuple[Workload, int]) -> tuple:
-    return e[0].cand_key
+def _in_cohort(wl: Workload, others: list[ClusterQueue], frs: set[FR], advantage: bool, borrow: bool):
+    """The other queues' candidates that the loop takes, in CandidatesOrdering, produced as it takes them.
+
+    Each queue's candidates (:func:`.common.on`) are in that order already; a heap merges them. A queue
+    back within nominal on the resources to free is dropped: the loop skips its candidates from then on
+    (only taking out its own workloads changes that, and those are the ones it skips)."""
+    heap = []
+    for other in others:
+        lst = on(other, frs)
+        if lst:
+            heap.append((lst[0].cand_key, 0, lst, other))
+    heapq.heapify(heap)
+    while heap:
+        _k, i, lst, other = heap[0]
+        if within_nominal(other, frs):
+            heapq.heappop(heap)
+            continue
+        cand = lst[i]
+        i += 1
+        if i < len(lst):
+            heapq.heapreplace(heap, (lst[i].cand_key, i, lst, other))
+        else:
+            heapq.heappop(heap)
+        v = classify(wl, cand, advantage)
+        if v and not (borrow and v == _RECLAIM_WITHOUT_BORROWING):
+            yield cand, v
 
 
 def under_nominal(cq: ClusterQueue, frs: set[FR]) -> bool:

@@ -54,6 +54,19 @@ def on(cq: ClusterQueue, frs: set[FR]) -> list[Workload]:
     return out
 
 
+def on_total(cq: ClusterQueue, frs: set[FR]) -> dict[FR, int]:
+    """The usage of :func:`on`'s workloads summed per (flavor, resource); kept as long as :func:`on`."""
+    key = ("total", frozenset(frs))
+    out = cq.on_cache.get(key)
+    if out is None:
+        out = {}
+        for w in on(cq, frs):
+            for fr, v in w.usage.items():
+                out[fr] = out.get(fr, 0) + v
+        cq.on_cache[key] = out
+    return out
+
+
 def _cand_key(w: Workload) -> tuple:
     return w.cand_key
 
@@ -78,13 +91,16 @@ def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool)
     return True
 
 
-def fill_back(cq: ClusterQueue, usage: dict[FR, int], targets: list, borrow: bool) -> list:
-    """fillBackWorkloads: give back every victim the preemptor can do without, newest choice kept."""
+def fill_back(cq: ClusterQueue, usage: dict[FR, int], targets: list, borrow: bool,
+              add: Callable[[Workload], None] = add_workload,
+              remove: Callable[[Workload], None] = remove_workload) -> list:
+    """fillBackWorkloads: give back every victim the preemptor can do without, newest choice kept.
+    ``add``/``remove`` are how the targets were taken out (and are given back)."""
     for i in range(len(targets) - 2, -1, -1):
-        add_workload(targets[i][0])
+        add(targets[i][0])
         if workload_fits(cq, usage, borrow):
             targets[i] = targets[-1]
             targets.pop()
         else:
-            remove_workload(targets[i][0])
+            remove(targets[i][0])
     return targets

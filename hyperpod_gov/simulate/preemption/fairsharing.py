@@ -16,7 +16,15 @@ from typing import Optional
 from ..model import FairSharingStrategy
 from ..cache import ClusterQueue, Workload
 from ..fair_sharing import ShareAfterRemoval, compare_drs, drs
-from ..resource_node import add_usage, add_workload, available, borrowing_with, remove_usage, remove_workload
+from ..resource_node import (
+    add_usage,
+    add_workload,
+    available,
+    available_at,
+    borrowing_with,
+    remove_usage,
+    remove_workload,
+)
 from ..results import FR
 from .common import (
     IN_CLUSTER_QUEUE,
@@ -26,6 +34,7 @@ from .common import (
     candidate_key,
     fill_back,
     on,
+    on_total,
     satisfies_policy,
 )
 
@@ -38,19 +47,27 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     # The candidates in CandidatesOrdering, grouped by queue as the target ordering takes them: on() keeps
     # each queue's in that order already.
     by_cq: dict[str, list[Workload]] = {}
+    # Per queue, the candidates' usage summed (what taking them all out would free).
+    freed: list[tuple[ClusterQueue, dict[FR, int]]] = []
     if p.within_cluster_queue != "Never":
         own = [c for c in on(cq, frs) if satisfies_policy(wl, c, p.within_cluster_queue)]
         if own:
             by_cq[cq.name] = own
+            freed.append((cq, _summed(own)))
     if cq.cohort is not None and p.reclaim_within_cohort != "Never":
         for other in borrowers(cq, frs):
             users = on(other, frs)
             if p.reclaim_within_cohort != "Any":
                 users = [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
+                total = _summed(users)
+            else:
+                total = on_total(other, frs)
             if users:
-                by_cq[other.name] = list(users)
-    if not by_cq:
+                by_cq[other.name] = users
+                freed.append((other, total))
+    if not by_cq or not _fits_without_all(cq, usage, freed):
         return []
+    by_cq = {name: list(users) for name, users in by_cq.items()}  # the strategies pop them
     for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
         add_usage(cq, fr, v)
     fits, targets, retry = fs_first(wl, by_cq, frs, usage, strategies[0])
@@ -66,6 +83,39 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     for t, _ in targets:
         add_workload(t)
     return targets
+
+
+def _summed(workloads: list[Workload]) -> dict[FR, int]:
+    total: dict[FR, int] = {}
+    for w in workloads:
+        for fr, v in w.usage.items():
+            total[fr] = total.get(fr, 0) + v
+    return total
+
+
+def _fits_without_all(cq: ClusterQueue, usage: dict[FR, int],
+                      freed: list[tuple[ClusterQueue, dict[FR, int]]]) -> bool:
+    """Whether the preemptor would fit with every candidate gone. The strategies only ever take
+    candidates, and taking one never makes the preemptor fit less (workloadFitsForFairSharing reads only
+    quota usage): if it does not fit with all of them gone, the search finds no targets. Most searches
+    of a busy cohort end so; this answers them without running the strategies, and without taking the
+    candidates out: ``freed`` holds, per queue, the usage they would leave (what removeUsage subtracts)."""
+    co = cq.cohort
+    if co is None:
+        return all(v <= available(cq, fr, -sum(t.get(fr, 0) for _m, t in freed)) for fr, v in usage.items())
+    used = {fr: cq.usage[fr] for fr in usage}
+    cohort_used = {fr: co.usage[fr] for fr in usage}
+    for member, total in freed:
+        for fr in usage:
+            t = total.get(fr, 0)
+            if t:
+                u = member.usage[fr]
+                lq = member.lq.get(fr, 0)
+                # The cohort holds max(0, usage - localQuota) of each member.
+                cohort_used[fr] -= max(0, u - lq) - max(0, u - t - lq)
+                if member is cq:
+                    used[fr] -= t
+    return all(v <= available_at(cq, fr, used[fr], cohort_used[fr]) for fr, v in usage.items())
 
 
 def fits_fs(cq: ClusterQueue, usage: dict[FR, int]) -> bool:

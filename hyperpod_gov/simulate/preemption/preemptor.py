@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..model import FairSharingStrategy
 from ..cache import ClusterQueue, Workload
 from ..flavorassigner import NO_CANDIDATES, PREEMPT, RECLAIM
-from ..resource_node import add_workload, lowest_subtree, remove_workload
+from ..resource_node import lowest_subtree, put_back, take_out
 from ..results import FR
 from .classical import classical_preemptions
 from .fairsharing import fair_preemptions
@@ -52,10 +52,10 @@ class Preemptor:
             return NO_CANDIDATES, lowest_subtree(cq, fr, val)[0]
         victims = [t for t, _ in targets]
         for t in victims:
-            remove_workload(t)
+            take_out(t)
         after = lowest_subtree(cq, fr, val)[0]
         for t in victims:
-            add_workload(t)
+            put_back(t)
         same = any(t.cq is cq for t in victims)
         return (PREEMPT if same else RECLAIM), after
 
