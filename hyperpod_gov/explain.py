@@ -162,17 +162,19 @@ SLURM_MAPPING = (
      "approximate: Slurm lowers priority with past usage, it does not hand out idle capacity by weight"),
     ("quota on an instance type", "sub-account <team>_<partition> with GrpTRES (node, gres/gpu, cpu and mem), "
      "pinned to the type's partition by AllowAccounts", "exact as a ceiling; nothing is held back for the team: "
-     "others' borrowing jobs are requeued when it needs the nodes"),
+     "others' borrowing jobs are requeued when it needs the nodes; its own borrowing does not count against it"),
     ("priority class", "QOS of its name, Priority=weight; PriorityWeightQOS", "exact for ordering"),
     ("preemption", "preempt/qos with REQUEUE: every QOS preempts the borrow QOS", "exact for reclaiming borrowed "
      "capacity; a team's own lower-priority work is not preempted (a class QOS is cluster-wide)"),
     ("Lend", "no borrow QOS", "exact"),
-    ("LendAndBorrow", "QOS <team>_<partition>_borrow, GrpTRES=the cap, Priority 0, NoReserve, requeued",
+    ("LendAndBorrow", "QOS <team>_<partition>_borrow, GrpTRES=the cap, Priority 0, NoReserve, requeued; jobs run "
+     "under the account of the same name (under the team, no GrpTRES, only that QOS)",
      "approximate: a percentage becomes a fixed cap (HPG-S009)"),
     ("DontLend", "a partition dedicated to the team (AllowAccounts)", "exact on a dedicated partition, refused "
      "elsewhere (HPG-S006)"),
     ("paused team", "GrpJobs=0 on its accounts", "exact: running jobs finish, nothing new starts"),
-    ("people", "POSIX users with an association to the team's sub-accounts, the first as default account",
+    ("people", "POSIX users with an association to the team's sub-accounts, the first guaranteed one as default "
+     "account",
      "exact"),
     ("data", "a directory per team, group-owned, mode 2770", "exact (POSIX permissions)"),
 )
@@ -224,7 +226,7 @@ def explain_slurm(plan: Plan) -> str:
         _table(["TEAM", "ACCOUNTS", "FAIRSHARE", "GUARANTEED (GrpTRES)", "BORROW CAP (QOS)", "USERS", "GROUP",
                 "DATA"],
                [[t.name + ("" if t.active else " (paused)"),
-                 ", ".join([t.account, *(t.sub_account(p) for p in t.partitions)]),
+                 ", ".join([t.account, *t.sub_accounts]),
                  str(t.fairshare) + (f" (weight {t.fair_share_weight})" if t.fairshare != t.fair_share_weight
                                      else ""),
                  "; ".join(f"{lim.partition} {','.join(f'{k}={v}' for k, v in lim.tres)}" for lim in t.guaranteed)

@@ -270,9 +270,10 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
         for partition in st.partitions:
             guaranteed = st.limit(partition)
             borrow = st.borrow_limit(partition)
-            rows.append([f"`{partition}`", f"`{st.sub_account(partition)}`",
+            rows.append([f"`{partition}`", f"`{st.sub_account(partition)}`" if guaranteed else "-",
                          f"GrpTRES {_tres(guaranteed)}" if guaranteed else "nothing guaranteed",
-                         f"QOS `{borrow_qos(st.name, partition)}` up to GrpTRES {_tres(borrow)}, requeued when "
+                         f"QOS `{borrow_qos(st.name, partition)}` up to GrpTRES {_tres(borrow)}, under account "
+                         f"`{st.borrow_account(partition)}` (not counted against the guarantee), requeued when "
                          "the owners need the nodes" if borrow else "none"])
         if rows:
             lines += _table(["Partition", "Sub-account", "Guaranteed", "Borrowing"], rows)
@@ -282,8 +283,9 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
 
     lines += ["## Who reaches the cluster", ""]
     if st is not None and st.users:
-        lines += [f"POSIX users of group `{st.group}`, each with an association to `{st.account}` (its default "
-                  "account): " + ", ".join(f"`{u}`" for u in st.users) + ".", ""]
+        lines += [f"POSIX users of group `{st.group}`, each with an association to every sub-account of "
+                  f"`{st.account}` (guaranteed and borrowing; the first guaranteed one is the default account): "
+                  + ", ".join(f"`{u}`" for u in st.users) + ".", ""]
     else:
         lines += ["Nobody: the team lists no POSIX users (`teams[].slurm.users`).", ""]
     lines += ["A user of another team cannot submit under this team's account (Slurm refuses an account the user "

@@ -8,8 +8,10 @@ into the desired accounting and configuration state and ``hyperpod_gov.slurm.ren
 - a team's guarantee on an instance type is a sub-account ``<team>_<partition>`` with ``GrpTRES`` (whole
   instances ``node``, GPUs ``gres/gpu``, vCPU and memory ``cpu`` and ``mem``), pinned to the type's partition by
   ``AllowAccounts`` where the spec lets hyperpod-gov edit partition lines (``configStrategy: Merge``);
-- borrowing is a QOS ``<team>_<partition>_borrow`` whose ``GrpTRES`` is the borrow cap (a QOS limit replaces the
-  association's), lowest priority, preempted by requeue by every other QOS of the cluster;
+- borrowing is a QOS ``<team>_<partition>_borrow`` whose ``GrpTRES`` is the borrow cap, lowest priority, preempted
+  by requeue by every other QOS of the cluster; borrowed jobs run under their own account of the same name (a
+  sibling of the guaranteed sub-account under the team, no GrpTRES, only the borrow QOS), so that they do not count
+  against the guarantee (Slurm adds every job of an association to its usage);
 - each priority class is a QOS of its name with its weight as ``Priority``; work without a class runs in the
   ``<org>_standard`` QOS (priority 0), every account's default.
 
@@ -59,6 +61,12 @@ def borrow_qos(team: str, partition: str) -> str:
     return f"{team}{SEPARATOR}{partition.lower()}{SEPARATOR}borrow"
 
 
+def borrow_account(team: str, partition: str) -> str:
+    """The account a team's borrowed jobs on one partition run under (the borrow QOS's name; Slurm keeps accounts
+    and QOS apart)."""
+    return borrow_qos(team, partition)
+
+
 def posix_ids(names: list[str] | set[str]) -> tuple[tuple[str, int], ...]:
     """A stable id per name, sorted by name: a hash of the name in ``POSIX_ID_SLOTS``, the next free slot on a
     collision (names taken in sorted order, so the same names always get the same ids)."""
@@ -103,7 +111,7 @@ class SlurmPartitionPlan:
     instance_types: tuple[str, ...]  # sorted
     nodes: int
     dedicated_to: Optional[str]  # every group of the partition is dedicated to this team
-    accounts: tuple[str, ...]  # AllowAccounts: the sub-accounts that may run here, sorted
+    accounts: tuple[str, ...]  # AllowAccounts: the guaranteed and borrowing sub-accounts that may run here, sorted
     qos: tuple[str, ...]  # AllowQos: the QOS that may run here, sorted
 
 
@@ -140,8 +148,24 @@ class SlurmTeamPlan:
         """The partitions the team has a sub-account on (it owns or may borrow there), sorted."""
         return tuple(sorted({lim.partition for lim in self.guaranteed + self.borrow}))
 
+    @property
+    def sub_accounts(self) -> tuple[str, ...]:
+        """Every account under the team's: per partition the guaranteed one (where it owns something), then the
+        borrowing one (where it may borrow)."""
+        return tuple(a for p in self.partitions for a in self.accounts_on(p))
+
+    def accounts_on(self, partition: str) -> tuple[str, ...]:
+        """The team's accounts on ``partition``: guaranteed first, then borrowing."""
+        return ((self.sub_account(partition),) if self.limit(partition) else ()) + (
+            (self.borrow_account(partition),) if self.borrow_limit(partition) else ())
+
     def sub_account(self, partition: str) -> str:
+        """The account of the team's guarantee on ``partition`` (its GrpTRES)."""
         return account(self.name, partition)
+
+    def borrow_account(self, partition: str) -> str:
+        """The account of the team's borrowed jobs on ``partition``."""
+        return borrow_account(self.name, partition)
 
     def limit(self, partition: str) -> Tres:
         """The guaranteed TRES on ``partition`` (() when it owns nothing there)."""
@@ -285,7 +309,7 @@ def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], cat: Catalog) 
         dedicated = {g.dedicated_to for g in members}
         owner = next(iter(dedicated)) if len(dedicated) == 1 else None
         users = [t for t in slurm_teams if name in t.partitions and (owner is None or t.name == owner)]
-        accounts = tuple(sorted(t.sub_account(name) for t in users))
+        accounts = tuple(sorted(a for t in users for a in t.accounts_on(name)))
         qos = {std, *(q for t in users for q in t.priority_classes)}
         qos.update(borrow_qos(t.name, name) for t in users if t.borrow_limit(name))
         partitions.append(SlurmPartitionPlan(

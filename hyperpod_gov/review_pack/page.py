@@ -233,11 +233,13 @@ def slurm_section(plan: Plan) -> Section:
         for partition in t.partitions or ("-",):
             borrow = t.borrow_limit(partition) if partition != "-" else ()
             body.append([(t.name, ""), (f"{t.account} (Fairshare {t.fairshare})", ""), (partition, ""),
-                         (t.sub_account(partition) if partition != "-" else "-", ""),
+                         (t.sub_account(partition) if partition != "-" and t.limit(partition) else "-", ""),
                          (_tres(t.limit(partition)) if partition != "-" else "-", ""),
-                         (f"{borrow_qos(t.name, partition)}: {_tres(borrow)}" if borrow else "-", ""),
+                         (f"{t.borrow_account(partition)} / {borrow_qos(t.name, partition)}: {_tres(borrow)}"
+                          if borrow else "-", ""),
                          (", ".join(t.users) or "-", "")])
-    s.tables.append((["team", "account", "partition", "sub-account", "guaranteed GrpTRES", "borrow QOS: GrpTRES",
+    s.tables.append((["team", "account", "partition", "sub-account", "guaranteed GrpTRES",
+                      "borrowing account / QOS: GrpTRES",
                       "users"], body))
     rows = [[(p.name, ""), (", ".join(p.groups), ""), (f"{p.nodes} x {', '.join(p.instance_types)}", ""),
              (", ".join(p.accounts) if slurm.edits_partitions else f"any (configStrategy {slurm.config_strategy})",

@@ -168,20 +168,28 @@ def desired_state(sp: SlurmPlan) -> SlurmState:
         paused = None if team.active else 0
         accounts.append(Account(team.account, org, f"{org}: team {team.name}", org, team.fairshare,
                                 grp_jobs=paused, qos=classes, default_qos=std))
-        subs = []
+        subs, guaranteed = [], []
         for partition in team.partitions:
-            own = borrow_qos(team.name, partition) if team.borrow_limit(partition) else None
-            if own:
+            if team.limit(partition):
+                sub = team.sub_account(partition)
+                subs.append(sub)
+                guaranteed.append(sub)
+                accounts.append(Account(sub, team.account, f"{org}: team {team.name} on partition {partition}", org,
+                                        grp_tres=team.limit(partition), grp_jobs=paused, qos=classes,
+                                        default_qos=std))
+            cap = team.borrow_limit(partition)
+            if cap:
+                # Borrowed jobs run under an account of their own (no GrpTRES; the QOS caps them): under the
+                # guaranteed sub-account they would count against the guarantee and hold the team's own work back.
+                own = borrow_qos(team.name, partition)
                 qos.append(Qos(own, f"{org}: {team.name} borrowing on {partition}", BORROW_PRIORITY,
-                               grp_tres=team.borrow_limit(partition), preempt_mode=PREEMPT_REQUEUE,
-                               flags=(FLAG_NO_RESERVE,)))
-            sub = team.sub_account(partition)
-            subs.append(sub)
-            accounts.append(Account(sub, team.account, f"{org}: team {team.name} on partition {partition}", org,
-                                    grp_tres=team.limit(partition), grp_jobs=paused,
-                                    qos=tuple(sorted({*classes, *((own,) if own else ())})), default_qos=std))
+                               grp_tres=cap, preempt_mode=PREEMPT_REQUEUE, flags=(FLAG_NO_RESERVE,)))
+                sub = team.borrow_account(partition)
+                subs.append(sub)
+                accounts.append(Account(sub, team.account, f"{org}: team {team.name} borrowing on partition "
+                                        f"{partition}", org, grp_jobs=paused, qos=(own,), default_qos=own))
         for user in team.users:
-            default_account.setdefault(user, subs[0] if subs else "")
+            default_account.setdefault(user, (guaranteed or subs or [""])[0])
             for sub in subs:
                 users[(user, sub)] = User(user, sub, "")
     user_rows = tuple(sorted(User(u.name, u.account, default_account[u.name]) for u in users.values()))

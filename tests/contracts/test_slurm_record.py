@@ -26,7 +26,8 @@ def test_a_borrowing_team_page_names_its_account_guarantee_and_borrow_cap(pages)
         "| Orchestrator | Slurm (HyperPod SlurmConfigStrategy Managed)",
         "| Accounting database | the controller's own MariaDB |",
         "| Account | `ml-engineering` (Fairshare 100) |",
-        "| `g5` | `ml-engineering_g5` | GrpTRES node=6 | QOS `ml-engineering_g5_borrow` up to GrpTRES node=3,",
+        "| `g5` | `ml-engineering_g5` | GrpTRES node=6 | QOS `ml-engineering_g5_borrow` up to GrpTRES node=3, under "
+        "account `ml-engineering_g5_borrow` (not counted against the guarantee),",
         "| Owns | 6 GPUs (ml.g5.2xlarge) |",
         "POSIX users of group `ml-engineering`", "`alice`, `bob`",
         "- `/fsx/ml-engineering` on the shared file system: owned by group `ml-engineering`, mode 2770",

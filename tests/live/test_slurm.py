@@ -100,8 +100,10 @@ def test_slurm_config_strategy_node_type_partition_and_count_changes_are_drift(a
 
 def test_accounting_changed_by_hand_is_drift_with_the_commands_that_restore_it(aws, tmp_path, capsys):
     data = live_spec()
-    dump = DUMP.read_text().replace("GrpTRES=node=1:QOS='hpgt_standard,urgent,vision_gpu_borrow'",
-                                    "GrpTRES=node=2:QOS='hpgt_standard,urgent,vision_gpu_borrow'")
+    vision = "Description='hpgt: team vision on partition gpu':Organization='hpgt':DefaultQOS='hpgt_standard':" \
+        "Fairshare=1:GrpTRES=node="
+    assert vision + "1" in DUMP.read_text()
+    dump = DUMP.read_text().replace(vision + "1", vision + "2")
     dump += "Parent - 'speech'\nAccount - 'speech_extra':Description='by hand':Organization='hpgt'\n"
     qos = QOS.read_text().replace("urgent|hpgt: priority class urgent|100|", "urgent|hpgt: priority class urgent|5|")
     (tmp_path / "a.cfg").write_text(dump)

@@ -19,6 +19,7 @@ from hyperpod_gov.slurm.render import files
 from .live_spec import ALICE, BOB, ORG
 
 OWN = ("-p", "gpu", "--exclusive")  # a whole node of the p5 partition
+BORROW = ("-A", "vision_gpu_borrow")  # vision's borrowing account; its default QOS is the borrow QOS
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,7 @@ def _partition(cluster, name: str) -> dict[str, str]:
 
 def test_the_first_apply_creates_everything_and_restarts_slurmctld_once(governed):
     cluster, _, result = governed
-    assert "hyperpod-gov: accounting of hpgtest: 10 changes" in result.stdout
+    assert "hyperpod-gov: accounting of hpgtest: 12 changes" in result.stdout
     assert "slurm.conf changed: restarting slurmctld" in result.stdout
     assert cluster.restarts == 2  # the harness's start, then apply.sh's one restart
 
@@ -65,6 +66,9 @@ def test_sacctmgr_shows_the_accounts_and_user_associations_of_the_spec(governed)
         account = state.account(u.account)
         assert rows[(u.account, u.name)] == ("", "1", "", "", ",".join(account.qos), account.default_qos), u.name
     assert rows[("vision_gpu", "")][2] == "node=1"  # the guarantee: one p5 instance
+    assert rows[("vision_gpu", "")][4] == f"{ORG}_standard,urgent"  # borrowing is not under the guarantee
+    assert rows[("vision_gpu_borrow", "")] == ("vision", "1", "", "", "vision_gpu_borrow", "vision_gpu_borrow")
+    assert rows[("vision_gpu_borrow", ALICE)][4:] == ("vision_gpu_borrow", "vision_gpu_borrow")
     managed = {k for k in rows if k[0] != "root"}
     assert managed == {(a.name, "") for a in state.accounts} | {(u.account, u.name) for u in state.users}
 
@@ -80,7 +84,7 @@ def test_sacctmgr_shows_the_qos_of_the_priority_classes_and_the_borrow_qos(gover
 def test_the_partition_line_lets_only_the_owning_accounts_and_their_qos_in(governed):
     cluster, _, _ = governed
     gpu = _partition(cluster, "gpu")
-    assert (gpu["AllowAccounts"], gpu["AllowQos"]) == ("speech_gpu,vision_gpu", "hpgt_standard,urgent,vision_gpu_borrow")
+    assert (gpu["AllowAccounts"], gpu["AllowQos"]) == ("speech_gpu,vision_gpu,vision_gpu_borrow", "hpgt_standard,urgent,vision_gpu_borrow")
     assert gpu["Nodes"] == "g[1-2]"  # HyperPod's part of the line is kept
     assert _partition(cluster, "cpu")["AllowAccounts"] == "root"  # no team owns the cpu partition
 
@@ -124,8 +128,9 @@ def test_a_borrowing_job_runs_on_idle_nodes_and_is_requeued_when_the_owner_needs
     cluster, _, _ = governed
     own = cluster.sbatch(ALICE, *OWN).check().stdout.strip()
     cluster.wait_job(own, "RUNNING")
-    borrowed = cluster.sbatch(ALICE, *OWN, "--qos=vision_gpu_borrow").check().stdout.strip()
+    borrowed = cluster.sbatch(ALICE, *OWN, *BORROW).check().stdout.strip()
     running = cluster.wait_job(borrowed, "RUNNING")  # speech's node is idle: vision borrows it
+    assert (running["Account"], running["QOS"]) == ("vision_gpu_borrow", "vision_gpu_borrow")
     owner = cluster.sbatch(BOB, *OWN).check().stdout.strip()
     back = cluster.wait_job(owner, "RUNNING", timeout=40)
     assert back["NodeList"] == running["NodeList"]  # speech got its node back
@@ -139,9 +144,28 @@ def test_a_user_cannot_submit_under_another_teams_account_or_borrow_qos(governed
     refused = cluster.sbatch(BOB, *OWN, "--account=vision_gpu")
     assert not refused.ok
     assert "Invalid account or account/partition combination specified" in refused.stderr
+    refused = cluster.sbatch(BOB, *OWN, *BORROW)
+    assert not refused.ok
+    assert "Invalid account or account/partition combination specified" in refused.stderr
     refused = cluster.sbatch(BOB, *OWN, "--qos=vision_gpu_borrow")
     assert not refused.ok
     assert "Invalid qos specification" in refused.stderr
+
+
+def test_the_borrow_qos_is_refused_under_the_guaranteed_account(governed):
+    cluster, _, _ = governed
+    refused = cluster.sbatch(ALICE, *OWN, "-A", "vision_gpu", "--qos=vision_gpu_borrow")
+    assert not refused.ok
+    assert "Invalid qos specification" in refused.stderr
+
+
+def test_borrowing_stops_at_the_borrow_cap(governed):
+    cluster, _, _ = governed
+    borrowed = cluster.sbatch(ALICE, *OWN, *BORROW).check().stdout.strip()
+    cluster.wait_job(borrowed, "RUNNING")
+    second = cluster.sbatch(ALICE, *OWN, *BORROW).check().stdout.strip()
+    job = cluster.wait_job(second, "PENDING", "QOSGrpNodeLimit")  # the cap is one node, the other node is idle
+    assert job["Account"] == "vision_gpu_borrow"
 
 
 def test_reapplying_the_same_spec_changes_nothing(governed):
@@ -158,12 +182,11 @@ def test_reapplying_the_same_spec_changes_nothing(governed):
     assert cluster.restarts == restarts
 
 
-@pytest.mark.xfail(strict=True, reason="the guarantee is the sub-account's GrpTRES, which the team's borrow-QOS jobs "
-                   "count against too (Slurm adds every job of an association to its usage): a team that borrows "
-                   "first cannot start work on its own idle guarantee")
 def test_a_team_that_borrows_can_still_use_its_own_guarantee(governed):
     cluster, _, _ = governed
-    borrowed = cluster.sbatch(ALICE, *OWN, "--qos=vision_gpu_borrow").check().stdout.strip()
+    borrowed = cluster.sbatch(ALICE, *OWN, *BORROW).check().stdout.strip()
     cluster.wait_job(borrowed, "RUNNING")
     own = cluster.sbatch(ALICE, *OWN).check().stdout.strip()
-    cluster.wait_job(own, "RUNNING", timeout=6)  # the scheduler runs every 2 s
+    job = cluster.wait_job(own, "RUNNING", timeout=6)  # the scheduler runs every 2 s
+    assert job["Account"] == "vision_gpu"
+    assert cluster.job(borrowed)["JobState"] == "RUNNING"  # both nodes busy, nothing preempted

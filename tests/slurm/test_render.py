@@ -41,13 +41,16 @@ def test_accounting_sh_ensures_exactly_the_qos_accounts_and_users_of_the_spec(re
         "ensure_account team-a acme 'acme: team team-a' acme 40 '' '' acme_standard,training,urgent acme_standard",
         "ensure_account team-b acme 'acme: team team-b' acme 60 '' '' acme_standard,training,urgent acme_standard",
         "ensure_account team-a_p5 team-a 'acme: team team-a on partition p5' acme 1 node=2 '' "
-        "acme_standard,team-a_p5_borrow,training,urgent acme_standard",
+        "acme_standard,training,urgent acme_standard",
+        "ensure_account team-a_p5_borrow team-a 'acme: team team-a borrowing on partition p5' acme 1 '' '' "
+        "team-a_p5_borrow team-a_p5_borrow",
         "ensure_account team-b_cpu team-b 'acme: team team-b on partition cpu' acme 1 cpu=32,mem=65536 '' "
         "acme_standard,training,urgent acme_standard",
         "ensure_account team-b_p5 team-b 'acme: team team-b on partition p5' acme 1 node=2 '' "
         "acme_standard,training,urgent acme_standard",
     ]
-    assert _lines(text, "ensure_user ") == ["ensure_user alice team-a_p5", "ensure_user bob team-a_p5",
+    assert _lines(text, "ensure_user ") == ["ensure_user alice team-a_p5", "ensure_user alice team-a_p5_borrow",
+                                           "ensure_user bob team-a_p5", "ensure_user bob team-a_p5_borrow",
                                            "ensure_user carol team-b_cpu", "ensure_user carol team-b_p5"]
     assert _lines(text, "ensure_default_account ") == [
         "ensure_default_account alice team-a_p5", "ensure_default_account bob team-a_p5",
@@ -101,7 +104,7 @@ def test_whole_instance_quotas_need_no_gpu_tracking(rendered):
 def test_partitions_admit_their_teams_accounts_and_qos(rendered):
     assert _lines(rendered["slurm.conf.d/partitions.conf"], "PartitionName=") == [
         "PartitionName=cpu AllowAccounts=team-b_cpu AllowQos=acme_standard,training,urgent",
-        "PartitionName=p5 AllowAccounts=team-a_p5,team-b_p5 AllowQos=acme_standard,team-a_p5_borrow,training,urgent",
+        "PartitionName=p5 AllowAccounts=team-a_p5,team-a_p5_borrow,team-b_p5 AllowQos=acme_standard,team-a_p5_borrow,training,urgent",
     ]
 
 
@@ -127,7 +130,8 @@ def test_a_paused_team_runs_what_runs_and_starts_nothing():
     data = slurm_base()
     data["teams"][0]["active"] = False
     state = desired(plan_of(data))
-    assert (state.account("team-a").grp_jobs, state.account("team-a_p5").grp_jobs) == (0, 0)
+    assert (state.account("team-a").grp_jobs, state.account("team-a_p5").grp_jobs,
+            state.account("team-a_p5_borrow").grp_jobs) == (0, 0, 0)
     assert state.account("team-b").grp_jobs is None
 
 
@@ -206,7 +210,7 @@ def test_a_new_slurm_spec_adds_everything_borrow_qos_first_and_parents_first():
     assert out[0] == ("sacctmgr -i add qos team-a_p5_borrow 'Description=acme: team-a borrowing on p5' Priority=0 "
                       "GrpTRES=node=1 PreemptMode=REQUEUE Flags=NoReserve")
     assert [c.split()[4] for c in out if " add account " in c] == ["acme", "team-a", "team-b", "team-a_p5",
-                                                                    "team-b_cpu", "team-b_p5"]
+                                                                    "team-a_p5_borrow", "team-b_cpu", "team-b_p5"]
     assert out[-1] == "sacctmgr -i add user carol Cluster=ml Account=team-b_p5"
 
 
@@ -222,13 +226,15 @@ def test_a_spec_change_gives_exactly_the_sacctmgr_commands_it_causes():
         "sacctmgr -i modify qos where name=training set Preempt=",
         "sacctmgr -i modify qos where name=urgent set Preempt=",
         "sacctmgr -i modify account where name=team-a cluster=ml set Fairshare=30 GrpJobs=0",
-        "sacctmgr -i modify account where name=team-a_p5 cluster=ml set GrpJobs=0 QOS=acme_standard,training,urgent",
+        "sacctmgr -i modify account where name=team-a_p5 cluster=ml set GrpJobs=0",
         "sacctmgr -i modify account where name=team-b_cpu cluster=ml set GrpTRES=cpu=-1,mem=-1,node=1",
         "sacctmgr -i add user alice Cluster=ml Account=team-b_cpu",
         "sacctmgr -i add user alice Cluster=ml Account=team-b_p5",
-        "# with HPG_SLURM_PRUNE=1 (deleting an association cancels its running jobs): sacctmgr -i delete qos where "
-        "name=team-a_p5_borrow",
-    ]
+    ] + [f"# with HPG_SLURM_PRUNE=1 (deleting an association cancels its running jobs): sacctmgr -i {c}" for c in (
+        "delete user where name=alice account=team-a_p5_borrow cluster=ml",
+        "delete user where name=bob account=team-a_p5_borrow cluster=ml",
+        "delete account where name=team-a_p5_borrow cluster=ml",  # before its QOS, which it allows
+        "delete qos where name=team-a_p5_borrow")]
 
 
 def test_a_removed_team_is_deleted_only_with_prune_users_first_then_deepest_accounts():

@@ -18,11 +18,12 @@ def test_explain_shows_the_slurm_accounts_limits_qos_and_partitions():
     assert "Slurm orchestrator (configStrategy Merge" in text
     assert "Organisation account: acme (under root); work without a class runs in QOS acme_standard" in text
     table = [line.split() for line in text.splitlines() if line.startswith("team-")]
-    assert ["team-a", "team-a,", "team-a_p5", "40", "p5", "node=2", "p5", "node=1"] in table
-    assert ["team-a", "alice,", "bob", "team-a", "/fsx/team-a"] in table  # the table's second part (100 columns)
+    assert ["team-a", "team-a,", "team-a_p5,", "team-a_p5_borrow", "40", "p5", "node=2"] in table
+    assert ["team-a", "p5", "node=1", "alice,", "bob", "team-a", "/fsx/team-a"] in table  # second part (100 columns)
     assert "  team-a_p5_borrow: priority 0, GrpTRES=node=1, requeued when preempted, NoReserve" in text
     assert "  urgent: priority 100, preempts team-a_p5_borrow" in text
     assert "cpu: 8 x ml.c5.4xlarge; AllowAccounts=team-b_cpu; AllowQos=acme_standard,training,urgent" in flat
+    assert "p5: 4 x ml.p5.48xlarge; AllowAccounts=team-a_p5,team-a_p5_borrow,team-b_p5; " in flat
 
 
 def test_explain_states_every_mappings_fidelity_and_this_specs_approximations():
@@ -48,6 +49,7 @@ def test_diff_lists_the_exact_sacctmgr_commands_of_a_spec_change():
     assert [line for line in lines if "accounting:" in line] == [
         "slurm accounting: sacctmgr -i modify account where name=team-b cluster=ml set Fairshare=70",
         "slurm accounting: sacctmgr -i add user dave Cluster=ml Account=team-a_p5",
+        "slurm accounting: sacctmgr -i add user dave Cluster=ml Account=team-a_p5_borrow",
     ]
     assert "team team-a (Slurm) users: + dave (privilege: may submit under the team's accounts and read and write " \
            "its data directory)" in lines
@@ -62,7 +64,7 @@ def test_diff_marks_a_partition_opened_to_another_account_as_privilege():
     new["teams"][0]["quota"].append({"instanceType": "ml.c5.4xlarge", "vcpu": 16, "memoryGib": 32})
     lines = governance_diff(plan_of(slurm_base()), plan_of(new))
     opened = [line for line in lines if line.startswith("slurm partition: + cpu")]
-    assert len(opened) == 1 and "AllowAccounts=team-a_cpu,team-b_cpu" in opened[0] and "(privilege: " in opened[0]
+    assert len(opened) == 1 and "AllowAccounts=team-a_cpu,team-a_cpu_borrow,team-b_cpu" in opened[0] and "(privilege: " in opened[0]
 
 
 def test_diff_from_eks_to_slurm_names_the_orchestrator(base):

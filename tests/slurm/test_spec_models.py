@@ -101,7 +101,8 @@ def test_partition_names_follow_hyperpods_pattern(partition, message):
 def test_the_desired_state_of_a_slurm_plan_has_the_org_team_and_partition_accounts():
     state = desired(plan_of(slurm_base()))
     assert [(a.name, a.parent) for a in state.accounts] == [
-        ("acme", "root"), ("team-a", "acme"), ("team-a_p5", "team-a"), ("team-b", "acme"),
+        ("acme", "root"), ("team-a", "acme"), ("team-a_p5", "team-a"), ("team-a_p5_borrow", "team-a"),
+        ("team-b", "acme"),
         ("team-b_cpu", "team-b"), ("team-b_p5", "team-b")]
     assert [q.name for q in state.qos] == ["acme_standard", "team-a_p5_borrow", "training", "urgent"]
 
