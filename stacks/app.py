@@ -8,6 +8,8 @@ call it, so ``cdk deploy`` and the pipeline deploy stacks of the same names.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
@@ -36,17 +38,20 @@ FEATURE_FLAGS: dict[str, object] = {**_FLAGS["library"], **_FLAGS["pinned"]}
 
 
 def apply_feature_flags(app: Construct) -> None:
+    # One read of the whole context, then only the flags it lacks: a jsii round trip per flag is ~350 of them.
+    node = app.node
+    context = node.get_all_context() or {}
     for flag, value in FEATURE_FLAGS.items():
-        if app.node.try_get_context(flag) is None:
-            app.node.set_context(flag, value)
+        if context.get(flag) is None:
+            node.set_context(flag, value)
 
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
               nag: bool = True, governance_files: Optional[Mapping[str, str]] = None) -> cdk.App:
     """Compose every stack of the plan into ``app`` (a new one unless given). ``governance_files``: a Slurm plan's
     rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``)."""
-    if app is None:
-        app = cdk.App(outdir=outdir, analytics_reporting=False)
+    if app is None:  # the flags as the App's own context: what CDK_CONTEXT_JSON (cdk synth -c) sets still wins
+        app = cdk.App(outdir=outdir, analytics_reporting=False, context=dict(FEATURE_FLAGS))
     apply_feature_flags(app)
     add_capacity_stacks(app, plan, manifests, governance_files=governance_files)
     add_consumer_stacks(app, plan)
@@ -230,22 +235,34 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
         for folder in (out_dir / "k8s" / "teams", out_dir / "k8s", out_dir / "iam"):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
+        write_files = partial(write_records, plan, out_dir / "contracts")
     else:
         manifests = manifests or render(plan)
         check_manifests(plan, manifests)
-        manifests.write(out_dir / "k8s")
-        write_tools_documents(plan, out_dir / "iam")
+        write_files = partial(_write_files, plan, manifests, out_dir)
+    # The files written in Python (k8s/, contracts/, iam/) are written by a second thread while this one waits
+    # for jsii's Node.js process to build and synthesize the app: on two cores they cost no wall time. Both are
+    # done before this returns or raises.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-files") as pool:
+        written = pool.submit(write_files)
+        try:
+            app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files)
+            assembly = app.synth()
+        except SpecError:
+            raise
+        except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
+            report = assembly_dir / "validation-report.json"
+            if "ValidationFailed" in str(exc) and report.exists():
+                raise PolicyValidationError(_violations(report), report) from None
+            raise synth_error(exc) from None
+        written.result()  # an error writing them is raised here
+    return assembly
+
+
+def _write_files(plan: Plan, manifests: Manifests, out_dir: Path) -> None:
+    manifests.write(out_dir / "k8s")
     write_records(plan, out_dir / "contracts")
-    try:
-        app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files)
-        return app.synth()
-    except SpecError:
-        raise
-    except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
-        report = assembly_dir / "validation-report.json"
-        if "ValidationFailed" in str(exc) and report.exists():
-            raise PolicyValidationError(_violations(report), report) from None
-        raise synth_error(exc) from None
+    write_tools_documents(plan, out_dir / "iam")
 
 
 def assembly_warnings(assembly: cdk.cx_api.CloudAssembly) -> list[str]:

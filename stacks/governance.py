@@ -190,7 +190,10 @@ class TeamsStack(SpecStack):
                 for key in shared_topics}
         topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members), key=shared_key)
         by_key = {**shared_topics, **topics.topics}
+        # ARNs read from jsii once per stack, not once per team (imported topics: read by the first team's alarms)
+        topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns), **topics.topic_arns}
         cluster = _cluster(self, plan, capacity)
+        cluster_name = cluster.cluster_name
         governed = _governed(plan, capacity)
         for name in shard.members:
             team = plan.team(name)
@@ -211,7 +214,7 @@ class TeamsStack(SpecStack):
             store = TeamStorage(team_scope, "Storage", storage=storage) if storage is not None else None
             for identity in (i for i in plan.identities if i.team == team.name):
                 WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
-                                     cluster_name=cluster.cluster_name, identity=identity,
+                                     cluster_name=cluster_name, identity=identity,
                                      account=plan.account, cluster_arn=plan.cluster.eks_arn,
                                      team_key=store.key if store is not None else None)
             files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
@@ -219,7 +222,8 @@ class TeamsStack(SpecStack):
                                        manifest=fill_file_system(manifests.teams[team.name], files))
             if waiter is not None:
                 applied.node.add_dependency(waiter)
-            TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region)
+            TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region,
+                           topic_arns=topic_arns)
             team_outputs(team_scope, plan, team)  # reaching the cluster: namespace, queue, priority labels
 
 

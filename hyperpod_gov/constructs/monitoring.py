@@ -6,6 +6,7 @@ or an owner.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import Aws, Stack, aws_cloudwatch as cw, aws_iam as iam
@@ -45,24 +46,31 @@ class AlarmTopics(Construct):
             key = created
         self.key: kms.IKey = key
         self.topics: dict[str, sns.ITopic] = {}
+        self.topic_arns: dict[str, str] = {}  # topic key -> ARN token, as read once from jsii
+        if not topics:
+            return
+        # The pseudo parameters and the principal are the same values for every topic: read and made once.
+        account, partition, region = Aws.ACCOUNT_ID, Aws.PARTITION, Aws.REGION
+        cloudwatch = iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)
         for plan in sorted(topics, key=lambda t: t.key):
             owner = Construct(self, plan.key)
             topic = sns.Topic(owner, "Resource", display_name=plan.display_name[:100], master_key=self.key,
                               enforce_ssl=True)
+            arn = topic.topic_arn
             topic.add_to_resource_policy(iam.PolicyStatement(
                 sid="CloudWatchAlarmsPublish",
-                principals=[iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+                principals=[cloudwatch],
                 actions=["sns:Publish"],
-                resources=[topic.topic_arn],
+                resources=[arn],
                 conditions={
-                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                    "ArnLike": {
-                        "aws:SourceArn": f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"},
+                    "StringEquals": {"aws:SourceAccount": account},
+                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:cloudwatch:{region}:{account}:alarm:*"},
                 },
             ))
             if plan.email:
                 topic.add_subscription(subs.EmailSubscription(plan.email))
             self.topics[plan.key] = topic
+            self.topic_arns[plan.key] = arn
 
 
 # Alarms and dashboards are plain data: each is one L1 resource built from dicts here (one jsii call), not an L2
@@ -108,12 +116,17 @@ def alarm_metrics(a: AlarmPlan) -> dict[str, Any]:
 
 
 class TeamAlarms(Construct):
-    """A team's alarms (one per kind, the construct id is the kind), each notifying its owner's topic."""
+    """A team's alarms (one per kind, the construct id is the kind), each notifying its owner's topic.
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic]) -> None:
+    ``topic_arns``: topic key -> ARN of the topics already read (e.g. ``AlarmTopics.topic_arns``); the others are
+    read from ``topics``.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+                 topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
         self.alarms: dict[str, cw.CfnAlarm] = {}
-        arns: dict[str, str] = {}  # topic key -> ARN token, read from jsii once per topic
+        arns: dict[str, str] = dict(topic_arns or {})  # topic key -> ARN token, read from jsii once per topic
         for a in watch.alarms:
             if a.topic not in arns:
                 arns[a.topic] = topics[a.topic].topic_arn
@@ -255,8 +268,42 @@ def layout(rows: Sequence[Sequence[Widget]]) -> list[Widget]:
     return placed
 
 
+def _plain_numbers(value: Any) -> bool:
+    """Whether every number in ``value`` prints the same in Python's ``json`` as in JavaScript's
+    ``JSON.stringify`` (whole numbers are made ints by ``_js``; fractions print alike from 1e-4 up)."""
+    if isinstance(value, dict):
+        return all(_plain_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_plain_numbers(v) for v in value)
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) < 1e16 or 1e-4 <= abs(value) < 1e16
+    return True
+
+
+def _js(value: Any) -> Any:
+    """``value`` with whole floats as ints, as JavaScript prints them (``2`` for 2.0)."""
+    if isinstance(value, dict):
+        return {k: _js(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def dashboard_body(scope: Construct, widgets: list[Widget]) -> str:
+    """The dashboard's JSON, as ``Stack.to_json_string`` writes it (``JSON.stringify``: no spaces, non-ASCII as
+    is). Written in Python: the deploy-time values in it (alarm ARNs, the region) are string tokens inside the
+    text, which CDK renders as the same ``Fn::Join`` as ``to_json_string``'s, without two jsii calls a dashboard.
+    Numbers that the two languages print differently (tiny or huge fractions) go through ``to_json_string``."""
+    body = {"widgets": widgets}
+    if not _plain_numbers(body):
+        return Stack.of(scope).to_json_string(body)
+    return json.dumps(_js(body), separators=(",", ":"), ensure_ascii=False)
+
+
 def _dashboard(scope: Construct, name: str, rows: Sequence[Sequence[Widget]]) -> cw.CfnDashboard:
-    body = Stack.of(scope).to_json_string({"widgets": layout(rows)})
+    body = dashboard_body(scope, layout(rows))
     # At <scope>/Resource/Resource, where the L2 Dashboard put it: the logical id stays.
     return cw.CfnDashboard(Construct(scope, "Resource"), "Resource", dashboard_name=name, dashboard_body=body)
 
@@ -301,12 +348,13 @@ class TeamDashboard(Construct):
 class TeamMonitoring(Construct):
     """Per team (construct id: the team's name): its alarms and, if planned, its dashboard.
 
-    ``topics``: topic key (``AlarmPlan.topic``) -> topic, e.g. ``AlarmTopics.topics`` (from any stack).
+    ``topics``: topic key (``AlarmPlan.topic``) -> topic, e.g. ``AlarmTopics.topics`` (from any stack);
+    ``topic_arns``: the ARNs of those already read (``AlarmTopics.topic_arns``), for the many teams of one stack.
     """
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
-                 region: Optional[str] = None) -> None:
+                 region: Optional[str] = None, topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
-        self.alarms = TeamAlarms(self, "Alarms", watch=watch, topics=topics)
+        self.alarms = TeamAlarms(self, "Alarms", watch=watch, topics=topics, topic_arns=topic_arns)
         self.dashboard = (TeamDashboard(self, "Dashboard", watch=watch, region=region, alarms=self.alarms.alarms)
                           if watch.dashboard else None)

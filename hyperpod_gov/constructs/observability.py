@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Mapping, Optional
 
 from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
@@ -15,14 +16,16 @@ AGENT_SERVICE_ACCOUNT = "cloudwatch-agent"
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 
 
-def pod_identity_trust(*, account: str, cluster_arn: str) -> iam.PrincipalBase:
+def pod_identity_trust(*, account: str, cluster_arn: str,
+                       session: Optional[Mapping[str, str]] = None) -> iam.PrincipalBase:
     """EKS Pod Identity's trust: the pods service principal with AssumeRole and TagSession, for one cluster only.
 
     Without the conditions anyone in the account who may pass the role could associate it with another
-    cluster (the confused-deputy conditions EKS documents for ``pods.eks.amazonaws.com``).
+    cluster (the confused-deputy conditions EKS documents for ``pods.eks.amazonaws.com``). ``session``: further
+    ``StringEquals`` conditions (session tags), after ``aws:SourceAccount``.
     """
     return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL, conditions={
-        "StringEquals": {"aws:SourceAccount": account},
+        "StringEquals": {"aws:SourceAccount": account, **(session or {})},
         "ArnEquals": {"aws:SourceArn": cluster_arn},
     }).with_session_tags()
 

@@ -250,3 +250,17 @@ def test_quota_not_honoured_does_not_page_normal_queueing_of_a_team_with_two_typ
     assert not fires(3, {"ml.g5.12xlarge": 8, "ml.g5.2xlarge": 0})  # A full, B idle: normal queueing
     assert fires(3, {"ml.g5.12xlarge": 4, "ml.g5.2xlarge": 0})  # below on both while work waits
     assert not fires(0, {"ml.g5.12xlarge": 0, "ml.g5.2xlarge": 0})  # nothing waits
+
+
+@pytest.mark.parametrize("value", [25, 2.0, 0.5, 1e-05, 1e20])
+def test_a_dashboard_body_written_in_python_resolves_as_to_json_string_does(value):
+    from hyperpod_gov.constructs.monitoring import dashboard_body
+
+    stack = cdk.Stack(cdk.App(), "S")
+    alarm = cdk.aws_cloudwatch.CfnAlarm(stack, "A", comparison_operator="GreaterThanThreshold",
+                                        evaluation_periods=1, threshold=1, metric_name="m", namespace="n",
+                                        period=60, statistic="Sum")
+    widgets = [{"type": "alarm", "width": 8, "height": 6, "x": 0, "y": 0,
+                "properties": {"title": "team: alarms — \"quoted\"\n", "alarms": [alarm.attr_arn],
+                               "region": cdk.Aws.REGION, "annotations": [{"value": value}]}}]
+    assert stack.resolve(dashboard_body(stack, widgets)) == stack.resolve(stack.to_json_string({"widgets": widgets}))
