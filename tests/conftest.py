@@ -16,7 +16,7 @@ What to reuse (a new test should take one of these rather than synthesize an exa
 
 Under pytest-xdist (``-n 2``) session fixtures run once per worker; the synthesized examples are built by the first
 worker that needs them and read back by the others (``once_per_run``). Run a module's tests on one worker
-(``--dist loadscope``) so that its module fixtures are built once too.
+(``--dist loadscope``) so that its module fixtures are built once too; the modules in ``RUN_FIRST`` go out first.
 """
 
 from __future__ import annotations
