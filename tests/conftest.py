@@ -1,10 +1,34 @@
-"""Shared fixtures. CDK/jsii start-up is slow: synthesize once per session, not per test."""
+"""Shared fixtures. CDK/jsii start-up and synthesis are slow: each distinct app is synthesized once per test run.
+
+What to reuse (a new test should take one of these rather than synthesize an example again):
+
+- ``enterprise`` / ``startup``: ``tests.synth_helpers.Synthesized`` of ``examples/enterprise.yaml`` /
+  ``examples/startup.yaml`` (templates by stack name, construct warnings, the folder with ``cdk.out``, ``k8s``,
+  ``contracts``, ``iam``). cdk-nag ran as part of the synth. Read them; never write into ``out_dir``.
+- ``enterprise_spec`` / ``startup_spec``: the parsed examples (dated ``TODAY``).
+- ``pipeline``: the folder of the enterprise pipeline app's cloud assembly.
+- ``base``: a small valid spec (``BASE``) as loaded from YAML, a copy of its own per test; ``as_existing(data)``
+  turns it into a governance-only spec.
+- ``tests.synth_helpers.cfn_lint(path, region)``: cfn-lint's matches for a template, the rule set built once per
+  process and a template with the same bytes linted once.
+- A variant app of a module's own: a ``scope="module"`` fixture around ``synthesize(parse_spec(data), folder)``;
+  a construct's properties: the construct alone on a ``cdk.Stack`` and ``Template.from_stack``, not a whole app.
+
+Under pytest-xdist (``-n 2``) session fixtures run once per worker; the synthesized examples are built by the first
+worker that needs them and read back by the others (``once_per_run``). Run a module's tests on one worker
+(``--dist loadscope``) so that its module fixtures are built once too; the modules in ``RUN_FIRST`` go out first.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
+import fcntl
+import os
+import shutil
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -49,6 +73,16 @@ BASE = {
 }
 
 
+# Under xdist these modules go out first: the longest single synth (300 teams) then runs beside the rest of the
+# suite instead of after it on one worker while the other waits.
+RUN_FIRST = ("tests/stacks/test_scale.py",)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in RUN_FIRST)  # stable: otherwise as collected
+
+
 @pytest.fixture
 def base() -> dict:
     """A small valid spec as loaded from YAML; tests mutate their own copy."""
@@ -74,19 +108,48 @@ def startup_spec():
     return load_spec(EXAMPLES / "startup.yaml", today=TODAY)
 
 
+@contextlib.contextmanager
+def once_per_run(tmp_path_factory, name: str) -> Iterator[tuple[Path, bool]]:
+    """A folder for what ``name`` builds, and whether it still has to be built into it.
+
+    Without pytest-xdist: a new folder of this session, to be built. Under xdist every worker runs the session
+    fixtures; the folder is shared by the run's workers (beside their base temporary folders), the first worker to
+    get here builds into it while holding a lock, and the others wait for the lock and read it.
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield tmp_path_factory.mktemp(name), True
+        return
+    root = tmp_path_factory.getbasetemp().parent / "once-per-run"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the build fails
+        if done.exists():
+            yield folder, False
+            return
+        shutil.rmtree(folder, ignore_errors=True)  # what a worker whose build failed left
+        folder.mkdir()
+        yield folder, True
+        done.touch()
+
+
+def _synthesized_example(spec, tmp_path_factory, name: str):
+    from tests.synth_helpers import synthesize, synthesized_in
+
+    with once_per_run(tmp_path_factory, name) as (folder, build):
+        return synthesize(spec, folder) if build else synthesized_in(spec, folder)
+
+
 @pytest.fixture(scope="session")
 def enterprise(enterprise_spec, tmp_path_factory):
-    """The enterprise example synthesized once per session (cdk-nag runs as part of it)."""
-    from tests.synth_helpers import synthesize
-
-    return synthesize(enterprise_spec, tmp_path_factory.mktemp("enterprise"))
+    """The enterprise example synthesized once per test run (cdk-nag runs as part of it)."""
+    return _synthesized_example(enterprise_spec, tmp_path_factory, "enterprise")
 
 
 @pytest.fixture(scope="session")
 def startup(startup_spec, tmp_path_factory):
-    from tests.synth_helpers import synthesize
-
-    return synthesize(startup_spec, tmp_path_factory.mktemp("startup"))
+    """The startup example synthesized once per test run (cdk-nag runs as part of it)."""
+    return _synthesized_example(startup_spec, tmp_path_factory, "startup")
 
 
 @pytest.fixture
@@ -99,12 +162,12 @@ def snapshot_json(snapshot):
 
 @pytest.fixture(scope="session")
 def pipeline(enterprise_spec, tmp_path_factory):
-    """The enterprise pipeline app synthesized once (cdk-nag runs on it and on every stage)."""
+    """The enterprise pipeline app synthesized once per test run (cdk-nag runs on it and on every stage)."""
     from tests.synth_helpers import build_pipeline_app_for
 
-    out = tmp_path_factory.mktemp("pipeline")
-    app = build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out))
-    app.synth()
+    with once_per_run(tmp_path_factory, "pipeline") as (out, build):
+        if build:
+            build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out)).synth()
     return out
 
 

@@ -1,7 +1,10 @@
-"""Synthesis helpers for tests: one jsii process per session, templates normalised for snapshots."""
+"""Synthesis helpers for tests: one jsii process per session, templates normalised for snapshots, cfn-lint with its
+rule set loaded once per process."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -31,9 +34,21 @@ class Synthesized:
 
 def synthesize(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
     from hyperpod_gov.plan import build_plan
-    from stacks.app import assembly_warnings, synth
+    from stacks.app import synth
 
-    assembly = synth(build_plan(spec), out_dir)
+    return _synthesized(spec, out_dir, synth(build_plan(spec), out_dir))
+
+
+def synthesized_in(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
+    """What ``synthesize(spec, out_dir)`` returned, read back from the folder it wrote (by another test process)."""
+    import aws_cdk as cdk
+
+    return _synthesized(spec, out_dir, cdk.cx_api.CloudAssembly(str(out_dir / "cdk.out")))
+
+
+def _synthesized(spec: GovernanceSpec, out_dir: Path, assembly) -> Synthesized:
+    from stacks.app import assembly_warnings
+
     templates = {s.stack_name: s.template for s in assembly.stacks}
     return Synthesized(spec, out_dir, templates, assembly_warnings(assembly))
 
@@ -89,3 +104,36 @@ def build_pipeline_app_for(spec: GovernanceSpec, **kwargs: Any):
 
     plan = build_plan(spec)
     return build_pipeline_app(plan, render(plan), **kwargs)
+
+
+
+@functools.cache
+def _cfn_lint_rules():
+    """cfn-lint's default rule set. Building it reads every rule module and several data files (about half a second
+    of CPU); cfn-lint's own command line builds it once and runs it over every template it is given, as here."""
+    from cfnlint.config import ConfigMixIn
+    from cfnlint.runner import Runner
+
+    return Runner(ConfigMixIn([])).rules
+
+
+
+_LINTED: dict[tuple[str, str], tuple] = {}  # (sha-256 of the template's bytes, region) -> matches
+
+
+def cfn_lint(path: Path, region: str) -> list:
+    """cfn-lint's matches for one template file in one region: what ``cfnlint.api.lint_file(path,
+    config=ManualArgs(regions=[region]))`` returns, without building the rule set again for every file.
+
+    A template whose bytes were linted for the region already in this process gets the same matches again (the
+    tests' variant apps share stacks byte for byte); such a match names the first file it was found in.
+    """
+    from cfnlint.config import ConfigMixIn
+    from cfnlint.runner import run_template_by_file_path
+
+    path = Path(path)
+    key = (hashlib.sha256(path.read_bytes()).hexdigest(), region)
+    if key not in _LINTED:
+        config = ConfigMixIn(["--template", str(path)], regions=[region])
+        _LINTED[key] = tuple(run_template_by_file_path(str(path), config, _cfn_lint_rules(), False))
+    return list(_LINTED[key])

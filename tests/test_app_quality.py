@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import resources, snapshot_parts, synthesize
+from tests.synth_helpers import cfn_lint, resources, snapshot_parts, synthesize
 
 # cfn-lint warnings we keep, each explained in docs/synth.md ("cfn-lint warnings kept").
 KEPT_WARNINGS = {
@@ -27,7 +26,7 @@ def test_every_template_passes_cfn_lint(example, request):
     files = synthesized.template_files()
     assert files
     for path in files:
-        matches = lint_file(Path(path), config=ManualArgs(regions=[region]))
+        matches = cfn_lint(Path(path), region)
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
         unexplained = sorted({m.rule.id for m in matches} - set(KEPT_WARNINGS))

@@ -129,7 +129,10 @@ class FakeKubernetes:
                 return None
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever to look at its flag again: every 0.5 s by default, in every test's
+        # teardown
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
+                                       daemon=True)
         self.thread.start()
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 

@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import BASE, EXAMPLES, TODAY
-from tests.synth_helpers import resources, synthesize
+from tests.synth_helpers import cfn_lint, resources, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
 TRAINING = "amazon-sagemaker-hyperpod-training-operator"
@@ -97,7 +96,7 @@ def test_spaces_controller_and_ebs_csi_roles(all_operators):
 
 def test_operator_templates_pass_cfn_lint(all_operators):
     for path in all_operators.template_files():
-        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(Path(path), "us-east-1")
         assert not [str(m) for m in matches if m.rule.id not in KEPT_WARNINGS], path.name
 
 

@@ -8,7 +8,7 @@ import pytest
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import TODAY
 from tests.plan.test_allocations import allocation_spec
-from tests.synth_helpers import resources
+from tests.synth_helpers import cfn_lint, resources
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +58,10 @@ def test_scheduler_config_idle_resource_sharing(synthesized):
 def test_the_templates_with_every_allocation_kind_pass_cfn_lint(synthesized):
     from pathlib import Path
 
-    from cfnlint.api import ManualArgs, lint_file
-
     files = [p for p in synthesized.template_files() if "team" in p.name or "governance" in p.name]
     assert files
     for path in files:
-        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(Path(path), "us-east-1")
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
 

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import resources
+from tests.synth_helpers import cfn_lint, resources
 from tests.test_app_quality import KEPT_WARNINGS
 
 CAPACITY = "111111111111"
@@ -218,7 +217,7 @@ def test_pipeline_templates_pass_cfn_lint(pipeline):
     files = [pipeline / "acme-ml-pipeline.template.json", *sorted(pipeline.glob("assembly-*/*.template.json"))]
     assert len(files) > 3
     for path in files:
-        matches = lint_file(path, config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(path, "us-east-1")
         errors = [f"{m.rule.id} {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, (path.name, errors)
         assert not {m.rule.id for m in matches} - set(KEPT_WARNINGS), (path.name, [str(m) for m in matches])

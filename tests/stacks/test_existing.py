@@ -8,12 +8,11 @@ import json
 import re
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import resources, synthesize
+from tests.synth_helpers import cfn_lint, resources, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
 ARN = "arn:aws:sagemaker:{region}:111111111111:cluster/abcd1234efgh"
@@ -165,7 +164,7 @@ def test_only_what_the_spec_installs_is_installed(governed):
 def test_templates_are_cfn_lint_clean(governed):
     plan, s = governed
     for path in s.template_files():
-        matches = lint_file(path, config=ManualArgs(regions=[plan.region]))
+        matches = cfn_lint(path, plan.region)
         assert not [str(m) for m in matches if m.rule.id not in KEPT_WARNINGS], path.name
 
 

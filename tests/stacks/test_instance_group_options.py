@@ -8,13 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.plan.fields import emit
 from hyperpod_gov.plan.tables import INSTANCE_GROUP
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
-from tests.synth_helpers import resources, synthesize
+from tests.synth_helpers import cfn_lint, resources, synthesize
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-1:111111111111:training-plan/p5-reserved"
 KEY_ARN = "arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -143,7 +142,7 @@ def test_options_template_passes_cfn_lint(options):
     for path in options.template_files():
         if "capacity" not in Path(path).name:
             continue
-        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(Path(path), "us-east-1")
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
         assert {m.rule.id for m in matches} <= {"W3005", "W3010"}
@@ -270,7 +269,7 @@ def test_team_network_policies_allow_https_to_the_existing_vpc(existing_bare):
 def test_existing_vpc_templates_pass_cfn_lint(which, request):
     synth = request.getfixturevalue(which)
     for path in synth.template_files():
-        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(Path(path), "us-east-1")
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
         assert {m.rule.id for m in matches} <= {"W3005", "W3010"}

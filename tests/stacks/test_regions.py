@@ -13,7 +13,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan import task_governance as tg
 from hyperpod_gov.spec import load_spec
 from tests.conftest import BASE, TODAY
-from tests.synth_helpers import resources
+from tests.synth_helpers import cfn_lint, resources
 
 CHART = {"apiVersion": "v2", "name": "hyperpod-dependencies", "version": "0.1.0"}
 
@@ -85,13 +85,11 @@ def test_a_directory_dependencies_chart_synthesizes_as_an_asset(west):
 
 
 def test_templates_are_cfn_lint_clean_in_us_west_2(west):
-    from cfnlint.api import ManualArgs, lint_file
-
     from tests.test_app_quality import KEPT_WARNINGS
 
     _, _, out = west
     for path in sorted(out.glob("*.template.json")):
-        matches = lint_file(path, config=ManualArgs(regions=["us-west-2"]))
+        matches = cfn_lint(path, "us-west-2")
         assert not [str(m) for m in matches if m.rule.id not in KEPT_WARNINGS], path.name
 
 

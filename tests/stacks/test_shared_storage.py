@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
-from tests.synth_helpers import resources, synthesize
+from tests.synth_helpers import cfn_lint, resources, synthesize
 
 
 def storage_spec() -> dict:
@@ -109,6 +108,6 @@ def test_team_volumes_name_the_created_file_system(synth):
 
 def test_templates_pass_cfn_lint(synth):
     for path in synth.template_files():
-        matches = lint_file(Path(path), config=ManualArgs(regions=["us-east-1"]))
+        matches = cfn_lint(Path(path), "us-east-1")
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)

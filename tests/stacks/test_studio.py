@@ -6,11 +6,10 @@ import json
 
 from aws_cdk import App
 from aws_cdk.assertions import Match, Template
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.plan import build_plan
 from stacks.studio import StudioConnectionsStack
-from tests.synth_helpers import resources
+from tests.synth_helpers import cfn_lint, resources
 
 STUDIO = "acme-ml-studio-444444444444-us-east-1"
 PROJECT_ROLE = "arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr_c1ncty2ag0mhmf"
@@ -43,7 +42,7 @@ def test_studio_stack_deploys_in_the_domains_account_after_the_cluster_and_the_a
 
 def test_studio_template_is_cfn_lint_clean(enterprise):
     path = enterprise.out_dir / "cdk.out" / f"{STUDIO}.template.json"
-    matches = lint_file(path, config=ManualArgs(regions=["us-east-1"]))
+    matches = cfn_lint(path, "us-east-1")
     assert not matches, [str(m) for m in matches]
 
 
