@@ -9,13 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from cfnlint.api import ManualArgs, lint_file
 
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.slurm.render import files
 from hyperpod_gov.spec import load_spec, parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import resources, snapshot_parts, synthesize
+from tests.synth_helpers import cfn_lint, resources, snapshot_parts, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
 EXAMPLES_SLURM = ("startup-slurm", "enterprise-slurm")
@@ -233,7 +232,7 @@ def test_keys_only_the_eks_stacks_read_are_warned_about(slurm_synth, tmp_path):
 def test_every_slurm_template_passes_cfn_lint(slurm_synth, example):
     synthesized = slurm_synth[example]
     for path in synthesized.template_files():
-        matches = lint_file(Path(path), config=ManualArgs(regions=[synthesized.spec.accounts.capacity.region]))
+        matches = cfn_lint(Path(path), synthesized.spec.accounts.capacity.region)
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
         assert not {m.rule.id for m in matches} - set(KEPT_WARNINGS), [str(m) for m in matches]
