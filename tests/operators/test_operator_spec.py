@@ -52,7 +52,7 @@ def test_spaces_brings_the_ebs_csi_driver_and_cert_manager_once():
     assert [(r.service_account, r.managed_policy) for r in spaces.roles] == [
         ("jupyter-k8s-controller-manager", "AmazonSageMakerSpacesControllerPolicy")]
     assert plan.addon_versions["amazon-sagemaker-spaces"] == "v0.2.1-eksbuild.1"
-    assert plan.addon_versions["aws-ebs-csi-driver"] is None  # EKS's default: presence is checked
+    assert plan.addon_versions["aws-ebs-csi-driver"] == "v1.48.0-eksbuild.2"  # pinned by default (docs/addons.md)
 
 
 def test_inference_brings_its_csi_drivers_metrics_server_and_cert_manager_first():
@@ -185,7 +185,7 @@ def test_explain_lists_the_operators_and_their_pinned_addons():
     from hyperpod_gov.explain import explain
 
     text = " ".join(explain(build_plan(parse_spec(_spec(operators=["spaces"]), today=TODAY))).split())  # wrapped at 100
-    assert ("Operators: spaces (add-ons: cert-manager v1.18.2-eksbuild.2, aws-ebs-csi-driver (EKS default), "
+    assert ("Operators: spaces (add-ons: cert-manager v1.18.2-eksbuild.2, aws-ebs-csi-driver v1.48.0-eksbuild.2, "
             "amazon-sagemaker-spaces v0.2.1-eksbuild.1)") in text
     assert "Operators: none installed by hyperpod-gov" in explain(build_plan(parse_spec(_spec(operators=[]),
                                                                                         today=TODAY)))
