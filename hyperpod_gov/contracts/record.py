@@ -131,12 +131,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
         ["Namespace", f"`{team.namespace}` (Pod Security: {team.pod_security})"],
         ["Queue", f"LocalQueue `{team.local_queue}`"],
         ["Quota", quota],
-        ["Owns", owns(team)],
-        ["Lends", lends(team)],
-        ["May borrow", borrows(team)],
-        ["Sharing strategy", team.strategy],
-        ["Fair-share weight", f"{team.fair_share_weight} (idle compute: {plan.idle_compute})"],
-        ["Preempts its own lower-priority work", team.preempt_team_tasks],
+        *_allocation_rows(plan, team),
         ["Priority classes (highest first)", classes or "none"],
         ["Cohort", plan.cohort],
         ["Exceptions decided by", _or_missing(c and c.exception_owner)],
@@ -255,12 +250,7 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
                             if p.name in st.priority_classes)
         lines += _table(["Field", "Value"], [
             ["Account", f"`{st.account}` (Fairshare {st.fairshare})"],
-            ["Owns", owns(team)],
-            ["Lends", lends(team)],
-            ["May borrow", borrows(team)],
-            ["Sharing strategy", team.strategy],
-            ["Fair-share weight", f"{team.fair_share_weight} (idle compute: {plan.idle_compute})"],
-            ["Preempts its own lower-priority work", team.preempt_team_tasks],
+            *_allocation_rows(plan, team),
             ["QOS of its priority classes (highest first)", classes or "none"],
             ["QOS of work without a class", f"`{slurm.standard_qos}`"],
             ["Exceptions decided by", _or_missing(team.contract and team.contract.exception_owner)],
@@ -325,3 +315,15 @@ def write_records(plan: Plan, directory: Path) -> list[Path]:
     for stale in set(directory.glob("*.md")) - set(written):
         stale.unlink()
     return sorted(written)
+
+
+def _allocation_rows(plan: Plan, team: TeamPlan) -> list[list[str]]:
+    """What the team owns, lends and borrows, and how it shares: the same rows for either orchestrator."""
+    return [
+        ["Owns", owns(team)],
+        ["Lends", lends(team)],
+        ["May borrow", borrows(team)],
+        ["Sharing strategy", team.strategy],
+        ["Fair-share weight", f"{team.fair_share_weight} (idle compute: {plan.idle_compute})"],
+        ["Preempts its own lower-priority work", team.preempt_team_tasks],
+    ]
