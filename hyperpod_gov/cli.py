@@ -131,12 +131,15 @@ def cmd_onboard(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    from .template_checks import shared
+
+    checks = shared()  # CDK's template check builds its engine while the app is imported and built
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
     plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
     out = Path(args.out)
     try:
-        assembly = synth(plan, out)
+        assembly = synth(plan, out, checks=checks)
     except OSError as exc:  # --out names a file, an unwritable folder, a full disk...
         raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
                                    "give a folder you can write to (it is created if missing)")]) from None

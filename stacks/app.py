@@ -8,6 +8,7 @@ call it, so ``cdk deploy`` and the pipeline deploy stacks of the same names.
 from __future__ import annotations
 
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -24,6 +25,8 @@ from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.tools_policy import foreign_documents
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
+from hyperpod_gov.template_checks import TemplateChecks, add_to_report
+from hyperpod_gov.template_checks import shared as shared_template_checks
 
 from .layout import add_capacity_stacks, add_consumer_stacks
 from .pipeline import PipelineStack
@@ -47,11 +50,15 @@ def apply_feature_flags(app: Construct) -> None:
 
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
-              nag: bool = True, governance_files: Optional[Mapping[str, str]] = None) -> cdk.App:
+              nag: bool = True, governance_files: Optional[Mapping[str, str]] = None,
+              builtin_template_checks: bool = True) -> cdk.App:
     """Compose every stack of the plan into ``app`` (a new one unless given). ``governance_files``: a Slurm plan's
-    rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``)."""
+    rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``).
+    ``builtin_template_checks=False``: a new app leaves CDK's template check to the caller
+    (``hyperpod_gov.template_checks``, as ``synth`` runs it)."""
     if app is None:  # the flags as the App's own context: what CDK_CONTEXT_JSON (cdk synth -c) sets still wins
-        app = cdk.App(outdir=outdir, analytics_reporting=False, context=dict(FEATURE_FLAGS))
+        app = cdk.App(outdir=outdir, analytics_reporting=False, context=dict(FEATURE_FLAGS),
+                      builtin_cloud_formation_validation=builtin_template_checks)
     apply_feature_flags(app)
     add_capacity_stacks(app, plan, manifests, governance_files=governance_files)
     add_consumer_stacks(app, plan)
@@ -211,16 +218,22 @@ def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Pa
     return written
 
 
-def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
-          manifests: Optional[Manifests] = None) -> cdk.cx_api.CloudAssembly:
+def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Manifests] = None,
+          checks: Optional[TemplateChecks] = None) -> cdk.cx_api.CloudAssembly:
     """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s`` (for a Slurm cluster
     its governance files to ``out_dir/slurm`` instead, and no ``k8s``), the contract records to
     ``out_dir/contracts`` and, for teams with principals in other accounts, their tools policy documents to
     ``out_dir/iam/<team>.json``.
 
-    Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and ``SpecError`` on anything else
-    that fails during synth.
+    CDK's template check runs in a process of its own (``hyperpod_gov.template_checks``; ``checks``: one the
+    caller started earlier, else this process's ``shared()`` one), so that its engine is built while the app is;
+    where it is not available, CDK runs it inside the synth as usual. Either way its report is in
+    ``validation-report.json``.
+
+    Raises ``PolicyValidationError`` on unacknowledged cdk-nag findings and template-check errors, and
+    ``SpecError`` on anything else that fails during synth.
     """
+    checks = checks or shared_template_checks()
     out_dir.mkdir(parents=True, exist_ok=True)
     assembly_dir = out_dir / "cdk.out"
     files: Optional[dict[str, str]] = None
@@ -246,8 +259,10 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-files") as pool:
         written = pool.submit(write_files)
         try:
-            app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files)
+            app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
+                            builtin_template_checks=checks is None)
             assembly = app.synth()
+            outcome = checks.finish(assembly_dir) if checks is not None else None
         except SpecError:
             raise
         except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
@@ -256,6 +271,12 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True,
                 raise PolicyValidationError(_violations(report), report) from None
             raise synth_error(exc) from None
         written.result()  # an error writing them is raised here
+    if outcome is not None:
+        report = add_to_report(assembly_dir, outcome.report)
+        if outcome.errors:
+            raise PolicyValidationError(outcome.errors, report)
+        for line in outcome.warnings:  # as CDK prints its check's warnings
+            print(f"warning: {line}", file=sys.stderr)
     return assembly
 
 

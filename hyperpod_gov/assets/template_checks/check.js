@@ -1,0 +1,53 @@
+'use strict';
+// aws-cdk-lib's "CloudFormation Validate" template check in a process of its own, so that its engine is built
+// while the app is (on another core) instead of after it. The engine, its rules and the options are aws-cdk-lib's
+// own: ENGINE_DIR is the @aws/cloudformation-validate that aws-cdk-lib bundles, RULES_DIR its
+// core/lib/validation/rules, and the options below are those of core/lib/validation/cloudformation-validate-plugin.js
+// (tests/stacks/test_template_checks.py compares them with it).
+//
+//   node check.js ENGINE_DIR RULES_DIR
+//   stdin, a line each:  [{"templatePath", "accountId", "region"}, ...]
+//   stdout, a line each: {"version": ..., "results": [{"templatePath", "diagnostics": [...]}, ...]}
+const fs = require('fs');
+const path = require('path');
+
+const IGNORE_RULES = ['W3005', 'W1020', 'E1018', 'W9002', 'W9013', 'W1103'];
+const EXCLUDE_SERVICES = [{ ruleId: 'W3697', service: 'AWS::AutoScaling' }];
+const DETAIL_LEVEL = 'STANDARD';
+const SEVERITY_LEVEL = 'WARN';
+
+const [engineDir, rulesDir] = process.argv.slice(2);
+const validate = require(path.resolve(engineDir));
+const regoRules = fs.readdirSync(rulesDir).filter((f) => f.endsWith('.rego')).sort()
+  .map((f) => ({ name: f, content: fs.readFileSync(path.join(rulesDir, f), 'utf-8') }));
+const engine = new validate.CompositeEngine(regoRules.length > 0 ? { regoRules } : {});
+
+// One request per line (the stacks of one cloud assembly), one answer per line, until stdin closes: a process
+// that synthesizes many apps (the tests) builds the engine once.
+const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
+lines.on('line', (line) => {
+  if (!line.trim()) return;
+  const stacks = JSON.parse(line);
+  const results = stacks.map((stack) => {
+    const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), {
+      detailLevel: DETAIL_LEVEL,
+      pseudoParameterOverrides: { accountId: stack.accountId ?? undefined, region: stack.region ?? undefined },
+      exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
+      severityLevel: SEVERITY_LEVEL,
+    });
+    return {
+      templatePath: stack.templatePath,
+      diagnostics: report.diagnostics.map((d) => ({
+        ruleId: d.ruleId,
+        severity: d.severity,
+        message: d.message,
+        propertyPath: d.propertyPath ?? null,
+        logicalId: d.entity?.entityType === 'Resource' ? d.entity.logicalId : null,
+        suggestedFix: d.suggestedFix ?? null,
+        category: d.category ?? null,
+      })),
+    };
+  });
+  process.stdout.write(JSON.stringify({ version: validate.version(), results }) + '\n');
+});
+lines.on('close', () => engine.free());

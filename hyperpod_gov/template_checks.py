@@ -1,0 +1,292 @@
+"""aws-cdk-lib's own template check ("CloudFormation Validate"), run beside the synth instead of at its end.
+
+CDK validates every template it synthesizes with the engine it bundles (``@aws/cloudformation-validate``, a
+WebAssembly build of its rules). Building that engine takes two to five seconds of CPU, and inside CDK it runs on
+jsii's one Node.js thread after the app is built: on the critical path of every synth. Here the same engine, with
+the same rules and options, runs in a Node.js process of its own, started before the app is built, so that it is
+ready (built on the other core) when the templates are; the templates are then checked as CDK checks them, and the
+findings are acknowledged, reported and fail the synth as CDK's would:
+
+- the engine and its rules are aws-cdk-lib's own files, taken from the aws-cdk-lib package Python imports (its jsii
+  tarball) into a cache folder once per version; the options are CDK's (``assets/template_checks/check.js``,
+  compared with aws-cdk-lib's plugin by ``tests/stacks/test_template_checks.py``);
+- acknowledgements are CDK's: ``Validations.of(construct).acknowledge("CloudFormation-Validate::RULE", reason)``
+  on the construct or an ancestor, read from the cloud assembly's metadata;
+- the report is added to ``validation-report.json`` as CDK's plugin report, with the same fields;
+- an unacknowledged error fails the synth (``@aws-cdk/core:validateAgainstDefaultRules`` is on), an
+  unacknowledged warning is printed.
+
+Where the engine cannot be found (no ``node``, an aws-cdk-lib without it), ``start`` returns ``None`` and the app
+keeps CDK's built-in check; ``CDK_VALIDATION=false`` turns both off, as it turns CDK's off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+PLUGIN_NAME = "CloudFormation Validate"
+NAMESPACE = "CloudFormation-Validate"  # how acknowledgements name its rules: CloudFormation-Validate::E3644
+SCRIPT = Path(__file__).with_name("assets") / "template_checks" / "check.js"
+ENGINE_PREFIX = "package/node_modules/@aws/cloudformation-validate/"
+RULES_PREFIX = "package/core/lib/validation/rules/"
+ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
+LOGICAL_ID = "aws:cdk:logicalId"
+_SEVERITIES = {"FATAL": "error", "ERROR": "error", "WARN": "warning", "INFO": "informational", "DEBUG": "debug"}
+
+
+def cdk_tarball() -> Optional[Path]:
+    """aws-cdk-lib's jsii package, as the ``aws_cdk`` module Python imports ships it (found without importing)."""
+    spec = importlib.util.find_spec("aws_cdk")
+    if spec is None or spec.origin is None:
+        return None
+    found = sorted((Path(spec.origin).parent / "_jsii").glob("aws-cdk-lib@*.jsii.tgz"))
+    return found[-1] if found else None
+
+
+def _cache_root() -> Path:
+    if os.environ.get("HYPERPOD_GOV_CACHE"):
+        return Path(os.environ["HYPERPOD_GOV_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hyperpod-gov"
+
+
+def engine_files(tarball: Optional[Path] = None) -> Optional[tuple[Path, Path]]:
+    """The folders of aws-cdk-lib's bundled engine and of its rules, unpacked from its package once per version
+    (about a second); ``None`` if that package has no engine."""
+    tarball = tarball or cdk_tarball()
+    if tarball is None:
+        return None
+    target = _cache_root() / "cloudformation-validate" / f"{tarball.name}-{tarball.stat().st_size}"
+    engine, rules = target / "engine", target / "rules"
+    if (target / "complete").exists():
+        return engine, rules
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unpacking-"))
+    try:
+        found = False
+        with tarfile.open(tarball, "r|gz") as archive:
+            for member in archive:
+                for prefix, folder in ((ENGINE_PREFIX, "engine"), (RULES_PREFIX, "rules")):
+                    name = member.name[len(prefix):]
+                    if member.isfile() and member.name.startswith(prefix) and ".." not in Path(name).parts:
+                        path = staging / folder / name
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        source = archive.extractfile(member)
+                        if source is not None:
+                            path.write_bytes(source.read())
+                            found = found or folder == "engine"
+        if not found:
+            return None
+        (staging / "rules").mkdir(exist_ok=True)
+        (staging / "complete").touch()
+        try:
+            staging.rename(target)
+        except OSError:  # another process unpacked it first: use that one
+            if not (target / "complete").exists():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return engine, rules
+
+
+@dataclass
+class Outcome:
+    """The check's plugin report (CDK's format) and its unacknowledged findings, one line each."""
+
+    report: dict[str, Any]
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class TemplateChecks:
+    """The check's Node.js process, building its engine from the start; ``finish(assembly)`` checks an assembly's
+    templates, as many times as asked (one engine per process: ``shared()``)."""
+
+    def __init__(self, process: subprocess.Popen):
+        self._process = process
+
+    @classmethod
+    def start(cls) -> Optional["TemplateChecks"]:
+        """Start building the engine; ``None`` where it is not available here (CDK's built-in check stays on)."""
+        if os.environ.get("CDK_VALIDATION") == "false":
+            return None
+        node = os.environ.get("JSII_NODE") or shutil.which("node")
+        files = engine_files() if node else None
+        if files is None:
+            return None
+        engine, rules = files
+        process = subprocess.Popen([node, str(SCRIPT), str(engine), str(rules)], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return cls(process)
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def close(self) -> None:
+        """End the process (its engine is freed when its input closes)."""
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        for stream in (self._process.stdout, self._process.stderr):
+            stream.close()
+
+    def finish(self, assembly_dir: Path) -> Outcome:
+        """Check every stack template of the cloud assembly in ``assembly_dir`` (nested ones included)."""
+        stacks = sorted(_stacks(Path(assembly_dir)), key=lambda s: s.template_path)
+        request = [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
+                   for s in stacks]
+        try:
+            self._process.stdin.write(json.dumps(request).encode() + b"\n")
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        except OSError:
+            line = b""
+        if not line:
+            self._process.kill()
+            err = self._process.stderr.read().decode(errors="replace")
+            raise RuntimeError(f"CDK's template check ({SCRIPT.name}) stopped: {err[-2000:]}")
+        answer = json.loads(line)
+        return _outcome(Path(assembly_dir), stacks, answer["results"], answer["version"])
+
+
+_shared: Optional[TemplateChecks] = None
+_unavailable = False
+
+
+def shared() -> Optional[TemplateChecks]:
+    """This process's check, started on first use and kept (ended at exit); ``None`` where it is not available."""
+    global _shared, _unavailable
+    if os.environ.get("CDK_VALIDATION") == "false" or _unavailable:
+        return None
+    if _shared is None or not _shared.alive():
+        _shared = TemplateChecks.start()
+        if _shared is None:
+            _unavailable = True
+            return None
+        atexit.register(_shared.close)
+    return _shared
+
+
+@dataclass(frozen=True)
+class _Stack:
+    template_path: Path
+    construct_path: str  # the stack's own path, for a finding on no resource
+    account: Optional[str]
+    region: Optional[str]
+    metadata: dict[str, list[dict[str, Any]]]
+
+
+def _stacks(directory: Path) -> Iterator[_Stack]:
+    """The stack artifacts of the assembly in ``directory`` and of the assemblies nested in it (stages)."""
+    manifest = json.loads((directory / "manifest.json").read_text())
+    for artifact_id, artifact in sorted(manifest.get("artifacts", {}).items()):
+        kind, props = artifact.get("type"), artifact.get("properties", {})
+        if kind == "cdk:cloud-assembly":
+            yield from _stacks(directory / props["directoryName"])
+        elif kind == "aws:cloudformation:stack":
+            account, _, region = artifact.get("environment", "aws://unknown-account/unknown-region")[6:].partition("/")
+            extra = artifact.get("additionalMetadataFile")
+            metadata = json.loads((directory / extra).read_text()) if extra else artifact.get("metadata", {})
+            yield _Stack(directory / props["templateFile"], artifact.get("displayName", artifact_id),
+                         None if account == "unknown-account" else account,
+                         None if region == "unknown-region" else region, metadata)
+
+
+def _outcome(root: Path, stacks: list[_Stack], results: list[dict[str, Any]], version: str) -> Outcome:
+    """CDK's plugin report of the diagnostics: grouped, placed on construct paths, acknowledged (synthesis-validation
+    and cloudformation-validate-plugin of aws-cdk-lib)."""
+    paths: dict[tuple[Path, str], str] = {}  # (template, logical id) -> construct path
+    acknowledged: dict[str, dict[str, str]] = {}  # rule id -> construct path -> reason
+    for stack in stacks:
+        for path, entries in stack.metadata.items():
+            for entry in entries:
+                if entry.get("type") == LOGICAL_ID:
+                    paths[stack.template_path, entry["data"]] = path.lstrip("/")
+                elif entry.get("type") == ACKNOWLEDGED:
+                    for rule, reason in entry["data"].items():
+                        acknowledged.setdefault(rule, {})[path.lstrip("/")] = reason
+    by_template = {s.template_path: s for s in stacks}
+    violations: list[dict[str, Any]] = []
+    index: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for result in results:
+        stack = by_template[Path(result["templatePath"])]
+        for d in result["diagnostics"]:
+            severity = _SEVERITIES.get(d["severity"], "warning")
+            prop = d["propertyPath"]
+            description = f"{re.sub(r'^Properties[.]', '', prop)}: {d['message']}" if prop else d["message"]
+            logical = d["logicalId"]
+            resource = {
+                "constructPath": paths.get((stack.template_path, logical)) if logical else stack.construct_path,
+                "cloudFormationResource": {"templatePath": os.path.relpath(stack.template_path, root),
+                                           **({"logicalId": logical} if logical else {}),
+                                           **({"propertyPaths": [prop]} if prop else {})},
+            }
+            key = (d["ruleId"], severity, description)
+            if key not in index:
+                index[key] = {"ruleName": d["ruleId"], "description": description,
+                              **({"fix": d["suggestedFix"]} if d["suggestedFix"] else {}), "severity": severity,
+                              **({"ruleMetadata": {"category": d["category"]}} if d["category"] else {}),
+                              "violatingConstructs": []}
+                violations.append(index[key])
+            index[key]["violatingConstructs"].append(resource)
+    open_, suppressed = [], []
+    for v in violations:
+        acks = acknowledged.get(f"{NAMESPACE}::{v['ruleName']}", {})
+        groups: dict[str, list[dict[str, Any]]] = {}
+        left = []
+        for resource in v["violatingConstructs"]:
+            at = _closest(resource["constructPath"] or "", acks)
+            (groups.setdefault(at, []) if at is not None else left).append(resource)
+        for at, resources in groups.items():
+            suppressed.append({**v, "violatingConstructs": resources, "acknowledgedId": f"{NAMESPACE}::{v['ruleName']}",
+                               "reason": acks[at], "acknowledgedAt": at})
+        if left:
+            open_.append({**v, "violatingConstructs": left})
+    failed = any(v["severity"] in ("error", "fatal") for v in open_)
+    report = {"pluginName": PLUGIN_NAME, "pluginVersion": version, "conclusion": "failure" if failed else "success",
+              "violations": open_, "suppressedViolations": suppressed}
+    lines = {"error": [], "warning": []}
+    for v in open_:
+        for r in v["violatingConstructs"]:
+            where = r["constructPath"] or r["cloudFormationResource"]["templatePath"]
+            kind = "error" if v["severity"] in ("error", "fatal") else "warning"
+            lines[kind].append(f"{where}: {NAMESPACE}::{v['ruleName']}: {v['description']}")
+    return Outcome(report, sorted(lines["error"]), sorted(lines["warning"]))
+
+
+def _closest(path: str, acks: dict[str, str]) -> Optional[str]:
+    """The construct path of the acknowledgement nearest to ``path`` (itself or an ancestor), if any."""
+    while True:
+        if path in acks:
+            return path
+        if not path:
+            return None
+        path = path.rpartition("/")[0]
+
+
+def add_to_report(assembly_dir: Path, plugin_report: dict[str, Any]) -> Path:
+    """Add the check's plugin report to ``validation-report.json`` (written by CDK for cdk-nag, or new)."""
+    path = Path(assembly_dir) / "validation-report.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+    else:
+        version = json.loads((Path(assembly_dir) / "manifest.json").read_text()).get("version")
+        data = {"version": version, "title": "Validation Report", "pluginReports": []}
+    data["pluginReports"] = [p for p in data.get("pluginReports", []) if p.get("pluginName") != PLUGIN_NAME]
+    data["pluginReports"].append(plugin_report)
+    path.write_text(json.dumps(data, indent=2))
+    return path

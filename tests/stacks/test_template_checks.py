@@ -1,0 +1,145 @@
+"""CDK's template check run beside the synth (hyperpod_gov.template_checks) is CDK's check: the same engine, rules
+and options as aws-cdk-lib's plugin, the same report on the same templates, acknowledged the same way, failing the
+synth on the same findings."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from hyperpod_gov.spec import parse_spec
+from hyperpod_gov.template_checks import (
+    ENGINE_PREFIX, PLUGIN_NAME, SCRIPT, TemplateChecks, cdk_tarball, engine_files, shared,
+)
+from tests.conftest import BASE, TODAY
+
+PLUGIN_JS = "package/core/lib/validation/cloudformation-validate-plugin.js"
+
+
+@pytest.fixture(scope="module")
+def cdk_files() -> dict[str, str]:
+    """aws-cdk-lib's template-check plugin and the engine's package.json, read from the package Python imports."""
+    wanted = {PLUGIN_JS, "package/package.json", f"{ENGINE_PREFIX}package.json"}
+    out = {}
+    with tarfile.open(cdk_tarball(), "r|gz") as archive:
+        for member in archive:
+            if member.name in wanted:
+                out[member.name] = archive.extractfile(member).read().decode()
+    return out
+
+
+def _js_list(text: str, pattern: str) -> list:
+    found = re.search(pattern, text, re.S)
+    assert found, pattern
+    return json.loads("[" + found.group(1).replace("'", '"').rstrip(", \n") + "]")
+
+
+def test_the_options_are_those_of_cdks_plugin(cdk_files):
+    plugin, ours = cdk_files[PLUGIN_JS], SCRIPT.read_text()
+    assert sorted(_js_list(plugin, r"IGNORE_RULES=new Set\(\[(.*?)\]\)")) == sorted(
+        _js_list(ours, r"const IGNORE_RULES = \[(.*?)\];"))
+    assert 'services:[{ruleId:"W3697",service:"AWS::AutoScaling"}]' in plugin
+    assert "const EXCLUDE_SERVICES = [{ ruleId: 'W3697', service: 'AWS::AutoScaling' }];" in ours
+    assert 'detailLevel:"STANDARD"' in plugin and "const DETAIL_LEVEL = 'STANDARD';" in ours
+    assert 'severityLevel:"WARN"' in plugin and "const SEVERITY_LEVEL = 'WARN';" in ours
+    # The default rules: every .rego of core/lib/validation/rules, sorted, as regoRules (both read the folder).
+    assert 'path().join(__dirname,"rules")' in plugin and 'f.endsWith(".rego")' in plugin
+    assert f'static PLUGIN_NAME="{PLUGIN_NAME}"' in plugin
+
+
+def test_the_engine_is_the_one_aws_cdk_lib_bundles(cdk_files):
+    bundled = json.loads(cdk_files["package/package.json"])["dependencies"]["@aws/cloudformation-validate"]
+    engine, rules = engine_files()
+    assert json.loads((engine / "package.json").read_text())["version"] == bundled
+    assert json.loads(cdk_files[f"{ENGINE_PREFIX}package.json"])["version"] == bundled
+    assert sorted(p.name for p in rules.glob("*.rego"))  # CDK's default rules came with it
+
+
+def _comparable(violations: list[dict]) -> list[str]:
+    """A violation without what only CDK can know (stack traces, construct classes), its resources sorted."""
+    out = []
+    for v in violations:
+        kept = {k: v[k] for k in v if k not in ("violatingConstructs", "acknowledgedStackTrace")}
+        kept["resources"] = sorted((c["constructPath"], json.dumps(c["cloudFormationResource"], sort_keys=True))
+                                   for c in v["violatingConstructs"])
+        out.append(json.dumps(kept, sort_keys=True))
+    return sorted(out)
+
+
+def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline):
+    """The pipeline app was synthesized with CDK's built-in check (its stages nest assemblies): the check run
+    beside it reports the same findings, placed and acknowledged alike."""
+    report = json.loads((pipeline / "validation-report.json").read_text())
+    (cdk,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]
+    checks = shared()
+    assert checks is not None and shared() is checks  # one engine per process, kept for the next synth
+    ours = checks.finish(pipeline).report
+    assert ours["pluginVersion"] == cdk["pluginVersion"]
+    assert ours["conclusion"] == cdk["conclusion"] == "success"
+    assert _comparable(ours["violations"]) == _comparable(cdk["violations"])
+    assert _comparable(ours["suppressedViolations"]) == _comparable(cdk["suppressedViolations"])
+    rules = {v["acknowledgedId"] for v in ours["suppressedViolations"]}
+    assert {"CloudFormation-Validate::W3010", "CloudFormation-Validate::F3006"} <= rules
+
+
+def test_the_enterprise_synth_ran_the_check_beside_cdk(enterprise):
+    report = json.loads((enterprise.out_dir / "cdk.out" / "validation-report.json").read_text())
+    (section,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]
+    assert section["conclusion"] == "success" and section["suppressedViolations"]
+
+
+@pytest.fixture(scope="module")
+def b200_spec():
+    """A new cluster of ml.p6-b200.48xlarge in us-east-1: cfn-lint's data has it, CDK's validator data not
+    (E3644, acknowledged by the cluster construct with HPG-I006 as the reason)."""
+    data = copy.deepcopy(BASE)
+    data["cluster"]["instanceGroups"] = [{"name": "b200", "instanceType": "ml.p6-b200.48xlarge", "count": 1}]
+    for team in data["teams"]:
+        team["quota"] = []
+        team.pop("sharing", None)
+    return parse_spec(data, today=TODAY)
+
+
+def test_an_unacknowledged_finding_fails_the_synth_and_names_resource_and_rule(b200_spec, tmp_path, monkeypatch):
+    from hyperpod_gov.constructs.hyperpod_cluster import _InstanceGroups
+    from hyperpod_gov.plan import build_plan
+    from stacks.app import PolicyValidationError, synth
+
+    monkeypatch.setattr(_InstanceGroups, "_acknowledge_instance_types", lambda self, c: None)
+    with pytest.raises(PolicyValidationError) as failed:
+        synth(build_plan(b200_spec), tmp_path)
+    (line,) = [v for v in failed.value.violations if "E3644" in v]
+    assert line.startswith("acme-capacity/HyperPod/Resource: CloudFormation-Validate::E3644: InstanceGroups")
+    assert "ml.p6-b200.48xlarge" in line
+    report = json.loads(Path(failed.value.report).read_text())
+    (section,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]
+    assert section["conclusion"] == "failure"
+
+
+def test_without_the_engine_cdk_checks_inside_the_synth(b200_spec, tmp_path, monkeypatch):
+    """No engine to run beside (an aws-cdk-lib without one): CDK's built-in check runs, and fails alike."""
+    import hyperpod_gov.template_checks as template_checks
+    import stacks.app
+    from hyperpod_gov.constructs.hyperpod_cluster import _InstanceGroups
+    from hyperpod_gov.plan import build_plan
+    from stacks.app import PolicyValidationError, synth
+
+    monkeypatch.setattr(template_checks, "engine_files", lambda tarball=None: None)
+    assert TemplateChecks.start() is None
+    monkeypatch.setattr(stacks.app, "shared_template_checks", lambda: None)
+    monkeypatch.setattr(_InstanceGroups, "_acknowledge_instance_types", lambda self, c: None)
+    with pytest.raises(PolicyValidationError) as failed:
+        synth(build_plan(b200_spec), tmp_path)
+    assert any("E3644" in v for v in failed.value.violations)
+    report = json.loads(Path(failed.value.report).read_text())
+    assert [p["pluginVersion"] for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]  # CDK's own
+
+
+def test_cdk_validation_false_turns_it_off_as_it_turns_off_cdks(monkeypatch):
+    monkeypatch.setenv("CDK_VALIDATION", "false")
+    assert TemplateChecks.start() is None and shared() is None
