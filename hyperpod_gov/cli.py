@@ -131,12 +131,14 @@ def cmd_onboard(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from .template_checks import shared
+    from .template_checks import check_processes, shared
 
     checks = shared()  # CDK's template check builds its engine while the app is imported and built
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
     plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
+    if checks is not None:
+        checks.grow(check_processes(len(plan.teams)))
     out = Path(args.out)
     try:
         assembly = synth(plan, out, checks=checks)

@@ -109,11 +109,14 @@ class Outcome:
 
 
 class TemplateChecks:
-    """The check's Node.js process, building its engine from the start; ``finish(assembly)`` checks an assembly's
-    templates, as many times as asked (one engine per process: ``shared()``)."""
+    """The check's Node.js processes, each building its engine from the start; ``finish(assembly)`` checks an
+    assembly's templates, as many times as asked (``shared()``: one set per Python process). With more than one
+    process the templates are shared out by size and checked side by side (``grow``, for large apps)."""
 
-    def __init__(self, process: subprocess.Popen):
-        self._process = process
+    def __init__(self, command: list[str]):
+        self._command = command
+        self._processes: list[subprocess.Popen] = []
+        self.grow(1)
 
     @classmethod
     def start(cls) -> Optional["TemplateChecks"]:
@@ -125,42 +128,71 @@ class TemplateChecks:
         if files is None:
             return None
         engine, rules = files
-        process = subprocess.Popen([node, str(SCRIPT), str(engine), str(rules)], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        return cls(process)
+        return cls([node, str(SCRIPT), str(engine), str(rules)])
+
+    def grow(self, processes: int) -> None:
+        """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""
+        while len(self._processes) < processes:
+            self._processes.append(subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.PIPE))
 
     def alive(self) -> bool:
-        return self._process.poll() is None
+        return all(p.poll() is None for p in self._processes)
 
     def close(self) -> None:
-        """End the process (its engine is freed when its input closes)."""
-        if self._process.poll() is None:
-            self._process.stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-        for stream in (self._process.stdout, self._process.stderr):
-            stream.close()
+        """End the processes (an engine is freed when its input closes)."""
+        for process in self._processes:
+            if process.poll() is None:
+                process.stdin.close()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            for stream in (process.stdout, process.stderr):
+                stream.close()
 
     def finish(self, assembly_dir: Path) -> Outcome:
         """Check every stack template of the cloud assembly in ``assembly_dir`` (nested ones included)."""
         stacks = sorted(_stacks(Path(assembly_dir)), key=lambda s: s.template_path)
-        request = [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
-                   for s in stacks]
-        try:
-            self._process.stdin.write(json.dumps(request).encode() + b"\n")
-            self._process.stdin.flush()
-            line = self._process.stdout.readline()
-        except OSError:
-            line = b""
-        if not line:
-            self._process.kill()
-            err = self._process.stderr.read().decode(errors="replace")
-            raise RuntimeError(f"CDK's template check ({SCRIPT.name}) stopped: {err[-2000:]}")
-        answer = json.loads(line)
-        return _outcome(Path(assembly_dir), stacks, answer["results"], answer["version"])
+        shares: list[list[_Stack]] = [[] for _ in self._processes]
+        sizes = [0] * len(shares)
+        for stack in sorted(stacks, key=lambda s: -s.template_path.stat().st_size):  # largest first, to the least
+            i = sizes.index(min(sizes))
+            shares[i].append(stack)
+            sizes[i] += stack.template_path.stat().st_size
+        asked = [(process, share) for process, share in zip(self._processes, shares) if share]
+        for process, share in asked:  # all of them at once: each checks its share while the others check theirs
+            request = [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
+                       for s in share]
+            try:
+                process.stdin.write(json.dumps(request).encode() + b"\n")
+                process.stdin.flush()
+            except OSError:
+                pass  # it stopped: reported below, with what it wrote on stderr
+        results: dict[str, dict[str, Any]] = {}
+        version = ""
+        for process, _share in asked:
+            line = process.stdout.readline()
+            if not line:
+                process.kill()
+                err = process.stderr.read().decode(errors="replace")
+                raise RuntimeError(f"CDK's template check ({SCRIPT.name}) stopped: {err[-2000:]}")
+            answer = json.loads(line)
+            version = answer["version"]
+            results.update((r["templatePath"], r) for r in answer["results"])
+        ordered = [results[str(s.template_path)] for s in stacks]
+        return _outcome(Path(assembly_dir), stacks, ordered, version)
+
+
+# From this many teams the templates take longer to check (about 20 ms of CPU a team) than a second engine takes to
+# build (2 to 5 s, while the app is built): two processes check them side by side on two cores.
+TEAMS_FOR_TWO_PROCESSES = 100
+
+
+def check_processes(teams: int) -> int:
+    """How many check processes an app of ``teams`` teams is worth on this machine."""
+    return 2 if teams >= TEAMS_FOR_TWO_PROCESSES and (os.cpu_count() or 1) >= 2 else 1
 
 
 _shared: Optional[TemplateChecks] = None
@@ -168,7 +200,8 @@ _unavailable = False
 
 
 def shared() -> Optional[TemplateChecks]:
-    """This process's check, started on first use and kept (ended at exit); ``None`` where it is not available."""
+    """This process's check, started on first use and kept (ended at exit); ``None`` where it is not available.
+    A large app asks for a second process with ``shared().grow(2)`` as soon as it knows its size."""
     global _shared, _unavailable
     if os.environ.get("CDK_VALIDATION") == "false" or _unavailable:
         return None

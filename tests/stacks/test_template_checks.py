@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import tarfile
 from pathlib import Path
@@ -76,9 +77,13 @@ def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline):
     beside it reports the same findings, placed and acknowledged alike."""
     report = json.loads((pipeline / "validation-report.json").read_text())
     (cdk,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]
-    checks = shared()
-    assert checks is not None and shared() is checks  # one engine per process, kept for the next synth
-    ours = checks.finish(pipeline).report
+    checks = TemplateChecks.start()
+    assert checks is not None
+    checks.grow(2)  # the templates shared out by size between two processes, as for a large app
+    try:
+        ours = checks.finish(pipeline).report
+    finally:
+        checks.close()
     assert ours["pluginVersion"] == cdk["pluginVersion"]
     assert ours["conclusion"] == cdk["conclusion"] == "success"
     assert _comparable(ours["violations"]) == _comparable(cdk["violations"])
@@ -138,6 +143,18 @@ def test_without_the_engine_cdk_checks_inside_the_synth(b200_spec, tmp_path, mon
     assert any("E3644" in v for v in failed.value.violations)
     report = json.loads(Path(failed.value.report).read_text())
     assert [p["pluginVersion"] for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]  # CDK's own
+
+
+def test_one_check_process_serves_every_synth_of_a_process():
+    checks = shared()
+    assert checks is not None and checks.alive() and shared() is checks
+
+
+def test_a_large_app_is_checked_by_two_processes():
+    from hyperpod_gov.template_checks import TEAMS_FOR_TWO_PROCESSES, check_processes
+
+    assert check_processes(TEAMS_FOR_TWO_PROCESSES - 1) == 1
+    assert check_processes(TEAMS_FOR_TWO_PROCESSES) == (2 if (os.cpu_count() or 1) >= 2 else 1)
 
 
 def test_cdk_validation_false_turns_it_off_as_it_turns_off_cdks(monkeypatch):
