@@ -78,9 +78,10 @@ BASE = {
 RUN_FIRST = ("tests/stacks/test_scale.py",)
 
 
-# Under xdist these folders are one scope each (one worker runs all their tests): tests/slurm's live tests share one
-# set of real Slurm daemons on the machine's default munge socket, which a second worker would start again.
-ONE_WORKER = ("tests/slurm/",)
+# Under xdist the modules under each of these path prefixes are one scope (one worker runs all their tests): the live
+# Slurm tests share one set of real Slurm daemons on the machine's default munge socket, which a second worker would
+# start again.
+ONE_WORKER = ("tests/slurm/test_live_",)
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -89,9 +90,10 @@ def pytest_collection_modifyitems(items) -> None:
 
 
 def scope_of(nodeid: str) -> str:
-    """The unit the workers get under xdist: the test's module, or the whole folder for those in ONE_WORKER."""
+    """The unit the workers get under xdist: the test's module, or one unit for all the modules of a prefix in
+    ONE_WORKER."""
     module = nodeid.split("::", 1)[0]
-    return next((folder for folder in ONE_WORKER if module.startswith(folder)), module)
+    return next((prefix for prefix in ONE_WORKER if module.startswith(prefix)), module)
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

@@ -1,0 +1,29 @@
+"""Under pytest-xdist every test that needs the real Slurm daemons runs on one worker (tests/conftest.py's
+scope_of): a second worker would start a second set on the machine's one default munge socket."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import ONE_WORKER, scope_of
+
+SLURM = Path(__file__).resolve().parent / "slurm"
+# The session fixtures of tests/slurm/conftest.py that start or use the daemons.
+DAEMON_FIXTURES = ("slurm_cluster", "governed")
+
+
+def _modules_using_the_daemons() -> list[str]:
+    uses = re.compile(r"def \w+\([^)]*\b(" + "|".join(DAEMON_FIXTURES) + r")\b")
+    return sorted(f"tests/slurm/{p.name}" for p in SLURM.glob("test_*.py") if uses.search(p.read_text()))
+
+
+def test_every_module_using_the_slurm_daemons_is_in_one_scope():
+    modules = _modules_using_the_daemons()
+    assert len(modules) >= 2  # the live dump and governance tests
+    assert {scope_of(f"{m}::test_x") for m in modules} == {ONE_WORKER[0]}
+
+
+def test_other_modules_are_scopes_of_their_own():
+    assert scope_of("tests/slurm/test_render_script.py::test_x") == "tests/slurm/test_render_script.py"
+    assert scope_of("tests/stacks/test_scale.py::test_x[a]") == "tests/stacks/test_scale.py"
