@@ -130,21 +130,33 @@ def cmd_onboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cannot_write(out: Path, exc: OSError) -> SpecError:
+    return SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
+                                "give a folder you can write to (it is created if missing)")])
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
+    import tempfile
+
     from .template_checks import check_processes, shared
 
-    checks = shared()  # CDK's template check builds its engine while the app is imported and built
-    from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
-
+    # A spec that fails, or an --out that cannot be written, stops here: before jsii or the template check start.
     plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
-    if checks is not None:
-        checks.grow(check_processes(len(plan.teams)))
     out = Path(args.out)
     try:
+        out.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as exc:  # --out names a file, an unwritable folder...
+        raise _cannot_write(out, exc) from None
+    checks = shared()  # CDK's template check builds its engine while the app is imported and built
+    if checks is not None:
+        checks.grow(check_processes(len(plan.teams)))
+    from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
+
+    try:
         assembly = synth(plan, out, checks=checks)
-    except OSError as exc:  # --out names a file, an unwritable folder, a full disk...
-        raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
-                                   "give a folder you can write to (it is created if missing)")]) from None
+    except OSError as exc:  # a full disk...
+        raise _cannot_write(out, exc) from None
     except PolicyValidationError as exc:
         print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
               file=sys.stderr)
