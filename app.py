@@ -15,9 +15,13 @@ import aws_cdk as cdk
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, SpecIssue, load_spec, read_yaml
 from hyperpod_gov.spec.environments import environment_names
+from hyperpod_gov.template_checks import add_to_report, shared
 from stacks.app import build_app, build_pipeline_app, governance_manifests, synth_error
 
-app = cdk.App(analytics_reporting=False)
+# CDK's template check in a process of its own, building its engine while the app is (hyperpod_gov.template_checks;
+# where it is not available, CDK checks inside the synth as usual).
+checks = shared()
+app = cdk.App(analytics_reporting=False, builtin_cloud_formation_validation=checks is None)
 DEFAULT_SPEC = "examples/enterprise.yaml"
 spec_path = app.node.try_get_context("spec")
 if not spec_path:
@@ -40,7 +44,18 @@ try:
                                        "them", ", ".join(names), f"pass -c environment={names[0]} (or another)")])
         plan = build_plan(load_spec(spec_path, environment=environment), base_dir=base_dir)
         build_app(plan, governance_manifests(plan), app=app)
-    app.synth()
+    assembly = app.synth()
+    if checks is not None:
+        outcome = checks.finish(Path(assembly.directory))
+        report = add_to_report(Path(assembly.directory), outcome.report)
+        for line in outcome.warnings:
+            print(f"warning: {line}", file=sys.stderr)
+        if outcome.errors:
+            print(f"{len(outcome.errors)} template check finding(s) without an acknowledgement:", file=sys.stderr)
+            for line in outcome.errors:
+                print(f"  - {line}", file=sys.stderr)
+            print(f"full report: {report}", file=sys.stderr)
+            sys.exit(1)
 except SpecError as exc:
     print(f"{spec_path}: {exc.render()}", file=sys.stderr)
     sys.exit(1)
