@@ -73,9 +73,10 @@ BASE = {
 }
 
 
-# Under xdist these modules go out first: the longest single synth (300 teams) then runs beside the rest of the
-# suite instead of after it on one worker while the other waits.
-RUN_FIRST = ("tests/stacks/test_scale.py",)
+# Under xdist the modules under these path prefixes go out first, in this order: the longest units (the 300-team
+# synth, the live Slurm tests, the pipeline's rebuild in a fresh copy) then run beside the rest of the suite instead
+# of after it on one worker while the other waits.
+RUN_FIRST = ("tests/stacks/test_scale.py", "tests/slurm/test_live_", "tests/stacks/test_pipeline_rebuild.py")
 
 
 # Under xdist the modules under each of these path prefixes are one scope (one worker runs all their tests): the live
@@ -86,7 +87,12 @@ ONE_WORKER = ("tests/slurm/test_live_",)
 
 def pytest_collection_modifyitems(items) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: item.nodeid.split("::")[0] not in RUN_FIRST)  # stable: otherwise as collected
+        items.sort(key=_first)  # stable: otherwise as collected
+
+
+def _first(item) -> int:
+    module = item.nodeid.split("::", 1)[0]
+    return next((i for i, prefix in enumerate(RUN_FIRST) if module.startswith(prefix)), len(RUN_FIRST))
 
 
 def scope_of(nodeid: str) -> str:
