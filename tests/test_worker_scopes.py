@@ -27,3 +27,10 @@ def test_every_module_using_the_slurm_daemons_is_in_one_scope():
 def test_other_modules_are_scopes_of_their_own():
     assert scope_of("tests/slurm/test_render_script.py::test_x") == "tests/slurm/test_render_script.py"
     assert scope_of("tests/stacks/test_scale.py::test_x[a]") == "tests/stacks/test_scale.py"
+
+
+def test_every_run_first_prefix_names_test_modules():
+    from tests.conftest import ROOT, RUN_FIRST
+
+    for prefix in RUN_FIRST:
+        assert sorted(ROOT.glob(prefix + ("*" if not prefix.endswith(".py") else ""))), prefix
