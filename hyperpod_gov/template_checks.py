@@ -124,7 +124,10 @@ class TemplateChecks:
         if os.environ.get("CDK_VALIDATION") == "false":
             return None
         node = os.environ.get("JSII_NODE") or shutil.which("node")
-        files = engine_files() if node else None
+        try:
+            files = engine_files() if node else None
+        except (OSError, tarfile.TarError):  # no cache folder to write, a damaged package: CDK checks in-process
+            files = None
         if files is None:
             return None
         engine, rules = files

@@ -160,3 +160,10 @@ def test_a_large_app_is_checked_by_two_processes():
 def test_cdk_validation_false_turns_it_off_as_it_turns_off_cdks(monkeypatch):
     monkeypatch.setenv("CDK_VALIDATION", "false")
     assert TemplateChecks.start() is None and shared() is None
+
+
+def test_a_cache_folder_it_cannot_write_leaves_the_check_to_cdk(monkeypatch, tmp_path):
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should go")
+    monkeypatch.setenv("HYPERPOD_GOV_CACHE", str(blocker))
+    assert TemplateChecks.start() is None
