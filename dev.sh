@@ -3,7 +3,7 @@
 # ./node_modules (Python packages pinned by constraints.txt, Node.js 22 and the
 # CDK CLI pinned by package-lock.json), then runs one job:
 #   ./dev.sh synth [SPEC]  validate, explain and synthesize SPEC (default examples/enterprise.yaml) into build/
-#   ./dev.sh test [ARGS]   run the whole test suite (pytest ARGS)
+#   ./dev.sh test [ARGS]   run the whole test suite on every core (pytest ARGS; -n 0 for one process)
 #   ./dev.sh bench         run the benchmarks in bench/ (not part of the tests)
 #   ./dev.sh cdk ARGS      the pinned AWS CDK CLI, e.g. ./dev.sh cdk synth -c spec=examples/startup.yaml
 set -euo pipefail
@@ -57,7 +57,9 @@ case "$job" in
     ;;
   test)
     setup
-    exec python -m pytest "$@"
+    # One worker per core (pytest-xdist), a module's tests on one worker (tests/conftest.py: scope_of).
+    # Later arguments win: `./dev.sh test -n 0 tests/x.py` runs in this process.
+    exec python -m pytest -n "${HYPERPOD_GOV_TEST_WORKERS:-auto}" --dist loadscope "$@"
     ;;
   cdk)
     setup

@@ -78,9 +78,34 @@ BASE = {
 RUN_FIRST = ("tests/stacks/test_scale.py",)
 
 
+# Under xdist these folders are one scope each (one worker runs all their tests): tests/slurm's live tests share one
+# set of real Slurm daemons on the machine's default munge socket, which a second worker would start again.
+ONE_WORKER = ("tests/slurm/",)
+
+
 def pytest_collection_modifyitems(items) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: item.nodeid.split("::")[0] not in RUN_FIRST)  # stable: otherwise as collected
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit the workers get under xdist: the test's module, or the whole folder for those in ONE_WORKER."""
+    module = nodeid.split("::", 1)[0]
+    return next((folder for folder in ONE_WORKER if module.startswith(folder)), module)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` (dev.sh's default) with the scopes of ``scope_of``; other modes as xdist makes them."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return Scheduling(config, log)
 
 
 @pytest.fixture
