@@ -98,7 +98,7 @@ def main() -> None:
         prof.disable()
         s = io.StringIO()
         sort = sys.argv[sys.argv.index("--sort") + 1] if "--sort" in sys.argv else "cumulative"
-        pstats.Stats(prof, stream=s).sort_stats(sort).print_stats(25)
+        pstats.Stats(prof, stream=s).sort_stats(sort).print_stats(int(sys.argv[sys.argv.index("--top") + 1]) if "--top" in sys.argv else 25)
         print(s.getvalue())
     waiting = sum(f.waiting for f in figures.values())
     worst = max(figures.values(), key=lambda f: f.wait_p95_min or 0)

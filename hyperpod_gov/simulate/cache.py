@@ -76,7 +76,7 @@ class ClusterQueue:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits",
+        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits", "limits", "reasons",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -118,6 +118,10 @@ class ClusterQueue:
         self.on_flavor: dict[str, dict[str, Workload]] = defaultdict(dict)  # admitted workloads by flavor
         self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change
         self.commits = 0  # admissions and releases so far
+        # Per (flavor, resource), what the quota arithmetic reads that never changes once the cohort is built:
+        # see resource_node.limits.
+        self.limits: dict[FR, tuple] = {}
+        self.reasons: dict[tuple, str] = {}  # flavor assignment's reason texts, each formatted once
 
 
 def build(queues: tuple[QueueDef, ...]) -> tuple[dict[str, Cohort], dict[str, ClusterQueue]]:

@@ -12,7 +12,7 @@ from typing import Optional, Protocol
 
 from .cache import ClusterQueue, Workload
 from .quantities import show_quantity
-from .resource_node import available, lowest_subtree, potential
+from .resource_node import limits
 from .results import FR
 
 # Granular modes of pkg/scheduler/flavorassigner (preemptionMode), worst to best.
@@ -31,7 +31,7 @@ class Oracle(Protocol):
 class Assignment:
     """flavorassigner.Assignment for one pod set: the chosen flavor, its modes, borrowing level, targets."""
 
-    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending")
+    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending", "_why")
 
     def __init__(self):
         self.flavor: Optional[str] = None
@@ -45,6 +45,14 @@ class Assignment:
         # Preemption simulations whose answers can only refine the mode among the preempting ones and the
         # borrowing level (see assign_flavors); run by resolve() when something reads those.
         self.pending: Optional[tuple] = None
+        self._why: Optional[str] = None
+
+    def why(self) -> str:
+        """The reasons, each once, in order, joined by '; ' (a remembered assignment is read again)."""
+        why = self._why
+        if why is None:
+            why = self._why = "; ".join(dict.fromkeys(self.reasons))
+        return why
 
     @property
     def borrow(self) -> int:
@@ -100,10 +108,11 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     """FlavorAssigner.assignFlavors + findFlavorForPodSets for one pod set and one resource group."""
     cq = wl.cq
     a = Assignment()
-    missing = [r for r, _ in wl.requests if r not in cq.covered]
-    if missing:
-        a.reasons.append(f"resource {missing[0]} unavailable in ClusterQueue")
-        return a
+    covered = cq.covered
+    for r, _ in wl.requests:
+        if r not in covered:
+            a.reasons.append(f"resource {r} unavailable in ClusterQueue")
+            return a
     best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
     best_mode = (NO_FIT, 1 << 30)
     start = 0
@@ -111,15 +120,20 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     if last is not None and not last_assignment_outdated(wl, cycle):
         start = last + 1
     allowed = wl.d.allowed_flavors
-    left = cq.flavors[start:] if allowed is None else [f for f in cq.flavors[start:] if f in allowed]
-    sole = len(left) == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+    flavors = cq.flavors
+    if allowed is None:
+        left = len(flavors) - start
+    else:
+        left = sum(1 for f in flavors[start:] if f in allowed)
+    sole = left == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
     pending = None
     attempted = -1
-    for idx in range(start, len(cq.flavors)):
+    reasons = a.reasons
+    for idx in range(start, len(flavors)):
         attempted = idx
-        fname = cq.flavors[idx]
+        fname = flavors[idx]
         if allowed is not None and fname not in allowed:
-            a.reasons.append(f"flavor {fname} doesn't match node affinity")
+            reasons.append(_affinity_reason(cq, fname))
             continue
         rep = (FIT, 0)
         modes: dict[str, int] = {}
@@ -130,7 +144,7 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
             fr = (fname, r)
             mode, borrow, reason = quota_check(wl, fr, val, oracle)
             if reason:
-                a.reasons.append(reason)
+                reasons.append(reason)
             if mode is None:
                 to_simulate.append((r, fr, val, borrow))
                 continue
@@ -167,6 +181,14 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     return a
 
 
+def _affinity_reason(cq: ClusterQueue, flavor: str) -> str:
+    key = ("affinity", flavor)
+    reason = cq.reasons.get(key)
+    if reason is None:
+        reason = cq.reasons[key] = f"flavor {flavor} doesn't match node affinity"
+    return reason
+
+
 def _simulate_all(wl: Workload, rep: tuple[int, int], to_simulate: list, modes: dict[str, int],
                   oracle: Oracle) -> tuple[int, int]:
     """The preemption oracle on each resource that needs it, folded into the flavor's mode ``rep``."""
@@ -192,20 +214,47 @@ def last_assignment_outdated(wl: Workload, cycle: int) -> bool:
 
 def quota_check(wl: Workload, fr: FR, val: int, oracle: Oracle) -> tuple[Optional[int], int, str]:
     """FlavorAssigner.fitsResourceQuota up to the preemption oracle: mode None means 'simulate preemption'
-    (the borrow returned is then the level without preemption, which a NoCandidates result keeps)."""
+    (the borrow returned is then the level without preemption, which a NoCandidates result keeps).
+
+    :func:`.resource_node.potential`, :func:`~.resource_node.lowest_subtree` and
+    :func:`~.resource_node.available` are written out here over the queue's fixed limits: this runs for
+    every resource of every head a cycle nominates."""
     cq = wl.cq
-    most = potential(cq, fr)
+    nominal, lq, bl, most, subtree = cq.limits.get(fr) or limits(cq, fr)
     if val > most:
-        return NO_FIT, 0, (
-            f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
-            f"maximum capacity {show_quantity(fr[1], most)}"
-        )
-    borrow, may_reclaim = lowest_subtree(cq, fr, val)
-    free = available(cq, fr)
+        key = (fr, val, most)
+        reason = cq.reasons.get(key)
+        if reason is None:
+            reason = cq.reasons[key] = (
+                f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
+                f"maximum capacity {show_quantity(fr[1], most)}"
+            )
+        return NO_FIT, 0, reason
+    used = cq.usage[fr]
+    co = cq.cohort
+    if co is None:  # lowest_subtree, available
+        borrow, may_reclaim = 0, False
+        free = nominal - used
+    else:
+        if nominal < used + val:
+            borrow, may_reclaim = 1, False
+        else:
+            borrow, may_reclaim = 0, True
+        parent = subtree - co.usage[fr]
+        if bl is not None:
+            capped = nominal - lq - (used - lq if used > lq else 0) + bl
+            if capped < parent:
+                parent = capped
+        free = (lq - used if lq > used else 0) + parent
+    if free < 0:
+        free = 0
     if val <= free:
         return FIT, borrow, ""
-    reason = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
-              f"{show_quantity(fr[1], val - free)} more needed")
-    if cq.nominal.get(fr, 0) >= val or may_reclaim or oracle.can_preempt_while_borrowing(cq):
+    key = (fr, val - free)
+    reason = cq.reasons.get(key)
+    if reason is None:
+        reason = cq.reasons[key] = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+                                    f"{show_quantity(fr[1], val - free)} more needed")
+    if nominal >= val or may_reclaim or oracle.can_preempt_while_borrowing(cq):
         return None, borrow, reason
     return NO_FIT, borrow, reason

@@ -43,7 +43,7 @@ class NominationMemo:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        a, cq, commits, flavors, queues = entry
+        a, cq, commits, flavors, queues, _reads = entry
         if cq.commits != commits:
             return None
         co = cq.cohort
@@ -63,17 +63,25 @@ class NominationMemo:
         co = cq.cohort
         flavors: tuple = ()
         queues: tuple = ()
+        old = self.entries.get(key)
+        if old is not None:
+            reads = old[5]  # the same key reads the same flavors and (flavor, resource)s
+        else:
+            reads = None
+            if co is not None:
+                allowed = wl.d.allowed_flavors
+                tried = tuple(f for f in cq.flavors[start:] if allowed is None or f in allowed)
+                reads = (tried, tuple((f, r) for f in tried for r, _ in wl.requests))
         if co is not None:
-            allowed = wl.d.allowed_flavors
-            tried = [f for f in cq.flavors[start:] if allowed is None or f in allowed]
-            flavors = tuple((f, co.flavor_commits[f]) for f in tried)
+            tried, frs = reads
+            fc = co.flavor_commits
+            flavors = tuple((f, fc[f]) for f in tried)
             borrowing: set[ClusterQueue] = set()  # validated all together: their order does not matter
             cohort_borrowers = co.borrowers
-            for f in tried:
-                for r, _ in wl.requests:
-                    found = cohort_borrowers.get((f, r))
-                    if found:
-                        borrowing.update(found)
+            for fr in frs:
+                found = cohort_borrowers.get(fr)
+                if found:
+                    borrowing.update(found)
             borrowing.discard(cq)
             queues = tuple((q, q.commits) for q in borrowing)
-        self.entries[key] = (a, cq, cq.commits, flavors, queues)
+        self.entries[key] = (a, cq, cq.commits, flavors, queues, reads)

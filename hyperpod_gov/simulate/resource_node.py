@@ -11,7 +11,7 @@ in a resource's base unit (``pkg/resources``).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from .cache import ClusterQueue, Workload
 from .results import FR
@@ -68,34 +68,50 @@ def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:
         cq.over.discard(fr)
 
 
+def limits(cq: ClusterQueue, fr: FR) -> tuple[int, int, Optional[int], int, int]:
+    """What the arithmetic below reads of ``fr`` that is fixed once the cohort is built: (nominal quota,
+    local quota, borrowing limit, :func:`potential`, the cohort's SubtreeQuota), kept on the queue."""
+    lim = cq.limits.get(fr)
+    if lim is None:
+        nominal = cq.nominal.get(fr, 0)
+        lq = cq.lq.get(fr, 0)
+        bl = cq.bl.get(fr)
+        co = cq.cohort
+        subtree = co.subtree.get(fr, 0) if co is not None else 0
+        lim = cq.limits[fr] = (nominal, lq, bl, potential(cq, fr), subtree)
+    return lim
+
+
 def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:
     """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend.
 
     ``delta`` evaluates it as if the queue used ``delta`` more (less, if negative) of ``fr``.
     """
-    used = cq.usage[fr] + delta
+    now = cq.usage[fr]
+    used = now + delta
     co = cq.cohort
     if co is None:
-        return max(0, cq.nominal.get(fr, 0) - used)
+        free = cq.nominal.get(fr, 0) - used
+        return free if free > 0 else 0
     cohort_used = co.usage[fr]
     if delta:  # the cohort holds max(0, usage - localQuota) of each member
         lq = cq.lq.get(fr, 0)
-        cohort_used += max(0, used - lq) - max(0, cq.usage[fr] - lq)
+        cohort_used += (used - lq if used > lq else 0) - (now - lq if now > lq else 0)
     return available_at(cq, fr, used, cohort_used)
 
 
 def available_at(cq: ClusterQueue, fr: FR, used: int, cohort_used: int) -> int:
     """:func:`available` of a queue in a cohort, had the queue used ``used`` of ``fr`` and the cohort
     ``cohort_used`` (its usage of what the members lend)."""
-    nominal = cq.nominal.get(fr, 0)
-    lq = cq.lq.get(fr, 0)
-    parent = cq.cohort.subtree[fr] - cohort_used
-    bl = cq.bl.get(fr)
+    nominal, lq, bl, _most, subtree = cq.limits.get(fr) or limits(cq, fr)
+    parent = subtree - cohort_used
     if bl is not None:
-        stored = nominal - lq
-        used_in_parent = max(0, used - lq)
-        parent = min(stored - used_in_parent + bl, parent)
-    return max(0, max(0, lq - used) + parent)
+        # What the queue may still borrow: its lendable part unused, plus the borrowing limit.
+        capped = nominal - lq - (used - lq if used > lq else 0) + bl
+        if capped < parent:
+            parent = capped
+    free = (lq - used if lq > used else 0) + parent
+    return free if free > 0 else 0
 
 
 def potential(cq: ClusterQueue, fr: FR) -> int:

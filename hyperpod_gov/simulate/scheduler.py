@@ -223,12 +223,11 @@ class Scheduler:
             mode = a.representative
             if mode == "NoFit":
                 outcome[wl.name] = _NO_FIT
-                wl.pending_reason = "; ".join(dict.fromkeys(a.reasons)) or "no flavor fits"
+                wl.pending_reason = a.why() or "no flavor fits"
                 return
             if mode == "Preempt" and not a.targets:
                 outcome[wl.name] = _NO_CANDIDATES
-                wl.pending_reason = "needs preemption but no workload may be preempted: " + "; ".join(
-                    dict.fromkeys(a.reasons))
+                wl.pending_reason = "needs preemption but no workload may be preempted: " + a.why()
                 if cq.d.preemption.reclaim_within_cohort != "Any":  # reserveCapacityForUnreclaimablePreempt
                     for fr, v in self._to_reserve(cq, a).items():
                         if v > 0:
