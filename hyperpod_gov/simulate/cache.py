@@ -38,7 +38,7 @@ class Workload:
         "d", "name", "priority", "created", "requests", "cq", "state", "flavor", "usage", "admitted_at",
         "borrowing", "preempted_count", "preempting_count", "submitted_at", "first_admitted_at", "run_seconds",
         "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where", "hash",
-        "cand_key",
+        "cand_key", "klass", "scans",
     )
 
     def __init__(self, d: WorkloadDef, cq: "ClusterQueue", submitted_at: float):
@@ -68,6 +68,8 @@ class Workload:
         # workload.computeSchedulingHash: priority, requests and pod spec shape (here: the allowed flavors).
         self.hash = (d.priority, d.requests, d.allowed_flavors)
         self.cand_key: tuple = ()  # CandidatesOrdering after the queue test, set on admission
+        self.klass: Optional[int] = None  # its equivalence class in the nomination memo (memo.py)
+        self.scans: dict[int, tuple] = {}  # flavor assignment's scan from each start (flavorassigner.py)
 
 
 class ClusterQueue:
@@ -77,6 +79,7 @@ class ClusterQueue:
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
         "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits", "limits", "reasons",
+        "share_cache",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -122,6 +125,7 @@ class ClusterQueue:
         # see resource_node.limits.
         self.limits: dict[FR, tuple] = {}
         self.reasons: dict[tuple, str] = {}  # flavor assignment's reason texts, each formatted once
+        self.share_cache: dict[tuple, tuple] = {}  # the fair ordering's keys (ordering.py), by version
 
 
 def build(queues: tuple[QueueDef, ...]) -> tuple[dict[str, Cohort], dict[str, ClusterQueue]]:

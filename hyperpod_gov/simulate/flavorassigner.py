@@ -108,40 +108,31 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     """FlavorAssigner.assignFlavors + findFlavorForPodSets for one pod set and one resource group."""
     cq = wl.cq
     a = Assignment()
-    covered = cq.covered
-    for r, _ in wl.requests:
-        if r not in covered:
-            a.reasons.append(f"resource {r} unavailable in ClusterQueue")
-            return a
-    best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
-    best_mode = (NO_FIT, 1 << 30)
     start = 0
     last = wl.last_tried
     if last is not None and not last_assignment_outdated(wl, cycle):
         start = last + 1
-    allowed = wl.d.allowed_flavors
-    flavors = cq.flavors
-    if allowed is None:
-        left = len(flavors) - start
-    else:
-        left = sum(1 for f in flavors[start:] if f in allowed)
-    sole = left == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+    scan = wl.scans.get(start) or _scan(wl, start)
+    missing, sole, steps, usage = scan
+    reasons = a.reasons
+    if missing:
+        reasons.append(missing)
+        return a
+    best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
+    best_mode = (NO_FIT, 1 << 30)
     pending = None
     attempted = -1
-    reasons = a.reasons
-    for idx in range(start, len(flavors)):
+    for idx, fname, skipped, checks in steps:
         attempted = idx
-        fname = flavors[idx]
-        if allowed is not None and fname not in allowed:
-            reasons.append(_affinity_reason(cq, fname))
+        if skipped is not None:
+            reasons.append(skipped)
             continue
         rep = (FIT, 0)
         modes: dict[str, int] = {}
         # fitsResourceQuota per resource. The quota checks are cheap and do not depend on each other, so
         # they all run first; a NoFit anywhere makes the flavor NoFit without simulating any preemption.
         to_simulate = []
-        for r, val in wl.requests:
-            fr = (fname, r)
+        for r, fr, val in checks:
             mode, borrow, reason = quota_check(wl, fr, val, oracle)
             if reason:
                 reasons.append(reason)
@@ -177,16 +168,36 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     a.borrow = rep[1]
     a.pending = pending
     a.tried = None if attempted == len(cq.flavors) - 1 else attempted
-    a.usage = {(a.flavor, r): v for r, v in wl.requests}
+    a.usage = dict(usage[a.flavor])
     return a
 
 
-def _affinity_reason(cq: ClusterQueue, flavor: str) -> str:
-    key = ("affinity", flavor)
-    reason = cq.reasons.get(key)
-    if reason is None:
-        reason = cq.reasons[key] = f"flavor {flavor} doesn't match node affinity"
-    return reason
+def _scan(wl: Workload, start: int) -> tuple:
+    """What :func:`assign_flavors` goes through for ``wl`` from flavor ``start``, fixed for the workload:
+    (the reason if a resource is not covered, whether one flavor is left to try with TryNextFlavor on
+    preemption, per flavor from ``start`` (index, name, the reason it is skipped or None, the requests as
+    (resource, (flavor, resource), amount)), the usage the workload would have on each flavor)."""
+    cq = wl.cq
+    scan: tuple
+    missing = next((r for r, _ in wl.requests if r not in cq.covered), None)
+    if missing is not None:
+        scan = (f"resource {missing} unavailable in ClusterQueue", False, (), {})
+    else:
+        allowed = wl.d.allowed_flavors
+        flavors = cq.flavors[start:]
+        left = len(flavors) if allowed is None else sum(1 for f in flavors if f in allowed)
+        sole = left == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+        steps = []
+        usage = {}
+        for idx, fname in enumerate(flavors, start):
+            if allowed is not None and fname not in allowed:
+                steps.append((idx, fname, f"flavor {fname} doesn't match node affinity", ()))
+            else:
+                steps.append((idx, fname, None, tuple((r, (fname, r), val) for r, val in wl.requests)))
+                usage[fname] = tuple(((fname, r), val) for r, val in wl.requests)
+        scan = ("", sole, tuple(steps), usage)
+    wl.scans[start] = scan
+    return scan
 
 
 def _simulate_all(wl: Workload, rep: tuple[int, int], to_simulate: list, modes: dict[str, int],

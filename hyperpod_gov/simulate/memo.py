@@ -32,11 +32,16 @@ class NominationMemo:
 
     def __init__(self) -> None:
         self.entries: dict[tuple, tuple] = {}
+        self.classes: dict[tuple, int] = {}  # equivalence key -> a number, given once per workload
 
-    @staticmethod
-    def key(wl: Workload, start: int) -> tuple:
-        loe = wl.cq.d.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
-        return (wl.cq.name, wl.hash, start, wl.created if loe else None)
+    def key(self, wl: Workload, start: int) -> tuple:
+        """The entry of ``wl``'s equivalence class for a flavor scan from ``start``."""
+        k = wl.klass
+        if k is None:
+            loe = wl.cq.d.preemption.within_cluster_queue == "LowerOrNewerEqualPriority"
+            full = (wl.cq.name, wl.hash, wl.created if loe else None)
+            k = wl.klass = self.classes.setdefault(full, len(self.classes))
+        return (k, start)
 
     def get(self, key: tuple) -> Optional[Assignment]:
         """The remembered assignment if nothing it read has changed since."""

@@ -34,8 +34,16 @@ def order_fair(entries: list[Entry]) -> list[Entry]:
         if cq.cohort is None:
             keyed.append(((cq.name, ""), (), (wl, a)))
             continue
-        # drs(cq, a.usage): whether it borrows on the requested flavors, and its CompareDRS key.
-        borrowing_on, share = share_with(cq, a.usage)
+        # drs(cq, a.usage): whether it borrows on the requested flavors, and its CompareDRS key. Kept per
+        # equivalence class and flavor (the same usage) while the queue's usage stays (its version).
+        ck = (wl.klass, a.flavor)
+        cached = cq.share_cache.get(ck) if wl.klass is not None else None
+        if cached is not None and cached[0] == cq.ver:
+            borrowing_on, share = cached[1]
+        else:
+            borrowing_on, share = found = share_with(cq, a.usage)
+            if wl.klass is not None:
+                cq.share_cache[ck] = (cq.ver, found)
         # entryComparer.less as a sort key: not borrowing on the requested flavors first, lower share
         # (CompareDRS's key), higher priority, older, then names.
         keyed.append(((cq.cohort.name, "~"), (borrowing_on, share, -wl.priority, wl.created, cq.name, wl.name),
