@@ -18,7 +18,8 @@ from .results import FR
 class Cohort:
     """CohortSnapshot of a flat cohort: what its members lend (SubtreeQuota) and use of it."""
 
-    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits")
+    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits",
+                 "borrower_commits")
 
     def __init__(self, name: str):
         self.name = name
@@ -29,6 +30,8 @@ class Cohort:
         self.generation = 0
         self.borrowers: dict[FR, set] = defaultdict(set)  # (flavor, resource) -> queues using more than nominal
         self.flavor_commits: dict[str, int] = defaultdict(int)  # per flavor: admissions and releases of members
+        # Per (flavor, resource): the commits of the queues in borrowers[fr], summed (for memo.py).
+        self.borrower_commits: dict[FR, int] = defaultdict(int)
 
 
 class Workload:
@@ -79,7 +82,7 @@ class ClusterQueue:
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
         "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits", "limits", "reasons",
-        "share_cache",
+        "share_cache", "borrowing",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -121,6 +124,7 @@ class ClusterQueue:
         self.on_flavor: dict[str, dict[str, Workload]] = defaultdict(dict)  # admitted workloads by flavor
         self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change
         self.commits = 0  # admissions and releases so far
+        self.borrowing: set[FR] = set()  # the (flavor, resource)s where the cohort counts it a borrower
         # Per (flavor, resource), what the quota arithmetic reads that never changes once the cohort is built:
         # see resource_node.limits.
         self.limits: dict[FR, tuple] = {}

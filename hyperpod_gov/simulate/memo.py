@@ -11,7 +11,9 @@ What a nomination reads (flavor assignment, the preemption oracle, the preemptio
   there (``Cohort.flavor_commits``; a queue starts or stops borrowing a flavor only when its usage of that
   flavor changes);
 - the queues that borrow those flavors: their whole usage, for their dominant resource share
-  (``ClusterQueue.commits``).
+  (``ClusterQueue.commits``). While the flavor versions hold, the set of those queues holds too, and as
+  commits only grow, their commits summed per (flavor, resource) (``Cohort.borrower_commits``) hold exactly
+  when each of them does: one number per (flavor, resource) instead of one per borrowing queue.
 
 Every admission and release bumps the versions it touches; the temporary usage of one cycle (capacity
 reserved, preemptions pending) is gone before the next cycle nominates. Equivalent heads share an entry
@@ -48,7 +50,7 @@ class NominationMemo:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        a, cq, commits, flavors, queues, _reads = entry
+        a, cq, commits, flavors, sums, _reads = entry
         if cq.commits != commits:
             return None
         co = cq.cohort
@@ -57,8 +59,9 @@ class NominationMemo:
             for f, v in flavors:
                 if fc[f] != v:
                     return None
-            for q, v in queues:
-                if q.commits != v:
+            bc = co.borrower_commits
+            for fr, v in sums:
+                if bc[fr] != v:
                     return None
         return a
 
@@ -67,7 +70,7 @@ class NominationMemo:
         cq: ClusterQueue = wl.cq
         co = cq.cohort
         flavors: tuple = ()
-        queues: tuple = ()
+        sums: tuple = ()
         old = self.entries.get(key)
         if old is not None:
             reads = old[5]  # the same key reads the same flavors and (flavor, resource)s
@@ -81,12 +84,6 @@ class NominationMemo:
             tried, frs = reads
             fc = co.flavor_commits
             flavors = tuple((f, fc[f]) for f in tried)
-            borrowing: set[ClusterQueue] = set()  # validated all together: their order does not matter
-            cohort_borrowers = co.borrowers
-            for fr in frs:
-                found = cohort_borrowers.get(fr)
-                if found:
-                    borrowing.update(found)
-            borrowing.discard(cq)
-            queues = tuple((q, q.commits) for q in borrowing)
-        self.entries[key] = (a, cq, cq.commits, flavors, queues, reads)
+            bc = co.borrower_commits
+            sums = tuple((fr, bc[fr]) for fr in frs)
+        self.entries[key] = (a, cq, cq.commits, flavors, sums, reads)

@@ -37,8 +37,10 @@ def add_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     if co is not None:
         if v > local:
             co.usage[fr] += v - local
-        if u > (nominal or 0):
+        if u > (nominal or 0) and fr not in cq.borrowing:
+            cq.borrowing.add(fr)
             co.borrowers[fr].add(cq)
+            co.borrower_commits[fr] += cq.commits
 
 
 def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
@@ -55,8 +57,10 @@ def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     if co is not None:
         if stored_in_parent > 0:
             co.usage[fr] -= min(v, stored_in_parent)
-        if u <= (nominal or 0):
+        if u <= (nominal or 0) and fr in cq.borrowing:
+            cq.borrowing.discard(fr)
             co.borrowers[fr].discard(cq)
+            co.borrower_commits[fr] -= cq.commits
 
 
 def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:

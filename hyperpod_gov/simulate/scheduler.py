@@ -43,8 +43,11 @@ _PENDING_PREEMPTION = "PendingPreemption"
 def _committed(cq: ClusterQueue, flavor: Optional[str]) -> None:
     """The queue's committed state changed on ``flavor`` (what :mod:`.memo` validates against)."""
     cq.commits += 1
-    if cq.cohort is not None:
-        cq.cohort.flavor_commits[flavor] += 1
+    co = cq.cohort
+    if co is not None:
+        co.flavor_commits[flavor] += 1
+        for fr in cq.borrowing:
+            co.borrower_commits[fr] += 1
 
 
 class Scheduler:

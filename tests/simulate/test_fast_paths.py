@@ -96,3 +96,17 @@ def test_share_with_a_request_is_the_dominant_resource_share_with_it_added(seed)
                             (seed, cq.name, extra)
                         checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_borrowers_commits_summed_are_kept_with_who_borrows(seed):
+    checked = 0
+    for e in _states(seed):
+        for co in e.cohorts.values():
+            for fr in set(co.borrowers) | set(co.borrower_commits):
+                queues = co.borrowers.get(fr, set())
+                assert co.borrower_commits.get(fr, 0) == sum(q.commits for q in queues), (seed, co.name, fr)
+                checked += 1
+            for q in co.cqs:
+                assert q.borrowing == {fr for fr, queues in co.borrowers.items() if q in queues}, (seed, q.name)
+    assert checked
