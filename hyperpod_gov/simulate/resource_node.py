@@ -137,7 +137,11 @@ def borrowing_with(cq: ClusterQueue, fr: FR, v: int) -> bool:
 
 def within_nominal(cq: ClusterQueue, frs: Iterable[FR]) -> bool:
     """IsWithinNominalInResources."""
-    return all(cq.usage[fr] <= cq.nominal.get(fr, 0) for fr in frs)
+    usage, nominal = cq.usage, cq.nominal
+    for fr in frs:
+        if usage[fr] > nominal.get(fr, 0):
+            return False
+    return True
 
 
 def lowest_subtree(cq: ClusterQueue, fr: FR, v: int) -> tuple[int, bool]:

@@ -6,8 +6,16 @@ import pytest
 
 from hyperpod_gov.simulate.fair_sharing import drs, share_with
 from hyperpod_gov.simulate.flavorassigner import FIT, NO_FIT, quota_check
+from hyperpod_gov.simulate.preemption.common import workload_fits
 from hyperpod_gov.simulate.quantities import show_quantity
-from hyperpod_gov.simulate.resource_node import available, lowest_subtree, potential
+from hyperpod_gov.simulate.resource_node import (
+    add_usage,
+    available,
+    borrowing_with,
+    lowest_subtree,
+    potential,
+    remove_usage,
+)
 
 from .test_preemption_search import SEEDS, _states
 
@@ -60,23 +68,25 @@ def _frs(cq):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_available_is_the_local_quota_left_plus_what_the_cohort_lends(seed):
     for e in _states(seed):
-        for cq in e.cq_order:
-            for fr in _frs(cq):
-                for delta in (0, -1, -3, 2):
-                    assert available(cq, fr, delta) == _available(cq, fr, delta), (seed, cq.name, fr, delta)
+        for _ in _overcommitted(e):
+            for cq in e.cq_order:
+                for fr in _frs(cq):
+                    for delta in (0, -1, -3, 2):
+                        assert available(cq, fr, delta) == _available(cq, fr, delta), (seed, cq.name, fr, delta)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_quota_check_is_potential_lowest_subtree_and_available_composed(seed):
     checked = 0
     for e in _states(seed):
-        for cq in e.cq_order:
-            head = _Head(cq)
-            for fr in _frs(cq):
-                for val in REQUESTS:
-                    assert quota_check(head, fr, val, e.preemptor) == _quota_check(head, fr, val, e.preemptor), \
-                        (seed, cq.name, fr, val)
-                    checked += 1
+        for _ in _overcommitted(e):
+            for cq in e.cq_order:
+                head = _Head(cq)
+                for fr in _frs(cq):
+                    for val in REQUESTS:
+                        assert quota_check(head, fr, val, e.preemptor) == _quota_check(head, fr, val, e.preemptor), \
+                            (seed, cq.name, fr, val)
+                        checked += 1
     assert checked
 
 
@@ -109,4 +119,32 @@ def test_the_borrowers_commits_summed_are_kept_with_who_borrows(seed):
                 checked += 1
             for q in co.cqs:
                 assert q.borrowing == {fr for fr, queues in co.borrowers.items() if q in queues}, (seed, q.name)
+    assert checked
+
+
+def _overcommitted(e):
+    """The state as it is, then with each queue in turn using 30 cpus more of each flavor than it holds
+    (as workloads admitted before the run may): the cohort then has less than nothing left to lend."""
+    yield
+    for cq in e.cq_order:
+        for f in cq.flavors:
+            add_usage(cq, (f, "cpu"), 30)
+            yield
+            remove_usage(cq, (f, "cpu"), 30)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_workload_fits_is_available_and_borrowing_with_composed(seed):
+    checked = 0
+    for e in _states(seed):
+        for _ in _overcommitted(e):
+            for cq in e.cq_order:
+                for f in cq.flavors:
+                    for val in REQUESTS:
+                        for usage in ({(f, "cpu"): val}, {(f, "cpu"): val, (f, "gpu"): 1}, {(f, "memory"): val}):
+                            for allow in (True, False):
+                                expected = all((allow or not borrowing_with(cq, fr, v)) and v <= _available(cq, fr)
+                                               for fr, v in usage.items())
+                                assert workload_fits(cq, usage, allow) == expected, (seed, cq.name, usage, allow)
+                                checked += 1
     assert checked

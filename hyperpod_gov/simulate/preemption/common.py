@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..cache import ClusterQueue, Workload
-from ..resource_node import add_workload, available, borrowing_with, remove_workload
+from ..resource_node import add_workload, limits, remove_workload
 from ..results import FR
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
@@ -82,11 +82,26 @@ def borrowers(cq: ClusterQueue, frs: set[FR]) -> list[ClusterQueue]:
 
 
 def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool) -> bool:
-    """preemption.workloadFits."""
+    """preemption.workloadFits: for each (flavor, resource), not borrowing_with (unless allowed) and
+    within :func:`.resource_node.available`, written out over the queue's fixed limits (the preemption
+    searches ask it after every candidate they take)."""
+    used_of = cq.usage
+    co = cq.cohort
     for fr, v in usage.items():
-        if not allow_borrowing and borrowing_with(cq, fr, v):
+        nominal, lq, bl, _most, subtree = cq.limits.get(fr) or limits(cq, fr)
+        used = used_of[fr]
+        if not allow_borrowing and nominal < used + v:
             return False
-        if v > available(cq, fr):
+        if co is None:
+            free = nominal - used
+        else:
+            parent = subtree - co.usage[fr]
+            if bl is not None:
+                capped = nominal - lq - (used - lq if used > lq else 0) + bl
+                if capped < parent:
+                    parent = capped
+            free = (lq - used if lq > used else 0) + parent
+        if v > (free if free > 0 else 0):
             return False
     return True
 
