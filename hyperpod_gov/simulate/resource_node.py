@@ -41,6 +41,7 @@ def add_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
             cq.borrowing.add(fr)
             co.borrowers[fr].add(cq)
             co.borrower_commits[fr] += cq.commits
+            co.borrowers_cache.clear()
 
 
 def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
@@ -61,6 +62,7 @@ def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
             cq.borrowing.discard(fr)
             co.borrowers[fr].discard(cq)
             co.borrower_commits[fr] -= cq.commits
+            co.borrowers_cache.clear()
 
 
 def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:

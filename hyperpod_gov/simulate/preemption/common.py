@@ -71,14 +71,28 @@ def _cand_key(w: Workload) -> tuple:
     return w.cand_key
 
 
+def on_with_total(cq: ClusterQueue, frs: set[FR]) -> tuple[list[Workload], dict[FR, int]]:
+    """:func:`on` and :func:`on_total` together, kept as they are."""
+    key = ("with total", frozenset(frs))
+    out = cq.on_cache.get(key)
+    if out is None:
+        out = cq.on_cache[key] = (on(cq, frs), on_total(cq, frs))
+    return out
+
+
 def borrowers(cq: ClusterQueue, frs: set[FR]) -> list[ClusterQueue]:
-    """The other queues of the cohort above nominal on any of ``frs`` (cqIsBorrowing), by name."""
-    found: dict[str, ClusterQueue] = {}
-    for fr in frs:
-        for other in cq.cohort.borrowers.get(fr, ()):
-            if other is not cq:
+    """The other queues of the cohort above nominal on any of ``frs`` (cqIsBorrowing), by name. The
+    cohort keeps the list (with ``cq``) until a queue starts or stops borrowing (resource_node.add_usage)."""
+    co = cq.cohort
+    key = frozenset(frs)
+    every = co.borrowers_cache.get(key)
+    if every is None:
+        found: dict[str, ClusterQueue] = {}
+        for fr in frs:
+            for other in co.borrowers.get(fr, ()):
                 found[other.name] = other
-    return [found[n] for n in sorted(found)]
+        every = co.borrowers_cache[key] = [found[n] for n in sorted(found)]
+    return [q for q in every if q is not cq]
 
 
 def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool) -> bool:

@@ -34,7 +34,7 @@ from .common import (
     candidate_key,
     fill_back,
     on,
-    on_total,
+    on_with_total,
     satisfies_policy,
 )
 
@@ -59,7 +59,7 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
             if p.reclaim_within_cohort != "Any":
                 users, total = _allowed(wl, other, frs, p.reclaim_within_cohort)
             else:
-                users, total = on(other, frs), on_total(other, frs)
+                users, total = on_with_total(other, frs)
             if users:
                 by_cq[other.name] = users
                 freed.append((other, total))
