@@ -19,7 +19,7 @@ class Cohort:
     """CohortSnapshot of a flat cohort: what its members lend (SubtreeQuota) and use of it."""
 
     __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits",
-                 "borrower_commits", "borrowers_cache")
+                 "borrower_commits", "borrowers_cache", "borrowers_changes")
 
     def __init__(self, name: str):
         self.name = name
@@ -33,6 +33,7 @@ class Cohort:
         # Per (flavor, resource): the commits of the queues in borrowers[fr], summed (for memo.py).
         self.borrower_commits: dict[FR, int] = defaultdict(int)
         self.borrowers_cache: dict[frozenset, list] = {}  # preemption.common.borrowers; emptied on a change
+        self.borrowers_changes: dict[FR, int] = defaultdict(int)  # per (flavor, resource): joins and leaves
 
 
 class Workload:

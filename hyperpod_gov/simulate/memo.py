@@ -50,19 +50,27 @@ class NominationMemo:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        a, cq, commits, flavors, sums, _reads = entry
+        a, cq, commits, flavors, sums, reads, values = entry
         if cq.commits != commits:
             return None
         co = cq.cohort
         if co is not None:
-            fc = co.flavor_commits
-            for f, v in flavors:
-                if fc[f] != v:
-                    return None
             bc = co.borrower_commits
             for fr, v in sums:
                 if bc[fr] != v:
                     return None
+            fc = co.flavor_commits
+            for f, v in flavors:
+                if fc[f] != v:
+                    # Something was admitted or released on the flavor. What the nomination read of the
+                    # cohort may still be as it was: the usage of those (flavor, resource)s, and who borrows
+                    # them (no queue joined or left; their commits are checked above).
+                    usage, changes = co.usage, co.borrowers_changes
+                    for fr, u, c in values:
+                        if usage[fr] != u or changes[fr] != c:
+                            return None
+                    entry[3] = tuple((f, fc[f]) for f, _v in flavors)  # the shortcut holds again
+                    return a
         return a
 
     def put(self, key: tuple, wl: Workload, start: int, a: Assignment) -> None:
@@ -71,6 +79,7 @@ class NominationMemo:
         co = cq.cohort
         flavors: tuple = ()
         sums: tuple = ()
+        values: tuple = ()
         old = self.entries.get(key)
         if old is not None:
             reads = old[5]  # the same key reads the same flavors and (flavor, resource)s
@@ -86,4 +95,6 @@ class NominationMemo:
             flavors = tuple((f, fc[f]) for f in tried)
             bc = co.borrower_commits
             sums = tuple((fr, bc[fr]) for fr in frs)
-        self.entries[key] = (a, cq, cq.commits, flavors, sums, reads)
+            usage, changes = co.usage, co.borrowers_changes
+            values = tuple((fr, usage[fr], changes[fr]) for fr in frs)
+        self.entries[key] = [a, cq, cq.commits, flavors, sums, reads, values]

@@ -41,6 +41,7 @@ def add_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
             cq.borrowing.add(fr)
             co.borrowers[fr].add(cq)
             co.borrower_commits[fr] += cq.commits
+            co.borrowers_changes[fr] += 1
             co.borrowers_cache.clear()
 
 
@@ -62,6 +63,7 @@ def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
             cq.borrowing.discard(fr)
             co.borrowers[fr].discard(cq)
             co.borrower_commits[fr] -= cq.commits
+            co.borrowers_changes[fr] += 1
             co.borrowers_cache.clear()
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
+from hyperpod_gov.simulate import parse_scenario
+from hyperpod_gov.simulate.engine import Engine
+from hyperpod_gov.simulate.memo import NominationMemo
+
 from .helpers import cq, preempted, run, state, wl
+from .test_properties import random_scenario
 
 
 def _cpu(name: str, nominal: int) -> dict:
@@ -29,3 +36,19 @@ def test_a_borrowers_admission_on_another_flavor_raises_its_share_and_the_head_t
     assert out["workloads"]["b2"]["flavor"] == "g"
     assert preempted(out) == {("b1", "InCohortFairSharing")}
     assert state(out, "w") == "admitted" and state(out, "b1") == "pending"
+
+
+class _Forgetful(NominationMemo):
+    """A memo that never gives a nomination again: every head is nominated anew, as Kueue does."""
+
+    def get(self, key: tuple):
+        return None
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_remembered_nominations_give_the_results_of_nominating_every_head_anew(seed):
+    scenario = parse_scenario(random_scenario(seed))
+    remembered = Engine(scenario).run()
+    anew = Engine(scenario)
+    anew.memo = _Forgetful()
+    assert repr(anew.run()) == repr(remembered)
