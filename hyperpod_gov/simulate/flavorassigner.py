@@ -140,7 +140,7 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
                 to_simulate.append((r, fr, val, borrow))
                 continue
             m = (mode, borrow)
-            if is_preferred(rep, m):
+            if m != rep and is_preferred(rep, m):  # is_preferred(x, x) is False
                 rep = m
             if rep[0] == NO_FIT:
                 break
@@ -165,7 +165,7 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
         return a
     a.flavor, a.modes, rep = best
     a.mode = rep[0]
-    a.borrow = rep[1]
+    a._borrow = rep[1]
     a.pending = pending
     a.tried = None if attempted == len(cq.flavors) - 1 else attempted
     a.usage = dict(usage[a.flavor])

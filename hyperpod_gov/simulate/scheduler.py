@@ -164,7 +164,7 @@ class Scheduler:
         """
         cq = wl.cq
         start = wl.last_tried + 1 if wl.last_tried is not None and not last_assignment_outdated(wl, self.cycle) else 0
-        key = self.memo.key(wl, start)
+        key = (wl.klass, start) if wl.klass is not None else self.memo.key(wl, start)
         a = self.memo.get(key)
         if a is not None:
             wl.last_tried = a.tried
