@@ -31,7 +31,8 @@ class Oracle(Protocol):
 class Assignment:
     """flavorassigner.Assignment for one pod set: the chosen flavor, its modes, borrowing level, targets."""
 
-    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending", "_why")
+    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending", "_why",
+                 "shares_read")
 
     def __init__(self):
         self.flavor: Optional[str] = None
@@ -46,6 +47,9 @@ class Assignment:
         # borrowing level (see assign_flavors); run by resolve() when something reads those.
         self.pending: Optional[tuple] = None
         self._why: Optional[str] = None
+        # Whether computing it read other queues' dominant shares (a fair-sharing search ran its
+        # strategies): the memo then checks the borrowers' commits even while the flavors' versions hold.
+        self.shares_read = True
 
     def why(self) -> str:
         """The reasons, each once, in order, joined by '; ' (a remembered assignment is read again)."""

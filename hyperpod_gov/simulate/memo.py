@@ -10,8 +10,9 @@ What a nomination reads (flavor assignment, the preemption oracle, the preemptio
 - per flavor it tried, the cohort's usage of that flavor, and which queues borrow it and what they run
   there (``Cohort.flavor_commits``; a queue starts or stops borrowing a flavor only when its usage of that
   flavor changes);
-- the queues that borrow those flavors: their whole usage, for their dominant resource share
-  (``ClusterQueue.commits``). While the flavor versions hold, the set of those queues holds too, and as
+- the queues that borrow those flavors: what they run there (covered by the flavor's version), and, if a
+  fair-sharing search ran its strategies, their whole usage, for their dominant resource share
+  (``ClusterQueue.commits``; ``Assignment.shares_read``). While the flavor versions hold, the set of those queues holds too, and as
   commits only grow, their commits summed per (flavor, resource) (``Cohort.borrower_commits``) hold exactly
   when each of them does: one number per (flavor, resource) instead of one per borrowing queue.
 
@@ -55,22 +56,31 @@ class NominationMemo:
             return None
         co = cq.cohort
         if co is not None:
+            fc = co.flavor_commits
+            for f, v in flavors:
+                if fc[f] != v:
+                    break
+            else:
+                # Nothing admitted or released on the flavors: the borrowers matter only through their
+                # shares, read only if a fair-sharing search ran its strategies.
+                if a.shares_read:
+                    bc = co.borrower_commits
+                    for fr, v in sums:
+                        if bc[fr] != v:
+                            return None
+                return a
+            # Something was admitted or released on a flavor. What the nomination read of the cohort may
+            # still be as it was: the usage of those (flavor, resource)s, who borrows them (no queue joined
+            # or left) and what the borrowers hold (their commits).
             bc = co.borrower_commits
             for fr, v in sums:
                 if bc[fr] != v:
                     return None
-            fc = co.flavor_commits
-            for f, v in flavors:
-                if fc[f] != v:
-                    # Something was admitted or released on the flavor. What the nomination read of the
-                    # cohort may still be as it was: the usage of those (flavor, resource)s, and who borrows
-                    # them (no queue joined or left; their commits are checked above).
-                    usage, changes = co.usage, co.borrowers_changes
-                    for fr, u, c in values:
-                        if usage[fr] != u or changes[fr] != c:
-                            return None
-                    entry[3] = tuple((f, fc[f]) for f, _v in flavors)  # the shortcut holds again
-                    return a
+            usage, changes = co.usage, co.borrowers_changes
+            for fr, u, c in values:
+                if usage[fr] != u or changes[fr] != c:
+                    return None
+            entry[3] = tuple((f, fc[f]) for f, _v in flavors)  # the shortcut holds again
         return a
 
     def put(self, key: tuple, wl: Workload, start: int, a: Assignment) -> None:

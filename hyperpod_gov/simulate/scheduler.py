@@ -190,6 +190,7 @@ class Scheduler:
                 not a.targets and wl.cq.d.preemption.reclaim_within_cohort != "Any"
                 and any(wl.cq.bl.get(fr) != 0 for fr in a.usage))):
             a.resolve()
+        a.shares_read = bool(self.preemptor.shares_read)
         return a
 
     def run_cycle(self) -> tuple[bool, int]:

@@ -156,3 +156,14 @@ def test_a_scenario_file_loads_through_the_plain_path(tmp_path):
     path.write_text(text)
     assert scenario_module.load_scenario(path) == scenario_module.parse_scenario(yaml.safe_load(text), str(path))
     assert load_plain(text) == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_suites_random_scenarios_written_as_yaml_load_as_safe_load_loads_them(seed):
+    from .test_properties import random_scenario
+
+    data = random_scenario(seed)
+    for text in (yaml.safe_dump(data, sort_keys=False), yaml.safe_dump(data, default_flow_style=True)):
+        assert_same_as_safe_load(text)
+        loaded = load_plain(text)
+        assert scenario_module.parse_scenario(loaded, "s.yaml") == scenario_module.parse_scenario(data, "s.yaml")

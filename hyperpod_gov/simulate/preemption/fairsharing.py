@@ -40,8 +40,13 @@ from .common import (
 
 
 def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
-                     strategies: tuple[FairSharingStrategy, ...]) -> list[tuple[Workload, str]]:
-    """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort)."""
+                     strategies: tuple[FairSharingStrategy, ...],
+                     shares_read: Optional[list] = None) -> list[tuple[Workload, str]]:
+    """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort).
+
+    When the strategies run (they read the candidates' queues' dominant shares, so their whole usage),
+    True is appended to ``shares_read``; a search that ends before them reads those queues only on
+    ``frs``' flavors."""
     cq = wl.cq
     p = cq.d.preemption
     # The candidates in CandidatesOrdering, grouped by queue as the target ordering takes them: on() keeps
@@ -65,6 +70,8 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
                 freed.append((other, total))
     if not by_cq or not _fits_without_all(cq, usage, freed):
         return []
+    if shares_read is not None:
+        shares_read.append(True)
     by_cq = {name: list(users) for name, users in by_cq.items()}  # the strategies pop them
     for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
         add_usage(cq, fr, v)
