@@ -32,7 +32,7 @@ class Assignment:
     """flavorassigner.Assignment for one pod set: the chosen flavor, its modes, borrowing level, targets."""
 
     __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending", "_why",
-                 "shares_read")
+                 "shares_read", "quota", "found_none")
 
     def __init__(self):
         self.flavor: Optional[str] = None
@@ -50,6 +50,10 @@ class Assignment:
         # Whether computing it read other queues' dominant shares (a fair-sharing search ran its
         # strategies): the memo then checks the borrowers' commits even while the flavors' versions hold.
         self.shares_read = True
+        # The quota checks it made, in order: ((flavor, resource), amount, quota_check's answer); and whether
+        # every preemption search it ran found no targets (what the memo may give again, see memo.py).
+        self.quota: list[tuple] = []
+        self.found_none = False
 
     def why(self) -> str:
         """The reasons, each once, in order, joined by '; ' (a remembered assignment is read again)."""
@@ -136,8 +140,11 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
         # fitsResourceQuota per resource. The quota checks are cheap and do not depend on each other, so
         # they all run first; a NoFit anywhere makes the flavor NoFit without simulating any preemption.
         to_simulate = []
+        quota = a.quota
         for r, fr, val in checks:
-            mode, borrow, reason = quota_check(wl, fr, val, oracle)
+            answer = quota_check(wl, fr, val, oracle)
+            quota.append((fr, val, answer))
+            mode, borrow, reason = answer
             if reason:
                 reasons.append(reason)
             if mode is None:

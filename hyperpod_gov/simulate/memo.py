@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .cache import ClusterQueue, Workload
-from .flavorassigner import Assignment
+from .flavorassigner import Assignment, Oracle, quota_check
 
 
 class NominationMemo:
@@ -51,7 +51,7 @@ class NominationMemo:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        a, cq, commits, flavors, sums, reads, values = entry
+        a, cq, commits, flavors, sums, reads, values, wl, oracle = entry
         if cq.commits != commits:
             return None
         co = cq.cohort
@@ -77,14 +77,32 @@ class NominationMemo:
                 if bc[fr] != v:
                     return None
             usage, changes = co.usage, co.borrowers_changes
+            rose = False
             for fr, u, c in values:
-                if usage[fr] != u or changes[fr] != c:
+                if changes[fr] != c:
                     return None
+                now = usage[fr]
+                if now != u:
+                    if now < u:
+                        return None
+                    rose = True
+            if rose:
+                # The cohort uses more of them than it did, and nothing else it read changed. Each search
+                # found no targets: with more cohort usage every fit it tried fails again (available quota
+                # only falls as usage rises) over the same candidates, so it finds none again. The quota
+                # checks are made again; if they answer as before, so does the whole nomination.
+                if not a.found_none or oracle is None:
+                    return None
+                for fr, val, answer in a.quota:
+                    if quota_check(wl, fr, val, oracle) != answer:
+                        return None
+                entry[6] = tuple((fr, usage[fr], c) for fr, _u, c in values)
             entry[3] = tuple((f, fc[f]) for f, _v in flavors)  # the shortcut holds again
         return a
 
-    def put(self, key: tuple, wl: Workload, start: int, a: Assignment) -> None:
-        """Remember ``a``, computed just now for ``wl`` with its flavor scan from ``start``."""
+    def put(self, key: tuple, wl: Workload, start: int, a: Assignment, oracle: Optional[Oracle] = None) -> None:
+        """Remember ``a``, computed just now for ``wl`` with its flavor scan from ``start`` (``oracle``: the
+        preemptor it asked, to make its quota checks again)."""
         cq: ClusterQueue = wl.cq
         co = cq.cohort
         flavors: tuple = ()
@@ -107,4 +125,4 @@ class NominationMemo:
             sums = tuple((fr, bc[fr]) for fr in frs)
             usage, changes = co.usage, co.borrowers_changes
             values = tuple((fr, usage[fr], changes[fr]) for fr in frs)
-        self.entries[key] = [a, cq, cq.commits, flavors, sums, reads, values]
+        self.entries[key] = [a, cq, cq.commits, flavors, sums, reads, values, wl, oracle]

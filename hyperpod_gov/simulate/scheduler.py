@@ -172,7 +172,7 @@ class Scheduler:
             wl.last_generation = cq.cohort.generation if cq.cohort is not None else 0
             return a
         a = self._nominate_uncached(wl)
-        self.memo.put(key, wl, start, a)
+        self.memo.put(key, wl, start, a, self.preemptor)
         return a
 
     def _nominate_uncached(self, wl: Workload) -> Assignment:
@@ -191,6 +191,7 @@ class Scheduler:
                 and any(wl.cq.bl.get(fr) != 0 for fr in a.usage))):
             a.resolve()
         a.shares_read = bool(self.preemptor.shares_read)
+        a.found_none = not self.preemptor.found_any
         return a
 
     def run_cycle(self) -> tuple[bool, int]:

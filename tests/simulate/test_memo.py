@@ -52,3 +52,24 @@ def test_remembered_nominations_give_the_results_of_nominating_every_head_anew(s
     anew = Engine(scenario)
     anew.memo = _Forgetful()
     assert repr(anew.run()) == repr(remembered)
+
+
+def test_an_entry_is_not_given_again_once_the_cohort_uses_less_of_what_it_read():
+    # The cohort lends 4 cpus (alpha 1, beta 3); beta's b1 (5, preemptable) and b2 (2) were admitted before the
+    # run: the cohort uses 7, so alpha's a1 (3) has none free, and even with b1 gone 2 are used: no targets.
+    queues = [cq("alpha", 1, cohort="co", reclaim="LowerPriority", bwc="LowerPriority"), cq("beta", 3, cohort="co")]
+    e = Engine(parse_scenario({"queues": queues, "workloads": [
+        wl("b1", "beta", 5, admitted="default"), wl("b2", "beta", 2, priority=5, admitted="default"),
+        wl("a1", "alpha", 3, priority=1, created=1)]}), 0)
+    e.run()
+    head, co = e.wls["a1"], e.cohorts["co"]
+    a = e._nominate(head)
+    assert a.found_none and not a.targets
+    key = e.memo.key(head, 0)
+    fr = ("default", "cpu")
+    co.flavor_commits["default"] += 1  # something was admitted or released on the flavor ...
+    assert e.memo.get(key) is a  # ... and the cohort's usage is as it was
+    co.flavor_commits["default"] += 1
+    co.usage[fr] -= 1000  # 6 used: still none free (the quota checks answer the same), but with b1 gone 3 are
+    assert e.memo.get(key) is None
+    assert [t.name for t, _ in e._nominate_uncached(head).targets] == ["b1"]

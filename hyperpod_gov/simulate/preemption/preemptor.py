@@ -25,6 +25,7 @@ class Preemptor:
         self.answers: dict = {}
         # Whether a fair-sharing search since new_state() ran the strategies (read other queues' shares).
         self.shares_read: list = []
+        self.found_any = False  # whether a search since new_state() found targets
 
     def new_state(self) -> None:
         """Forget the answers given so far: the quota state they were computed in is about to change.
@@ -34,6 +35,7 @@ class Preemptor:
         """
         self.answers.clear()
         self.shares_read.clear()
+        self.found_any = False
 
     def get_targets(self, wl: Workload, frs: set[FR], usage: dict[FR, int]) -> list[tuple[Workload, str]]:
         """Preemptor.GetTargets: the victims (with Kueue's reason each) that let ``usage`` fit, or none."""
@@ -45,6 +47,8 @@ class Preemptor:
             else:
                 found = classical_preemptions(wl, frs, usage)
             self.answers[key] = found
+        if found:
+            self.found_any = True
         return found
 
     def simulate_preemption(self, wl: Workload, fr: FR, val: int) -> tuple[int, int]:
