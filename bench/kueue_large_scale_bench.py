@@ -114,7 +114,8 @@ def main() -> None:
     if "--profile" in sys.argv:
         prof.disable()
         s = io.StringIO()
-        pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(25)
+        sort = sys.argv[sys.argv.index("--sort") + 1] if "--sort" in sys.argv else "tottime"
+        pstats.Stats(prof, stream=s).sort_stats(sort).print_stats(int(sys.argv[sys.argv.index("--top") + 1]) if "--top" in sys.argv else 25)
         print(s.getvalue())
     admitted = sum(1 for w in result.workloads if w.first_admitted_at is not None)
     print(f"cohorts={COHORTS} queues={len(scenario.queues)} workloads={len(scenario.events)} "

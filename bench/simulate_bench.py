@@ -1,6 +1,6 @@
 """Time the what-if simulator on a generated trace: 10,000 workloads, 50 teams, 3 instance types.
 
-Run from the repository root: `python bench/simulate_bench.py [--profile] [--gap MINUTES]`. Not part
+Run from the repository root: `python bench/simulate_bench.py [--profile [--sort KEY]] [--gap MINUTES]`. Not part
 of the test suite. Prints the spec-level run's wall time (budget: 10 s on the 2-core CI machine, 25 s with
 ``--gap 0.75``), how much
 happened in it, a digest of the whole result (every workload, preemption, queue integral and timeline line)
@@ -97,7 +97,8 @@ def main() -> None:
     if "--profile" in sys.argv:
         prof.disable()
         s = io.StringIO()
-        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(25)
+        sort = sys.argv[sys.argv.index("--sort") + 1] if "--sort" in sys.argv else "cumulative"
+        pstats.Stats(prof, stream=s).sort_stats(sort).print_stats(int(sys.argv[sys.argv.index("--top") + 1]) if "--top" in sys.argv else 25)
         print(s.getvalue())
     waiting = sum(f.waiting for f in figures.values())
     worst = max(figures.values(), key=lambda f: f.wait_p95_min or 0)

@@ -18,7 +18,8 @@ from .results import FR
 class Cohort:
     """CohortSnapshot of a flat cohort: what its members lend (SubtreeQuota) and use of it."""
 
-    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits")
+    __slots__ = ("name", "cqs", "subtree", "usage", "lendable", "generation", "borrowers", "flavor_commits",
+                 "borrower_commits", "borrowers_cache", "borrowers_changes")
 
     def __init__(self, name: str):
         self.name = name
@@ -29,6 +30,10 @@ class Cohort:
         self.generation = 0
         self.borrowers: dict[FR, set] = defaultdict(set)  # (flavor, resource) -> queues using more than nominal
         self.flavor_commits: dict[str, int] = defaultdict(int)  # per flavor: admissions and releases of members
+        # Per (flavor, resource): the commits of the queues in borrowers[fr], summed (for memo.py).
+        self.borrower_commits: dict[FR, int] = defaultdict(int)
+        self.borrowers_cache: dict[frozenset, list] = {}  # preemption.common.borrowers; emptied on a change
+        self.borrowers_changes: dict[FR, int] = defaultdict(int)  # per (flavor, resource): joins and leaves
 
 
 class Workload:
@@ -38,7 +43,7 @@ class Workload:
         "d", "name", "priority", "created", "requests", "cq", "state", "flavor", "usage", "admitted_at",
         "borrowing", "preempted_count", "preempting_count", "submitted_at", "first_admitted_at", "run_seconds",
         "pending_reason", "token", "finish_token", "last_tried", "last_cycle", "last_generation", "where", "hash",
-        "cand_key",
+        "cand_key", "klass", "scans",
     )
 
     def __init__(self, d: WorkloadDef, cq: "ClusterQueue", submitted_at: float):
@@ -68,6 +73,8 @@ class Workload:
         # workload.computeSchedulingHash: priority, requests and pod spec shape (here: the allowed flavors).
         self.hash = (d.priority, d.requests, d.allowed_flavors)
         self.cand_key: tuple = ()  # CandidatesOrdering after the queue test, set on admission
+        self.klass: Optional[int] = None  # its equivalence class in the nomination memo (memo.py)
+        self.scans: dict[int, tuple] = {}  # flavor assignment's scan from each start (flavorassigner.py)
 
 
 class ClusterQueue:
@@ -76,7 +83,8 @@ class ClusterQueue:
     __slots__ = (
         "d", "name", "cohort", "flavors", "nominal", "bl", "ll", "lq", "usage", "weight", "strict",
         "admitted", "heap", "inadmissible", "pw", "covered", "last_t", "usage_s", "borrowed_s", "ver", "drs_cache",
-        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits",
+        "quota_list", "bulk", "on_flavor", "on_cache", "over_r", "over", "commits", "limits", "reasons",
+        "share_cache", "borrowing",
     )
 
     def __init__(self, d: QueueDef, cohort: Optional[Cohort]):
@@ -118,6 +126,12 @@ class ClusterQueue:
         self.on_flavor: dict[str, dict[str, Workload]] = defaultdict(dict)  # admitted workloads by flavor
         self.on_cache: dict = {}  # frozenset of (flavor, resource) -> its admitted users; emptied on change
         self.commits = 0  # admissions and releases so far
+        self.borrowing: set[FR] = set()  # the (flavor, resource)s where the cohort counts it a borrower
+        # Per (flavor, resource), what the quota arithmetic reads that never changes once the cohort is built:
+        # see resource_node.limits.
+        self.limits: dict[FR, tuple] = {}
+        self.reasons: dict[tuple, str] = {}  # flavor assignment's reason texts, each formatted once
+        self.share_cache: dict[tuple, tuple] = {}  # the fair ordering's keys (ordering.py), by version
 
 
 def build(queues: tuple[QueueDef, ...]) -> tuple[dict[str, Cohort], dict[str, ClusterQueue]]:

@@ -103,6 +103,47 @@ def drs(cq: ClusterQueue, extra: Optional[dict[FR, int]] = None) -> DRS:
     return DRS(ratio, cq.weight, tuple(borrowed))
 
 
+def share_with(cq: ClusterQueue, extra: dict[FR, int]) -> tuple[bool, tuple]:
+    """For a queue in a cohort: whether ``drs(cq, extra)`` borrows on any of ``extra``'s (flavor,
+    resource)s, and its CompareDRS key. Computed from the queue's borrowed amounts per resource name
+    (kept with the usage), as :class:`ShareAfterRemoval` is: only ``extra``'s flavor-resources change."""
+    borrowed = None
+    borrowing_on = False
+    usage, nominal = cq.usage, cq.nominal
+    for fr, v in extra.items():
+        quota = nominal.get(fr)
+        if quota is None:
+            continue
+        amount = usage[fr] - quota
+        after = amount + v
+        if after > 0:
+            borrowing_on = True
+        else:
+            after = 0
+        before = amount if amount > 0 else 0
+        if before != after:
+            if borrowed is None:
+                borrowed = dict(cq.over_r)
+            borrowed[fr[1]] += after - before
+    if borrowed is None:
+        if not cq.over:
+            return borrowing_on, (0, 0.0)
+        borrowed = cq.over_r
+    ratio = 0.0
+    lendable_of = cq.cohort.lendable
+    for r, b in borrowed.items():
+        if b > 0:
+            lendable = lendable_of.get(r, 0)
+            if lendable > 0:
+                x = b * 1000.0 / lendable
+                if x > ratio:
+                    ratio = x
+    weight = cq.weight
+    if weight == 0 and ratio != 0:
+        return borrowing_on, (1, ratio)
+    return borrowing_on, (0, 0.0 if ratio == 0 else ratio / weight)
+
+
 class ShareAfterRemoval:
     """A queue's dominant resource share (as a CompareDRS key) with one of its workloads taken out.
 

@@ -12,7 +12,7 @@ from typing import Optional, Protocol
 
 from .cache import ClusterQueue, Workload
 from .quantities import show_quantity
-from .resource_node import available, lowest_subtree, potential
+from .resource_node import limits
 from .results import FR
 
 # Granular modes of pkg/scheduler/flavorassigner (preemptionMode), worst to best.
@@ -31,7 +31,8 @@ class Oracle(Protocol):
 class Assignment:
     """flavorassigner.Assignment for one pod set: the chosen flavor, its modes, borrowing level, targets."""
 
-    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending")
+    __slots__ = ("flavor", "modes", "_borrow", "mode", "tried", "reasons", "usage", "targets", "pending", "_why",
+                 "shares_read", "quota", "found_none")
 
     def __init__(self):
         self.flavor: Optional[str] = None
@@ -45,6 +46,21 @@ class Assignment:
         # Preemption simulations whose answers can only refine the mode among the preempting ones and the
         # borrowing level (see assign_flavors); run by resolve() when something reads those.
         self.pending: Optional[tuple] = None
+        self._why: Optional[str] = None
+        # Whether computing it read other queues' dominant shares (a fair-sharing search ran its
+        # strategies): the memo then checks the borrowers' commits even while the flavors' versions hold.
+        self.shares_read = True
+        # The quota checks it made, in order: ((flavor, resource), amount, quota_check's answer); and whether
+        # every preemption search it ran found no targets (what the memo may give again, see memo.py).
+        self.quota: list[tuple] = []
+        self.found_none = False
+
+    def why(self) -> str:
+        """The reasons, each once, in order, joined by '; ' (a remembered assignment is read again)."""
+        why = self._why
+        if why is None:
+            why = self._why = "; ".join(dict.fromkeys(self.reasons))
+        return why
 
     @property
     def borrow(self) -> int:
@@ -100,42 +116,42 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
     """FlavorAssigner.assignFlavors + findFlavorForPodSets for one pod set and one resource group."""
     cq = wl.cq
     a = Assignment()
-    missing = [r for r, _ in wl.requests if r not in cq.covered]
-    if missing:
-        a.reasons.append(f"resource {missing[0]} unavailable in ClusterQueue")
-        return a
-    best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
-    best_mode = (NO_FIT, 1 << 30)
     start = 0
     last = wl.last_tried
     if last is not None and not last_assignment_outdated(wl, cycle):
         start = last + 1
-    allowed = wl.d.allowed_flavors
-    left = cq.flavors[start:] if allowed is None else [f for f in cq.flavors[start:] if f in allowed]
-    sole = len(left) == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+    scan = wl.scans.get(start) or _scan(wl, start)
+    missing, sole, steps, usage = scan
+    reasons = a.reasons
+    if missing:
+        reasons.append(missing)
+        return a
+    best: Optional[tuple[str, dict[str, int], tuple[int, int]]] = None
+    best_mode = (NO_FIT, 1 << 30)
     pending = None
     attempted = -1
-    for idx in range(start, len(cq.flavors)):
+    for idx, fname, skipped, checks in steps:
         attempted = idx
-        fname = cq.flavors[idx]
-        if allowed is not None and fname not in allowed:
-            a.reasons.append(f"flavor {fname} doesn't match node affinity")
+        if skipped is not None:
+            reasons.append(skipped)
             continue
         rep = (FIT, 0)
         modes: dict[str, int] = {}
         # fitsResourceQuota per resource. The quota checks are cheap and do not depend on each other, so
         # they all run first; a NoFit anywhere makes the flavor NoFit without simulating any preemption.
         to_simulate = []
-        for r, val in wl.requests:
-            fr = (fname, r)
-            mode, borrow, reason = quota_check(wl, fr, val, oracle)
+        quota = a.quota
+        for r, fr, val in checks:
+            answer = quota_check(wl, fr, val, oracle)
+            quota.append((fr, val, answer))
+            mode, borrow, reason = answer
             if reason:
-                a.reasons.append(reason)
+                reasons.append(reason)
             if mode is None:
                 to_simulate.append((r, fr, val, borrow))
                 continue
             m = (mode, borrow)
-            if is_preferred(rep, m):
+            if m != rep and is_preferred(rep, m):  # is_preferred(x, x) is False
                 rep = m
             if rep[0] == NO_FIT:
                 break
@@ -160,11 +176,39 @@ def assign_flavors(wl: Workload, cycle: int, oracle: Oracle) -> Assignment:
         return a
     a.flavor, a.modes, rep = best
     a.mode = rep[0]
-    a.borrow = rep[1]
+    a._borrow = rep[1]
     a.pending = pending
     a.tried = None if attempted == len(cq.flavors) - 1 else attempted
-    a.usage = {(a.flavor, r): v for r, v in wl.requests}
+    a.usage = dict(usage[a.flavor])
     return a
+
+
+def _scan(wl: Workload, start: int) -> tuple:
+    """What :func:`assign_flavors` goes through for ``wl`` from flavor ``start``, fixed for the workload:
+    (the reason if a resource is not covered, whether one flavor is left to try with TryNextFlavor on
+    preemption, per flavor from ``start`` (index, name, the reason it is skipped or None, the requests as
+    (resource, (flavor, resource), amount)), the usage the workload would have on each flavor)."""
+    cq = wl.cq
+    scan: tuple
+    missing = next((r for r, _ in wl.requests if r not in cq.covered), None)
+    if missing is not None:
+        scan = (f"resource {missing} unavailable in ClusterQueue", False, (), {})
+    else:
+        allowed = wl.d.allowed_flavors
+        flavors = cq.flavors[start:]
+        left = len(flavors) if allowed is None else sum(1 for f in flavors if f in allowed)
+        sole = left == 1 and cq.d.flavor_fungibility.when_can_preempt == "TryNextFlavor"
+        steps = []
+        usage = {}
+        for idx, fname in enumerate(flavors, start):
+            if allowed is not None and fname not in allowed:
+                steps.append((idx, fname, f"flavor {fname} doesn't match node affinity", ()))
+            else:
+                steps.append((idx, fname, None, tuple((r, (fname, r), val) for r, val in wl.requests)))
+                usage[fname] = tuple(((fname, r), val) for r, val in wl.requests)
+        scan = ("", sole, tuple(steps), usage)
+    wl.scans[start] = scan
+    return scan
 
 
 def _simulate_all(wl: Workload, rep: tuple[int, int], to_simulate: list, modes: dict[str, int],
@@ -192,20 +236,47 @@ def last_assignment_outdated(wl: Workload, cycle: int) -> bool:
 
 def quota_check(wl: Workload, fr: FR, val: int, oracle: Oracle) -> tuple[Optional[int], int, str]:
     """FlavorAssigner.fitsResourceQuota up to the preemption oracle: mode None means 'simulate preemption'
-    (the borrow returned is then the level without preemption, which a NoCandidates result keeps)."""
+    (the borrow returned is then the level without preemption, which a NoCandidates result keeps).
+
+    :func:`.resource_node.potential`, :func:`~.resource_node.lowest_subtree` and
+    :func:`~.resource_node.available` are written out here over the queue's fixed limits: this runs for
+    every resource of every head a cycle nominates."""
     cq = wl.cq
-    most = potential(cq, fr)
+    nominal, lq, bl, most, subtree = cq.limits.get(fr) or limits(cq, fr)
     if val > most:
-        return NO_FIT, 0, (
-            f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
-            f"maximum capacity {show_quantity(fr[1], most)}"
-        )
-    borrow, may_reclaim = lowest_subtree(cq, fr, val)
-    free = available(cq, fr)
+        key = (fr, val, most)
+        reason = cq.reasons.get(key)
+        if reason is None:
+            reason = cq.reasons[key] = (
+                f"insufficient quota for {fr[1]} in flavor {fr[0]}, request {show_quantity(fr[1], val)} > "
+                f"maximum capacity {show_quantity(fr[1], most)}"
+            )
+        return NO_FIT, 0, reason
+    used = cq.usage[fr]
+    co = cq.cohort
+    if co is None:  # lowest_subtree, available
+        borrow, may_reclaim = 0, False
+        free = nominal - used
+    else:
+        if nominal < used + val:
+            borrow, may_reclaim = 1, False
+        else:
+            borrow, may_reclaim = 0, True
+        parent = subtree - co.usage[fr]
+        if bl is not None:
+            capped = nominal - lq - (used - lq if used > lq else 0) + bl
+            if capped < parent:
+                parent = capped
+        free = (lq - used if lq > used else 0) + parent
+    if free < 0:
+        free = 0
     if val <= free:
         return FIT, borrow, ""
-    reason = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
-              f"{show_quantity(fr[1], val - free)} more needed")
-    if cq.nominal.get(fr, 0) >= val or may_reclaim or oracle.can_preempt_while_borrowing(cq):
+    key = (fr, val - free)
+    reason = cq.reasons.get(key)
+    if reason is None:
+        reason = cq.reasons[key] = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+                                    f"{show_quantity(fr[1], val - free)} more needed")
+    if nominal >= val or may_reclaim or oracle.can_preempt_while_borrowing(cq):
         return None, borrow, reason
     return NO_FIT, borrow, reason

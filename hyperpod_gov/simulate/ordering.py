@@ -10,7 +10,7 @@ queue name, then workload name.
 from __future__ import annotations
 
 from .cache import Workload
-from .fair_sharing import drs
+from .fair_sharing import share_with
 from .flavorassigner import Assignment
 
 Entry = tuple[Workload, Assignment]
@@ -34,11 +34,19 @@ def order_fair(entries: list[Entry]) -> list[Entry]:
         if cq.cohort is None:
             keyed.append(((cq.name, ""), (), (wl, a)))
             continue
-        d = drs(cq, a.usage)
-        borrowing_on = any(fr in a.usage for fr in d.borrowed)
+        # drs(cq, a.usage): whether it borrows on the requested flavors, and its CompareDRS key. Kept per
+        # equivalence class and flavor (the same usage) while the queue's usage stays (its version).
+        ck = (wl.klass, a.flavor)
+        cached = cq.share_cache.get(ck) if wl.klass is not None else None
+        if cached is not None and cached[0] == cq.ver:
+            borrowing_on, share = cached[1]
+        else:
+            borrowing_on, share = found = share_with(cq, a.usage)
+            if wl.klass is not None:
+                cq.share_cache[ck] = (cq.ver, found)
         # entryComparer.less as a sort key: not borrowing on the requested flavors first, lower share
         # (CompareDRS's key), higher priority, older, then names.
-        keyed.append(((cq.cohort.name, "~"), (borrowing_on, d.key, -wl.priority, wl.created, cq.name, wl.name),
+        keyed.append(((cq.cohort.name, "~"), (borrowing_on, share, -wl.priority, wl.created, cq.name, wl.name),
                       (wl, a)))
     keyed.sort(key=_first_two)
     return [e for _k, _f, e in keyed]

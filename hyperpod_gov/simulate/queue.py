@@ -42,9 +42,11 @@ class QueueManager:
         """handleInadmissibleHash: park every equivalent workload of a BestEffortFIFO queue with the head."""
         if cq.strict:
             return
-        cq.bulk.add(head.hash)
-        for *_, token, w in cq.heap:
-            if w.token == token and w.where == "active" and w.hash == head.hash and w is not head:
+        h = head.hash
+        cq.bulk.add(h)
+        for entry in cq.heap:
+            w = entry[4]
+            if w.token == entry[3] and w.where == "active" and w is not head and w.hash == h:
                 self.park(w)
                 w.pending_reason = f"equivalent to {head.name}, which could not be admitted ({head.pending_reason})"
 
@@ -60,9 +62,11 @@ class QueueManager:
         if pw is not None and not cq.strict and pw.where == "active" and pw.state == "pending":
             pw.where = ""
             return pw
-        while cq.heap:
-            *_, token, wl = heapq.heappop(cq.heap)
-            if wl.token == token and wl.where == "active":
+        heap = cq.heap
+        while heap:
+            entry = heapq.heappop(heap)
+            wl = entry[4]
+            if wl.token == entry[3] and wl.where == "active":
                 wl.where = ""
                 return wl
         return None

@@ -11,7 +11,7 @@ in a resource's base unit (``pkg/resources``).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from .cache import ClusterQueue, Workload
 from .results import FR
@@ -37,8 +37,12 @@ def add_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     if co is not None:
         if v > local:
             co.usage[fr] += v - local
-        if u > (nominal or 0):
+        if u > (nominal or 0) and fr not in cq.borrowing:
+            cq.borrowing.add(fr)
             co.borrowers[fr].add(cq)
+            co.borrower_commits[fr] += cq.commits
+            co.borrowers_changes[fr] += 1
+            co.borrowers_cache.clear()
 
 
 def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
@@ -55,8 +59,12 @@ def remove_usage(cq: ClusterQueue, fr: FR, v: int) -> None:
     if co is not None:
         if stored_in_parent > 0:
             co.usage[fr] -= min(v, stored_in_parent)
-        if u <= (nominal or 0):
+        if u <= (nominal or 0) and fr in cq.borrowing:
+            cq.borrowing.discard(fr)
             co.borrowers[fr].discard(cq)
+            co.borrower_commits[fr] -= cq.commits
+            co.borrowers_changes[fr] += 1
+            co.borrowers_cache.clear()
 
 
 def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:
@@ -68,34 +76,50 @@ def _over(cq: ClusterQueue, fr: FR, before: int, after: int) -> None:
         cq.over.discard(fr)
 
 
+def limits(cq: ClusterQueue, fr: FR) -> tuple[int, int, Optional[int], int, int]:
+    """What the arithmetic below reads of ``fr`` that is fixed once the cohort is built: (nominal quota,
+    local quota, borrowing limit, :func:`potential`, the cohort's SubtreeQuota), kept on the queue."""
+    lim = cq.limits.get(fr)
+    if lim is None:
+        nominal = cq.nominal.get(fr, 0)
+        lq = cq.lq.get(fr, 0)
+        bl = cq.bl.get(fr)
+        co = cq.cohort
+        subtree = co.subtree.get(fr, 0) if co is not None else 0
+        lim = cq.limits[fr] = (nominal, lq, bl, potential(cq, fr), subtree)
+    return lim
+
+
 def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:
     """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend.
 
     ``delta`` evaluates it as if the queue used ``delta`` more (less, if negative) of ``fr``.
     """
-    used = cq.usage[fr] + delta
+    now = cq.usage[fr]
+    used = now + delta
     co = cq.cohort
     if co is None:
-        return max(0, cq.nominal.get(fr, 0) - used)
+        free = cq.nominal.get(fr, 0) - used
+        return free if free > 0 else 0
     cohort_used = co.usage[fr]
     if delta:  # the cohort holds max(0, usage - localQuota) of each member
         lq = cq.lq.get(fr, 0)
-        cohort_used += max(0, used - lq) - max(0, cq.usage[fr] - lq)
+        cohort_used += (used - lq if used > lq else 0) - (now - lq if now > lq else 0)
     return available_at(cq, fr, used, cohort_used)
 
 
 def available_at(cq: ClusterQueue, fr: FR, used: int, cohort_used: int) -> int:
     """:func:`available` of a queue in a cohort, had the queue used ``used`` of ``fr`` and the cohort
     ``cohort_used`` (its usage of what the members lend)."""
-    nominal = cq.nominal.get(fr, 0)
-    lq = cq.lq.get(fr, 0)
-    parent = cq.cohort.subtree[fr] - cohort_used
-    bl = cq.bl.get(fr)
+    nominal, lq, bl, _most, subtree = cq.limits.get(fr) or limits(cq, fr)
+    parent = subtree - cohort_used
     if bl is not None:
-        stored = nominal - lq
-        used_in_parent = max(0, used - lq)
-        parent = min(stored - used_in_parent + bl, parent)
-    return max(0, max(0, lq - used) + parent)
+        # What the queue may still borrow: its lendable part unused, plus the borrowing limit.
+        capped = nominal - lq - (used - lq if used > lq else 0) + bl
+        if capped < parent:
+            parent = capped
+    free = (lq - used if lq > used else 0) + parent
+    return free if free > 0 else 0
 
 
 def potential(cq: ClusterQueue, fr: FR) -> int:
@@ -117,7 +141,11 @@ def borrowing_with(cq: ClusterQueue, fr: FR, v: int) -> bool:
 
 def within_nominal(cq: ClusterQueue, frs: Iterable[FR]) -> bool:
     """IsWithinNominalInResources."""
-    return all(cq.usage[fr] <= cq.nominal.get(fr, 0) for fr in frs)
+    usage, nominal = cq.usage, cq.nominal
+    for fr in frs:
+        if usage[fr] > nominal.get(fr, 0):
+            return False
+    return True
 
 
 def lowest_subtree(cq: ClusterQueue, fr: FR, v: int) -> tuple[int, bool]:

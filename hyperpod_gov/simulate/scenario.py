@@ -20,6 +20,7 @@ from .model import (
     WorkloadDef,
 )
 from .quantities import parse_quantity
+from .yaml_load import Unusual, load_plain
 
 _TOP = ("fairSharing", "preemptionStrategies", "queues", "workloads", "events", "until")
 _QUEUE = ("name", "cohort", "fairSharingWeight", "queueingStrategy", "preemption", "flavorFungibility", "flavors")
@@ -344,8 +345,13 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_yaml(text: str) -> Any:
-    """yaml.safe_load, parsed by libyaml when available. A file libyaml rejects is parsed again by PyYAML,
-    so the problem reported (and its line) is the same with or without libyaml."""
+    """yaml.safe_load, parsed by libyaml when available. Plain data is built straight from libyaml's
+    events (:mod:`.yaml_load`); anything else goes through PyYAML's loaders. A file libyaml rejects is
+    parsed again by PyYAML, so the problem reported (and its line) is the same with or without libyaml."""
+    try:
+        return load_plain(text)
+    except Unusual:
+        pass
     try:
         return yaml.load(text, Loader=_FAST_LOADER)
     except yaml.YAMLError:

@@ -43,8 +43,11 @@ _PENDING_PREEMPTION = "PendingPreemption"
 def _committed(cq: ClusterQueue, flavor: Optional[str]) -> None:
     """The queue's committed state changed on ``flavor`` (what :mod:`.memo` validates against)."""
     cq.commits += 1
-    if cq.cohort is not None:
-        cq.cohort.flavor_commits[flavor] += 1
+    co = cq.cohort
+    if co is not None:
+        co.flavor_commits[flavor] += 1
+        for fr in cq.borrowing:
+            co.borrower_commits[fr] += 1
 
 
 class Scheduler:
@@ -161,7 +164,7 @@ class Scheduler:
         """
         cq = wl.cq
         start = wl.last_tried + 1 if wl.last_tried is not None and not last_assignment_outdated(wl, self.cycle) else 0
-        key = self.memo.key(wl, start)
+        key = (wl.klass, start) if wl.klass is not None else self.memo.key(wl, start)
         a = self.memo.get(key)
         if a is not None:
             wl.last_tried = a.tried
@@ -169,7 +172,7 @@ class Scheduler:
             wl.last_generation = cq.cohort.generation if cq.cohort is not None else 0
             return a
         a = self._nominate_uncached(wl)
-        self.memo.put(key, wl, start, a)
+        self.memo.put(key, wl, start, a, self.preemptor)
         return a
 
     def _nominate_uncached(self, wl: Workload) -> Assignment:
@@ -187,6 +190,8 @@ class Scheduler:
                 not a.targets and wl.cq.d.preemption.reclaim_within_cohort != "Any"
                 and any(wl.cq.bl.get(fr) != 0 for fr in a.usage))):
             a.resolve()
+        a.shares_read = bool(self.preemptor.shares_read)
+        a.found_none = not self.preemptor.found_any
         return a
 
     def run_cycle(self) -> tuple[bool, int]:
@@ -223,12 +228,11 @@ class Scheduler:
             mode = a.representative
             if mode == "NoFit":
                 outcome[wl.name] = _NO_FIT
-                wl.pending_reason = "; ".join(dict.fromkeys(a.reasons)) or "no flavor fits"
+                wl.pending_reason = a.why() or "no flavor fits"
                 return
             if mode == "Preempt" and not a.targets:
                 outcome[wl.name] = _NO_CANDIDATES
-                wl.pending_reason = "needs preemption but no workload may be preempted: " + "; ".join(
-                    dict.fromkeys(a.reasons))
+                wl.pending_reason = "needs preemption but no workload may be preempted: " + a.why()
                 if cq.d.preemption.reclaim_within_cohort != "Any":  # reserveCapacityForUnreclaimablePreempt
                     for fr, v in self._to_reserve(cq, a).items():
                         if v > 0:

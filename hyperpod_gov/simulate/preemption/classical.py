@@ -112,19 +112,45 @@ def _in_cohort(wl: Workload, others: list[ClusterQueue], frs: set[FR], advantage
         if lst:
             heap.append((lst[0].cand_key, 0, lst, other))
     heapq.heapify(heap)
+    # classify() for a candidate of another queue, written out: this runs for every candidate taken.
+    p = wl.cq.d.preemption
+    policy = p.reclaim_within_cohort
+    priority, created = wl.priority, wl.created
+    threshold = p.max_priority_threshold
+    if advantage:
+        fixed = _HIERARCHICAL_RECLAIM
+    elif p.borrow_within_cohort == "Never":
+        fixed = _RECLAIM_WITHOUT_BORROWING
+    else:
+        fixed = 0  # by the candidate's priority
+    heappop, heapreplace = heapq.heappop, heapq.heapreplace
     while heap:
         _k, i, lst, other = heap[0]
         if within_nominal(other, frs):
-            heapq.heappop(heap)
+            heappop(heap)
             continue
         cand = lst[i]
         i += 1
         if i < len(lst):
-            heapq.heapreplace(heap, (lst[i].cand_key, i, lst, other))
+            heapreplace(heap, (lst[i].cand_key, i, lst, other))
         else:
-            heapq.heappop(heap)
-        v = classify(wl, cand, advantage)
-        if v and not (borrow and v == _RECLAIM_WITHOUT_BORROWING):
+            heappop(heap)
+        cp = cand.priority
+        if policy == "LowerPriority":  # satisfies_policy
+            allowed = priority > cp
+        elif policy == "LowerOrNewerEqualPriority":
+            allowed = priority > cp or (priority == cp and created < cand.created)
+        else:
+            allowed = policy == "Any"
+        if not allowed:
+            continue
+        if fixed:
+            v = fixed
+        elif cp >= priority or (threshold is not None and cp > threshold):
+            v = _RECLAIM_WITHOUT_BORROWING
+        else:
+            v = _RECLAIM_WHILE_BORROWING
+        if not (borrow and v == _RECLAIM_WITHOUT_BORROWING):
             yield cand, v
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..cache import ClusterQueue, Workload
-from ..resource_node import add_workload, available, borrowing_with, remove_workload
+from ..resource_node import add_workload, limits, remove_workload
 from ..results import FR
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
@@ -71,22 +71,51 @@ def _cand_key(w: Workload) -> tuple:
     return w.cand_key
 
 
+def on_with_total(cq: ClusterQueue, frs: set[FR]) -> tuple[list[Workload], dict[FR, int]]:
+    """:func:`on` and :func:`on_total` together, kept as they are."""
+    key = ("with total", frozenset(frs))
+    out = cq.on_cache.get(key)
+    if out is None:
+        out = cq.on_cache[key] = (on(cq, frs), on_total(cq, frs))
+    return out
+
+
 def borrowers(cq: ClusterQueue, frs: set[FR]) -> list[ClusterQueue]:
-    """The other queues of the cohort above nominal on any of ``frs`` (cqIsBorrowing), by name."""
-    found: dict[str, ClusterQueue] = {}
-    for fr in frs:
-        for other in cq.cohort.borrowers.get(fr, ()):
-            if other is not cq:
+    """The other queues of the cohort above nominal on any of ``frs`` (cqIsBorrowing), by name. The
+    cohort keeps the list (with ``cq``) until a queue starts or stops borrowing (resource_node.add_usage)."""
+    co = cq.cohort
+    key = frozenset(frs)
+    every = co.borrowers_cache.get(key)
+    if every is None:
+        found: dict[str, ClusterQueue] = {}
+        for fr in frs:
+            for other in co.borrowers.get(fr, ()):
                 found[other.name] = other
-    return [found[n] for n in sorted(found)]
+        every = co.borrowers_cache[key] = [found[n] for n in sorted(found)]
+    return [q for q in every if q is not cq]
 
 
 def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool) -> bool:
-    """preemption.workloadFits."""
+    """preemption.workloadFits: for each (flavor, resource), not borrowing_with (unless allowed) and
+    within :func:`.resource_node.available`, written out over the queue's fixed limits (the preemption
+    searches ask it after every candidate they take)."""
+    used_of = cq.usage
+    co = cq.cohort
     for fr, v in usage.items():
-        if not allow_borrowing and borrowing_with(cq, fr, v):
+        nominal, lq, bl, _most, subtree = cq.limits.get(fr) or limits(cq, fr)
+        used = used_of[fr]
+        if not allow_borrowing and nominal < used + v:
             return False
-        if v > available(cq, fr):
+        if co is None:
+            free = nominal - used
+        else:
+            parent = subtree - co.usage[fr]
+            if bl is not None:
+                capped = nominal - lq - (used - lq if used > lq else 0) + bl
+                if capped < parent:
+                    parent = capped
+            free = (lq - used if lq > used else 0) + parent
+        if v > (free if free > 0 else 0):
             return False
     return True
 

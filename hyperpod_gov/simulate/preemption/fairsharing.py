@@ -34,14 +34,19 @@ from .common import (
     candidate_key,
     fill_back,
     on,
-    on_total,
+    on_with_total,
     satisfies_policy,
 )
 
 
 def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
-                     strategies: tuple[FairSharingStrategy, ...]) -> list[tuple[Workload, str]]:
-    """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort)."""
+                     strategies: tuple[FairSharingStrategy, ...],
+                     shares_read: Optional[list] = None) -> list[tuple[Workload, str]]:
+    """Preemptor.fairPreemptions with runFirstFsStrategy / runSecondFsStrategy (flat cohort).
+
+    When the strategies run (they read the candidates' queues' dominant shares, so their whole usage),
+    True is appended to ``shares_read``; a search that ends before them reads those queues only on
+    ``frs``' flavors."""
     cq = wl.cq
     p = cq.d.preemption
     # The candidates in CandidatesOrdering, grouped by queue as the target ordering takes them: on() keeps
@@ -50,23 +55,23 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     # Per queue, the candidates' usage summed (what taking them all out would free).
     freed: list[tuple[ClusterQueue, dict[FR, int]]] = []
     if p.within_cluster_queue != "Never":
-        own = [c for c in on(cq, frs) if satisfies_policy(wl, c, p.within_cluster_queue)]
+        own, total = _allowed(wl, cq, frs, p.within_cluster_queue)
         if own:
             by_cq[cq.name] = own
-            freed.append((cq, _summed(own)))
+            freed.append((cq, total))
     if cq.cohort is not None and p.reclaim_within_cohort != "Never":
         for other in borrowers(cq, frs):
-            users = on(other, frs)
             if p.reclaim_within_cohort != "Any":
-                users = [c for c in users if satisfies_policy(wl, c, p.reclaim_within_cohort)]
-                total = _summed(users)
+                users, total = _allowed(wl, other, frs, p.reclaim_within_cohort)
             else:
-                total = on_total(other, frs)
+                users, total = on_with_total(other, frs)
             if users:
                 by_cq[other.name] = users
                 freed.append((other, total))
     if not by_cq or not _fits_without_all(cq, usage, freed):
         return []
+    if shares_read is not None:
+        shares_read.append(True)
     by_cq = {name: list(users) for name, users in by_cq.items()}  # the strategies pop them
     for fr, v in usage.items():  # SimulateUsageAddition of the preemptor
         add_usage(cq, fr, v)
@@ -83,6 +88,17 @@ def fair_preemptions(wl: Workload, frs: set[FR], usage: dict[FR, int],
     for t, _ in targets:
         add_workload(t)
     return targets
+
+
+def _allowed(wl: Workload, member: ClusterQueue, frs: set[FR], policy: str) -> tuple[list[Workload], dict[FR, int]]:
+    """The member's candidates (:func:`.common.on`) that ``policy`` lets ``wl`` preempt, and their usage
+    summed. Kept with :func:`.common.on`'s list: the policy reads only the two priorities and creation times."""
+    key = ("allowed", frozenset(frs), policy, wl.priority, wl.created if policy == "LowerOrNewerEqualPriority" else None)
+    found = member.on_cache.get(key)
+    if found is None:
+        users = [c for c in on(member, frs) if satisfies_policy(wl, c, policy)]
+        found = member.on_cache[key] = (users, _summed(users))
+    return found
 
 
 def _summed(workloads: list[Workload]) -> dict[FR, int]:
@@ -103,19 +119,21 @@ def _fits_without_all(cq: ClusterQueue, usage: dict[FR, int],
     co = cq.cohort
     if co is None:
         return all(v <= available(cq, fr, -sum(t.get(fr, 0) for _m, t in freed)) for fr, v in usage.items())
-    used = {fr: cq.usage[fr] for fr in usage}
-    cohort_used = {fr: co.usage[fr] for fr in usage}
-    for member, total in freed:
-        for fr in usage:
+    for fr, v in usage.items():
+        used = cq.usage[fr]
+        cohort_used = co.usage[fr]
+        for member, total in freed:
             t = total.get(fr, 0)
             if t:
                 u = member.usage[fr]
                 lq = member.lq.get(fr, 0)
                 # The cohort holds max(0, usage - localQuota) of each member.
-                cohort_used[fr] -= max(0, u - lq) - max(0, u - t - lq)
+                cohort_used -= (u - lq if u > lq else 0) - (u - t - lq if u - t > lq else 0)
                 if member is cq:
-                    used[fr] -= t
-    return all(v <= available_at(cq, fr, used[fr], cohort_used[fr]) for fr, v in usage.items())
+                    used -= t
+        if v > available_at(cq, fr, used, cohort_used):
+            return False
+    return True
 
 
 def fits_fs(cq: ClusterQueue, usage: dict[FR, int]) -> bool:

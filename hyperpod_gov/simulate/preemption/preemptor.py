@@ -23,6 +23,9 @@ class Preemptor:
         self.fair = fair
         self.strategies = strategies
         self.answers: dict = {}
+        # Whether a fair-sharing search since new_state() ran the strategies (read other queues' shares).
+        self.shares_read: list = []
+        self.found_any = False  # whether a search since new_state() found targets
 
     def new_state(self) -> None:
         """Forget the answers given so far: the quota state they were computed in is about to change.
@@ -31,6 +34,8 @@ class Preemptor:
         oracle simulates asks the same question twice (oracle, then targets): it is answered once.
         """
         self.answers.clear()
+        self.shares_read.clear()
+        self.found_any = False
 
     def get_targets(self, wl: Workload, frs: set[FR], usage: dict[FR, int]) -> list[tuple[Workload, str]]:
         """Preemptor.GetTargets: the victims (with Kueue's reason each) that let ``usage`` fit, or none."""
@@ -38,10 +43,12 @@ class Preemptor:
         found = self.answers.get(key)
         if found is None:
             if self.fair:
-                found = fair_preemptions(wl, frs, usage, self.strategies)
+                found = fair_preemptions(wl, frs, usage, self.strategies, self.shares_read)
             else:
                 found = classical_preemptions(wl, frs, usage)
             self.answers[key] = found
+        if found:
+            self.found_any = True
         return found
 
     def simulate_preemption(self, wl: Workload, fr: FR, val: int) -> tuple[int, int]:
