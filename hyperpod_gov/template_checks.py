@@ -143,16 +143,13 @@ class TemplateChecks:
         return all(p.poll() is None for p in self._processes)
 
     def close(self) -> None:
-        """End the processes (an engine is freed when its input closes)."""
+        """End the processes. Killed, not asked to stop: an engine that frees itself and exits takes about two
+        seconds, for nothing (it holds no state)."""
         for process in self._processes:
             if process.poll() is None:
-                process.stdin.close()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            for stream in (process.stdout, process.stderr):
+                process.kill()
+                process.wait()
+            for stream in (process.stdin, process.stdout, process.stderr):
                 stream.close()
 
     def finish(self, assembly_dir: Path) -> Outcome:
