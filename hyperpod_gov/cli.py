@@ -138,7 +138,7 @@ def _cannot_write(out: Path, exc: OSError) -> SpecError:
 def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
 
-    from .template_checks import check_processes, shared
+    from .template_checks import shared
 
     # A spec that fails, or an --out that cannot be written, stops here: before jsii or the template check start.
     plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
@@ -149,8 +149,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
     except OSError as exc:  # --out names a file, an unwritable folder...
         raise _cannot_write(out, exc) from None
     checks = shared()  # CDK's template check builds its engine while the app is imported and built
-    if checks is not None:
-        checks.grow(check_processes(len(plan.teams)))
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
     try:

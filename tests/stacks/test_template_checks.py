@@ -79,7 +79,7 @@ def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline):
     (cdk,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]
     checks = TemplateChecks.start()
     assert checks is not None
-    checks.grow(2)  # the templates shared out by size between two processes, as for a large app
+    checks.grow(2)  # the templates shared out by size between two processes
     try:
         ours = checks.finish(pipeline).report
     finally:
@@ -148,13 +148,6 @@ def test_without_the_engine_cdk_checks_inside_the_synth(b200_spec, tmp_path, mon
 def test_one_check_process_serves_every_synth_of_a_process():
     checks = shared()
     assert checks is not None and checks.alive() and shared() is checks
-
-
-def test_a_large_app_is_checked_by_two_processes():
-    from hyperpod_gov.template_checks import TEAMS_FOR_TWO_PROCESSES, check_processes
-
-    assert check_processes(TEAMS_FOR_TWO_PROCESSES - 1) == 1
-    assert check_processes(TEAMS_FOR_TWO_PROCESSES) == (2 if (os.cpu_count() or 1) >= 2 else 1)
 
 
 def test_cdk_validation_false_turns_it_off_as_it_turns_off_cdks(monkeypatch):
