@@ -15,7 +15,7 @@ import aws_cdk as cdk
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, SpecIssue, load_spec, read_yaml
 from hyperpod_gov.spec.environments import environment_names
-from hyperpod_gov.template_checks import add_to_report, shared
+from hyperpod_gov.template_checks import shared
 from stacks.app import build_app, build_pipeline_app, governance_manifests, synth_error
 
 # CDK's template check in a process of its own, building its engine while the app is (hyperpod_gov.template_checks;
@@ -46,13 +46,10 @@ try:
         build_app(plan, governance_manifests(plan), app=app)
     assembly = app.synth()
     if checks is not None:
-        outcome = checks.finish(Path(assembly.directory))
-        report = add_to_report(Path(assembly.directory), outcome.report)
-        for line in outcome.warnings:
-            print(f"warning: {line}", file=sys.stderr)
-        if outcome.errors:
-            print(f"{len(outcome.errors)} template check finding(s) without an acknowledgement:", file=sys.stderr)
-            for line in outcome.errors:
+        errors, report = checks.check(Path(assembly.directory))
+        if errors:
+            print(f"{len(errors)} template check finding(s) without an acknowledgement:", file=sys.stderr)
+            for line in errors:
                 print(f"  - {line}", file=sys.stderr)
             print(f"full report: {report}", file=sys.stderr)
             sys.exit(1)

@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -159,10 +160,11 @@ class TemplateChecks:
         stacks = sorted(_stacks(Path(assembly_dir)), key=lambda s: s.template_path)
         shares: list[list[_Stack]] = [[] for _ in self._processes]
         sizes = [0] * len(shares)
-        for stack in sorted(stacks, key=lambda s: -s.template_path.stat().st_size):  # largest first, to the least
+        by_size = sorted(((s.template_path.stat().st_size, s) for s in stacks), key=lambda t: -t[0])
+        for size, stack in by_size:  # largest first, to the least loaded
             i = sizes.index(min(sizes))
             shares[i].append(stack)
-            sizes[i] += stack.template_path.stat().st_size
+            sizes[i] += size
         asked = [(process, share) for process, share in zip(self._processes, shares) if share]
         for process, share in asked:  # all of them at once: each checks its share while the others check theirs
             request = [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
@@ -185,6 +187,15 @@ class TemplateChecks:
             results.update((r["templatePath"], r) for r in answer["results"])
         ordered = [results[str(s.template_path)] for s in stacks]
         return _outcome(Path(assembly_dir), stacks, ordered, version)
+
+    def check(self, assembly_dir: Path) -> tuple[list[str], Path]:
+        """``finish``, its report added to ``validation-report.json`` and its warnings printed (as CDK prints its
+        check's): the unacknowledged errors, one line each, and the report's path."""
+        outcome = self.finish(assembly_dir)
+        report = add_to_report(assembly_dir, outcome.report)
+        for line in outcome.warnings:
+            print(f"warning: {line}", file=sys.stderr)
+        return outcome.errors, report
 
 
 _shared: Optional[TemplateChecks] = None

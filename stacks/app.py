@@ -8,7 +8,6 @@ call it, so ``cdk deploy`` and the pipeline deploy stacks of the same names.
 from __future__ import annotations
 
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -25,7 +24,7 @@ from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.tools_policy import foreign_documents
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
-from hyperpod_gov.template_checks import TemplateChecks, add_to_report
+from hyperpod_gov.template_checks import TemplateChecks
 from hyperpod_gov.template_checks import shared as shared_template_checks
 
 from .layout import add_capacity_stacks, add_consumer_stacks
@@ -262,7 +261,7 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
             app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
                             builtin_template_checks=checks is None)
             assembly = app.synth()
-            outcome = checks.finish(assembly_dir) if checks is not None else None
+            errors, report = checks.check(assembly_dir) if checks is not None else ([], None)
         except SpecError:
             raise
         except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
@@ -271,12 +270,8 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
                 raise PolicyValidationError(_violations(report), report) from None
             raise synth_error(exc) from None
         written.result()  # an error writing them is raised here
-    if outcome is not None:
-        report = add_to_report(assembly_dir, outcome.report)
-        if outcome.errors:
-            raise PolicyValidationError(outcome.errors, report)
-        for line in outcome.warnings:  # as CDK prints its check's warnings
-            print(f"warning: {line}", file=sys.stderr)
+    if errors:
+        raise PolicyValidationError(errors, report)
     return assembly
 
 
