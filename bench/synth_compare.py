@@ -10,7 +10,9 @@ output trees (``cdk.out``, ``k8s``, ``contracts``, ``iam``) is compared byte for
 side has are listed. One thing differs from run to run whatever the code: the jsii kernel's temporary directories,
 which CDK's construct stack traces name (``*.metadata.json``, ``validation-report.json``); it is masked in both
 trees. A performance change must leave every file identical; exit status 1 shows the first difference of each
-file otherwise. Not part of the test suite.
+file otherwise. ``--except-tree`` leaves out the files that name construct paths (``tree.json``,
+``*.metadata.json``), for a change that moves constructs and keeps every template, manifest and report (the
+plain-data resources of ``hyperpod_gov/constructs/plain.py``). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -60,10 +62,17 @@ def _first_difference(a: bytes, b: bytes, context: int = 160) -> str:
     return f"line {line}, byte {at}:\n      baseline: ...{show(a)}...\n      this:     ...{show(b)}..."
 
 
-def compare(old: Path, new: Path) -> list[str]:
-    """Differences between two output trees: files one side lacks, and each differing file's first difference."""
+def _construct_tree(f: str) -> bool:
+    return f.endswith("/tree.json") or f == "tree.json" or f.endswith(".metadata.json")
+
+
+def compare(old: Path, new: Path, *, except_tree: bool = False) -> list[str]:
+    """Differences between two output trees: files one side lacks, and each differing file's first difference
+    (``except_tree``: not the files that name construct paths)."""
     problems = []
     a, b = files(old), files(new)
+    if except_tree:
+        a, b = {f for f in a if not _construct_tree(str(f))}, {f for f in b if not _construct_tree(str(f))}
     problems += [f"only in the baseline: {f}" for f in sorted(a - b)]
     problems += [f"only in this checkout: {f}" for f in sorted(b - a)]
     for f in sorted(a & b):
@@ -80,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--baseline", type=Path, help="a checkout on disk to use as the baseline instead")
     parser.add_argument("--teams", type=int, nargs="*", default=[300], help="generated specs (default: 300)")
     parser.add_argument("--no-examples", action="store_true", help="only the generated specs")
+    parser.add_argument("--except-tree", action="store_true",
+                        help="leave out tree.json and *.metadata.json (construct paths)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="synth-compare-") as tmp:
         work = Path(tmp)
@@ -97,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             old, new = work / "out" / spec.stem / "baseline", work / "out" / spec.stem / "this"
             synth(baseline, spec, old)
             synth(ROOT, spec, new)
-            problems = compare(old, new)
+            problems = compare(old, new, except_tree=args.except_tree)
             print(f"{spec.name}: {len(files(new))} files, "
                   + ("identical" if not problems else f"{len(problems)} differences"))
             for p in problems:

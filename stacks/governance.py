@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
+from aws_cdk import ArnFormat, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observability, SchedulerInstall,
-                                     TeamAccessEntry, TeamQuota, WorkloadIdentityRole)
+                                     TeamQuota, WorkloadIdentityRole)
+from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
-from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, TeamMonitoring
+from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, team_monitoring
+from hyperpod_gov.constructs.plain import Fragment
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import GovernedCluster
@@ -48,9 +50,9 @@ def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
     return arn
 
 
-def team_outputs(scope: Construct, plan: Plan, team: TeamPlan) -> Construct:
-    """What a team member needs to submit work, as outputs of the team's stack (ids under the team's scope)."""
-    outputs = Construct(scope, "Outputs")
+def team_outputs(fragment: Fragment, plan: Plan, team: TeamPlan) -> None:
+    """What a team member needs to submit work, as outputs of the team's stack (at ``Outputs/<id>`` under the
+    team's scope, where a ``CfnOutput`` there puts them)."""
     classes = allowed_priority_classes(plan, team)
     for id, value, what in (
         ("Namespace", team.namespace, f"Namespace of team {team.name}"),
@@ -58,8 +60,7 @@ def team_outputs(scope: Construct, plan: Plan, team: TeamPlan) -> Construct:
         ("PriorityClasses", ",".join(classes) or "none",
          f"Values team {team.name} may give the label kueue.x-k8s.io/priority-class"),
     ):
-        CfnOutput(outputs, id, value=value, description=what)
-    return outputs
+        fragment.add_output(["Outputs", id], value, what)
 
 
 def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
@@ -222,9 +223,13 @@ class TeamsStack(SpecStack):
                                        manifest=fill_file_system(manifests.teams[team.name], files))
             if waiter is not None:
                 applied.node.add_dependency(waiter)
-            TeamMonitoring(team_scope, "Monitoring", watch=watch.team(team.name), topics=by_key, region=plan.region,
-                           topic_arns=topic_arns)
-            team_outputs(team_scope, plan, team)  # reaching the cluster: namespace, queue, priority labels
+            # The team's alarms, dashboard and outputs, plain data: one CfnInclude at the logical ids that
+            # TeamMonitoring(team_scope, "Monitoring") and CfnOutputs under team_scope/Outputs give them.
+            plain = Fragment(team_scope, stack=self, components=[team.name])
+            team_monitoring(plain, ["Monitoring"], watch=watch.team(team.name), topics=by_key, region=plan.region,
+                            topic_arns=topic_arns)
+            team_outputs(plain, plan, team)  # reaching the cluster: namespace, queue, priority labels
+            plain.include("Plain")
 
 
 class AccessStack(SpecStack):
@@ -239,5 +244,6 @@ class AccessStack(SpecStack):
         else:  # the existing cluster, by the name the spec gives
             cluster_name = plan.eks_cluster_name
         access = {p.principal_arn: p for p in plan.principals}
-        for arn in shard.members:  # principal ARNs, sorted
-            TeamAccessEntry(self, access[arn].key, cluster_name=cluster_name, access=access[arn])
+        # principal ARNs, sorted; one CfnInclude, each entry at the logical id of TeamAccessEntry(self, key)
+        team_access_entries(self, "AccessEntries", cluster_name=cluster_name,
+                            accesses=[access[arn] for arn in shard.members])

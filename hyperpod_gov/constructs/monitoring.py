@@ -7,11 +7,16 @@ or an owner.
 from __future__ import annotations
 
 import json
+import math
+import re
+from decimal import Decimal
 from typing import Any, Mapping, Optional, Sequence
 
-from aws_cdk import Aws, Stack, aws_cloudwatch as cw, aws_iam as iam
+from aws_cdk import Aws, aws_cloudwatch as cw, aws_iam as iam
 from aws_cdk import aws_kms as kms, aws_sns as sns, aws_sns_subscriptions as subs
 from constructs import Construct
+
+from .plain import Fragment, get_att, join
 
 from ..plan.monitoring import (HOUR, MAX_ALARM_METRICS, AlarmPlan, FlavorWatch, Metric, MonitoringPlan, TeamWatch,
                                TopicPlan)
@@ -19,6 +24,8 @@ from ..plan.monitoring import (HOUR, MAX_ALARM_METRICS, AlarmPlan, FlavorWatch, 
 CLOUDWATCH_PRINCIPAL = "cloudwatch.amazonaws.com"
 ROW_HEIGHT = 6
 ORANGE = "#ff7f0e"  # aws-cdk-lib's Color.ORANGE
+ALARM_TYPE = "AWS::CloudWatch::Alarm"
+DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
 
 
 class AlarmTopics(Construct):
@@ -96,53 +103,70 @@ def alarm_metrics(a: AlarmPlan) -> dict[str, Any]:
     """The ``AWS::CloudWatch::Alarm`` properties that say what the alarm reads: one metric, or metric math."""
     if a.expression is None:
         m = a.metrics[0][1]
-        return {"namespace": m.namespace, "metric_name": m.name, "period": a.period, "statistic": _statistic(m),
-                "dimensions": [cw.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"])
-                               for d in _dimensions(m)]}
+        return {"MetricName": m.name, "Namespace": m.namespace, "Period": a.period, "Statistic": _statistic(m),
+                "Dimensions": _dimensions(m)}
     if len(a.metrics) + 1 > MAX_ALARM_METRICS:
         raise ValueError(f"alarm {a.name}: {len(a.metrics) + 1} metrics, CloudWatch allows {MAX_ALARM_METRICS}")
-    queries = [cw.CfnAlarm.MetricDataQueryProperty(id="expr_1", expression=a.expression, label=a.kind,
-                                                   return_data=True)]
+    queries: list[dict[str, Any]] = [{"Id": "expr_1", "Expression": a.expression, "Label": a.kind,
+                                      "ReturnData": True}]
     for key, m in a.metrics:
-        queries.append(cw.CfnAlarm.MetricDataQueryProperty(
-            id=key, return_data=False,
-            metric_stat=cw.CfnAlarm.MetricStatProperty(
-                metric=cw.CfnAlarm.MetricProperty(
-                    metric_name=m.name, namespace=m.namespace,
-                    dimensions=[cw.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"])
-                                for d in _dimensions(m)]),
-                period=a.period, stat=_statistic(m))))
-    return {"metrics": queries}
+        queries.append({"Id": key, "ReturnData": False, "MetricStat": {
+            "Metric": {"MetricName": m.name, "Namespace": m.namespace, "Dimensions": _dimensions(m)},
+            "Period": a.period, "Stat": _statistic(m)}})
+    return {"Metrics": queries}
+
+
+def alarm_properties(a: AlarmPlan, topic_arn: str) -> dict[str, Any]:
+    """The alarm's ``AWS::CloudWatch::Alarm`` properties; it notifies ``topic_arn`` (a token's string or an ARN)
+    when it fires and when it clears."""
+    props: dict[str, Any] = {
+        "AlarmName": a.name, "AlarmDescription": a.description[:1024], "Threshold": a.threshold,
+        "ComparisonOperator": a.comparison, "EvaluationPeriods": a.evaluation_periods,
+        "DatapointsToAlarm": a.datapoints_to_alarm, "TreatMissingData": a.treat_missing_data,
+        "AlarmActions": [topic_arn], "OKActions": [topic_arn], **alarm_metrics(a),
+    }
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _alarms(fragment: Fragment, below: Sequence[str], watch: TeamWatch, arns: Mapping[str, str]) -> dict[str, str]:
+    """The team's alarms in ``fragment`` at ``below``/<kind>/Resource (where the L2 alarm put them); kind ->
+    logical id."""
+    return {a.kind: fragment.add([*below, a.kind, "Resource"], ALARM_TYPE, alarm_properties(a, arns[a.topic]))
+            for a in watch.alarms}
+
+
+def _topic_arns(watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+                topic_arns: Optional[Mapping[str, str]]) -> dict[str, str]:
+    """Topic key -> ARN token for the topics ``watch``'s alarms notify: read from jsii once per topic not given."""
+    arns: dict[str, str] = dict(topic_arns or {})
+    for a in watch.alarms:
+        if a.topic not in arns:
+            arns[a.topic] = topics[a.topic].topic_arn
+    return arns
 
 
 class TeamAlarms(Construct):
     """A team's alarms (one per kind, the construct id is the kind), each notifying its owner's topic.
 
     ``topic_arns``: topic key -> ARN of the topics already read (e.g. ``AlarmTopics.topic_arns``); the others are
-    read from ``topics``.
+    read from ``topics``. The alarms are one ``CfnInclude`` (``plain.Fragment``): ``logical_ids`` names them,
+    ``alarms`` reads them from jsii when asked.
     """
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
                  topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
-        self.alarms: dict[str, cw.CfnAlarm] = {}
-        arns: dict[str, str] = dict(topic_arns or {})  # topic key -> ARN token, read from jsii once per topic
-        for a in watch.alarms:
-            if a.topic not in arns:
-                arns[a.topic] = topics[a.topic].topic_arn
-            self.alarms[a.kind] = cw.CfnAlarm(
-                Construct(self, a.kind), "Resource",
-                alarm_name=a.name,
-                alarm_description=a.description[:1024],
-                threshold=a.threshold,
-                comparison_operator=a.comparison,
-                evaluation_periods=a.evaluation_periods,
-                datapoints_to_alarm=a.datapoints_to_alarm,
-                treat_missing_data=a.treat_missing_data,
-                alarm_actions=[arns[a.topic]],
-                ok_actions=[arns[a.topic]],
-                **alarm_metrics(a),
-            )
+        fragment = Fragment(self)
+        self.logical_ids = _alarms(fragment, [], watch, _topic_arns(watch, topics, topic_arns))
+        self._include = fragment.include("Alarms")
+
+    @property
+    def alarms(self) -> dict[str, cw.CfnAlarm]:
+        """Kind -> the alarm (read from jsii)."""
+        if self._include is None:
+            return {}
+        return {kind: self._include.get_resource(logical)  # type: ignore[misc]
+                for kind, logical in self.logical_ids.items()}
 
 
 # --- dashboards -------------------------------------------------------------------------------------------------
@@ -268,44 +292,105 @@ def layout(rows: Sequence[Sequence[Widget]]) -> list[Widget]:
     return placed
 
 
-def _plain_numbers(value: Any) -> bool:
-    """Whether every number in ``value`` prints the same in Python's ``json`` as in JavaScript's
-    ``JSON.stringify`` (whole numbers are made ints by ``_js``; fractions print alike from 1e-4 up)."""
-    if isinstance(value, dict):
-        return all(_plain_numbers(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_plain_numbers(v) for v in value)
+def js_number(x: float) -> str:
+    """``x`` as JavaScript prints a number (``Number.prototype.toString``, which ``JSON.stringify`` uses): the
+    shortest digits that read back as ``x`` (Python's ``repr`` finds the same), positional from 1e-6 up to below
+    1e21, ``1e-7`` and ``1.5e+21`` beyond; not finite: ``null``."""
+    if not math.isfinite(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(x)).as_tuple()
+    d = "".join(map(str, digits)).rstrip("0") or "0"
+    exponent = int(exponent) + len(digits) - len(d)
+    k, n = len(d), len(d) + exponent  # the digits, and where the point goes after the first n of them
+    if k <= n <= 21:
+        text = d + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{d[:n]}.{d[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + d
+    else:
+        e = n - 1
+        text = d[0] + (f".{d[1:]}" if k > 1 else "") + f"e{'+' if e > 0 else '-'}{abs(e)}"
+    return ("-" if sign else "") + text
+
+
+def js_json(value: Any) -> str:
+    """``value`` as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII as is, numbers as
+    :func:`js_number` (Python's ``json`` writes ``1e-07`` and ``2.0``)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, float):
-        return value.is_integer() and abs(value) < 1e16 or 1e-4 <= abs(value) < 1e16
-    return True
+        return js_number(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_json(v) for v in value) + "]"
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _js(value: Any) -> Any:
-    """``value`` with whole floats as ints, as JavaScript prints them (``2`` for 2.0)."""
-    if isinstance(value, dict):
-        return {k: _js(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_js(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+def dashboard_body(widgets: list[Widget]) -> str:
+    """The dashboard's JSON, as ``Stack.to_json_string`` writes it (:func:`js_json`). Written in Python: the
+    deploy-time values in it (alarm ARNs, the region) are string tokens inside the text, which CDK renders as the
+    same ``Fn::Join`` as ``to_json_string``'s, without two jsii calls a dashboard."""
+    return js_json({"widgets": widgets})
 
 
-def dashboard_body(scope: Construct, widgets: list[Widget]) -> str:
-    """The dashboard's JSON, as ``Stack.to_json_string`` writes it (``JSON.stringify``: no spaces, non-ASCII as
-    is). Written in Python: the deploy-time values in it (alarm ARNs, the region) are string tokens inside the
-    text, which CDK renders as the same ``Fn::Join`` as ``to_json_string``'s, without two jsii calls a dashboard.
-    Numbers that the two languages print differently (tiny or huge fractions) go through ``to_json_string``."""
-    body = {"widgets": widgets}
-    if not _plain_numbers(body):
-        return Stack.of(scope).to_json_string(body)
-    return json.dumps(_js(body), separators=(",", ":"), ensure_ascii=False)
+_REFERENCE = re.compile("\ue000(\\d+)\ue001")
+
+
+def _body_with_references(widgets: list[Widget], references: Sequence[dict[str, Any]]) -> Any:
+    """The dashboard body where ``widgets`` hold ``_placeholder(i)`` for ``references[i]`` (intrinsics of the
+    same fragment, e.g. an alarm's ARN): ``Fn::Join`` of the text and the references, as CDK renders a string
+    with tokens (``plain.join``)."""
+    text = dashboard_body(widgets)
+    if not text.count("\ue000") == text.count("\ue001") == len(references):
+        raise ValueError("a dashboard's text holds U+E000 or U+E001, which mark its references")
+    pieces = _REFERENCE.split(text)  # text, index, text, index, ..., text
+    return join([pieces[i] if i % 2 == 0 else references[int(pieces[i])] for i in range(len(pieces))])
+
+
+def _placeholder(i: int) -> str:
+    return f"\ue000{i}\ue001"
 
 
 def _dashboard(scope: Construct, name: str, rows: Sequence[Sequence[Widget]]) -> cw.CfnDashboard:
-    body = dashboard_body(scope, layout(rows))
+    body = dashboard_body(layout(rows))
     # At <scope>/Resource/Resource, where the L2 Dashboard put it: the logical id stays.
     return cw.CfnDashboard(Construct(scope, "Resource"), "Resource", dashboard_name=name, dashboard_body=body)
+
+
+def _team_dashboard(fragment: Fragment, below: Sequence[str], watch: TeamWatch, region: Optional[str],
+                    alarm_arns: Mapping[str, Any]) -> str:
+    """The team's dashboard in ``fragment`` at ``below``/Resource/Resource (where the L2 Dashboard put it): its
+    row, its alarms' state (``alarm_arns``: kind -> a token's string, or an intrinsic of the fragment) and what
+    each alarm asks of whom. Returns its logical id."""
+    if watch.dashboard is None:
+        raise ValueError(f"{fragment.path}: team {watch.team} has no dashboard in the plan")
+    rows = [team_row(watch, region)]
+    references: list[dict[str, Any]] = []
+    if alarm_arns:
+        arns = []
+        for kind in sorted(alarm_arns):
+            arn = alarm_arns[kind]
+            if not isinstance(arn, str):
+                arns.append(_placeholder(len(references)))
+                references.append(arn)
+            else:
+                arns.append(arn)
+        rows.append([
+            {"type": "alarm", "width": 8, "height": ROW_HEIGHT,
+             "properties": {"title": f"{watch.team}: alarms", "alarms": arns}},
+            _text("\n\n".join(f"**{a.kind}** — {a.description}" for a in watch.alarms), width=16),
+        ])
+    body = _body_with_references(layout(rows), references)
+    return fragment.add([*below, "Resource", "Resource"], DASHBOARD_TYPE,
+                        {"DashboardName": watch.dashboard, "DashboardBody": body})
 
 
 class ClusterDashboardPage(Construct):
@@ -328,21 +413,32 @@ class ClusterDashboardPage(Construct):
 
 
 class TeamDashboard(Construct):
-    """A team's own dashboard: its row, its alarms' state and what each alarm asks of whom."""
+    """A team's own dashboard: its row, its alarms' state and what each alarm asks of whom (one ``CfnInclude``,
+    ``plain.Fragment``)."""
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, region: Optional[str] = None,
                  alarms: Optional[Mapping[str, cw.CfnAlarm]] = None) -> None:
         super().__init__(scope, id)
-        if watch.dashboard is None:
-            raise ValueError(f"TeamDashboard {self.node.path}: team {watch.team} has no dashboard in the plan")
-        rows = [team_row(watch, region)]
-        if alarms:
-            rows.append([
-                {"type": "alarm", "width": 8, "height": ROW_HEIGHT,
-                 "properties": {"title": f"{watch.team}: alarms", "alarms": [alarms[k].attr_arn for k in sorted(alarms)]}},
-                _text("\n\n".join(f"**{a.kind}** — {a.description}" for a in watch.alarms), width=16),
-            ])
-        self.dashboard = _dashboard(self, watch.dashboard, rows)
+        fragment = Fragment(self)
+        self.logical_id = _team_dashboard(fragment, [], watch, region,
+                                          {k: a.attr_arn for k, a in (alarms or {}).items()})
+        self._include = fragment.include("Dashboard")
+
+    @property
+    def dashboard(self) -> cw.CfnDashboard:
+        return self._include.get_resource(self.logical_id)  # type: ignore[union-attr,return-value]
+
+
+def team_monitoring(fragment: Fragment, below: Sequence[str], *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+                    region: Optional[str] = None, topic_arns: Optional[Mapping[str, str]] = None
+                    ) -> tuple[dict[str, str], Optional[str]]:
+    """A team's alarms and, if planned, its dashboard in ``fragment``, where ``TeamMonitoring`` at ``below`` puts
+    them: the alarms' logical ids by kind, and the dashboard's."""
+    alarms = _alarms(fragment, [*below, "Alarms"], watch, _topic_arns(watch, topics, topic_arns))
+    dashboard = (_team_dashboard(fragment, [*below, "Dashboard"], watch, region,
+                                 {k: get_att(v, "Arn") for k, v in alarms.items()})
+                 if watch.dashboard else None)
+    return alarms, dashboard
 
 
 class TeamMonitoring(Construct):
@@ -350,11 +446,29 @@ class TeamMonitoring(Construct):
 
     ``topics``: topic key (``AlarmPlan.topic``) -> topic, e.g. ``AlarmTopics.topics`` (from any stack);
     ``topic_arns``: the ARNs of those already read (``AlarmTopics.topic_arns``), for the many teams of one stack.
+    Alarms and dashboard are one ``CfnInclude`` (``plain.Fragment``) at the logical ids the L2 constructs had
+    (``Alarms/<kind>/Resource``, ``Dashboard/Resource/Resource``); ``alarms`` and ``dashboard`` read them from
+    jsii when asked.
     """
 
     def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
                  region: Optional[str] = None, topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
-        self.alarms = TeamAlarms(self, "Alarms", watch=watch, topics=topics, topic_arns=topic_arns)
-        self.dashboard = (TeamDashboard(self, "Dashboard", watch=watch, region=region, alarms=self.alarms.alarms)
-                          if watch.dashboard else None)
+        fragment = Fragment(self)
+        self.alarm_ids, self.dashboard_id = team_monitoring(fragment, [], watch=watch, topics=topics, region=region,
+                                                            topic_arns=topic_arns)
+        self._include = fragment.include("Resources")
+
+    @property
+    def alarms(self) -> dict[str, cw.CfnAlarm]:
+        """Kind -> the alarm (read from jsii)."""
+        if self._include is None:
+            return {}
+        return {kind: self._include.get_resource(logical)  # type: ignore[misc]
+                for kind, logical in self.alarm_ids.items()}
+
+    @property
+    def dashboard(self) -> Optional[cw.CfnDashboard]:
+        if self._include is None or self.dashboard_id is None:
+            return None
+        return self._include.get_resource(self.dashboard_id)  # type: ignore[return-value]

@@ -252,7 +252,8 @@ def test_quota_not_honoured_does_not_page_normal_queueing_of_a_team_with_two_typ
     assert not fires(0, {"ml.g5.12xlarge": 0, "ml.g5.2xlarge": 0})  # nothing waits
 
 
-@pytest.mark.parametrize("value", [25, 2.0, 0.5, 1e-05, 1e20])
+@pytest.mark.parametrize("value", [25, 2.0, 0.5, -0.25, 1e-05, 1e-06, 1e-07, 1.5e-7, 123.456, 1e20, 1e21, 1.2345e21, 2.5e300,
+                                   12345678901234567890.0])
 def test_a_dashboard_body_written_in_python_resolves_as_to_json_string_does(value):
     from hyperpod_gov.constructs.monitoring import dashboard_body
 
@@ -263,4 +264,4 @@ def test_a_dashboard_body_written_in_python_resolves_as_to_json_string_does(valu
     widgets = [{"type": "alarm", "width": 8, "height": 6, "x": 0, "y": 0,
                 "properties": {"title": "team: alarms — \"quoted\"\n", "alarms": [alarm.attr_arn],
                                "region": cdk.Aws.REGION, "annotations": [{"value": value}]}}]
-    assert stack.resolve(dashboard_body(stack, widgets)) == stack.resolve(stack.to_json_string({"widgets": widgets}))
+    assert stack.resolve(dashboard_body(widgets)) == stack.resolve(stack.to_json_string({"widgets": widgets}))

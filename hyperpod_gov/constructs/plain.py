@@ -1,0 +1,150 @@
+"""Plain-data resources in one jsii call: a template fragment written in Python, included with ``CfnInclude``.
+
+A construct that is one L1 resource under a scope of its own costs two jsii objects (the scope and the resource),
+each a request to jsii's Node.js process and back; at 300 teams the alarms, dashboards and access entries were
+about a quarter of a synth's requests. Where the properties are plain data, :class:`Fragment` collects the
+resources as CloudFormation JSON, each under the logical id CDK would give it at the construct path it had
+(:func:`logical_id`, CDK's ``makeUniqueId``), and :meth:`Fragment.include` adds them all with one
+``CfnInclude``. The included resources are the L1 classes' own (``CfnInclude`` builds each type's L1 from its
+properties), so the templates render as before, byte for byte; tags, cdk-nag and CDK's template check see them
+like any other resource. What changes is the construct tree: the resources sit under the include, named by
+their logical ids (``tree.json``, the assembly's metadata paths).
+
+Deploy-time values go in as they are: a token's string (an ARN read from jsii) inside a property resolves when
+the template is written, and a reference to a resource of the same fragment is ``{"Fn::GetAtt": [id, attr]}``
+(:func:`get_att`), with :func:`join` for a string made of text and references.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from typing import Any, Optional, Sequence
+
+from aws_cdk import Stack, cloudformation_include as cfn_inc
+from constructs import Construct
+
+HIDDEN_ID = "Default"  # aws-cdk-lib core/lib/private/uniqueid.ts
+HIDDEN_FROM_HUMAN_ID = "Resource"
+MAX_HUMAN_LEN = 240
+MAX_ID_LEN = 255
+PATH_METADATA = "aws:cdk:path"
+PATH_METADATA_CONTEXT = "aws:cdk:enable-path-metadata"
+_NON_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+
+
+def logical_id(components: Sequence[str]) -> str:
+    """The logical id CDK gives a resource at ``components`` (its construct path below its stack): aws-cdk-lib's
+    ``makeUniqueId``: the path's ids without ``Default``; one id alone is that id's letters and digits, otherwise
+    the ids without repeats (an id that ends the previous one) and without ``Resource``, then the first 8 hex
+    digits of the MD5 of the path, upper case."""
+    components = [c for c in components if c != HIDDEN_ID]
+    if not components:
+        raise ValueError("a logical id needs at least one construct id")
+    if len(components) == 1:
+        candidate = _NON_ALPHANUMERIC.sub("", components[0])
+        if len(candidate) <= MAX_ID_LEN:
+            return candidate
+    digest = hashlib.md5("/".join(components).encode()).hexdigest()[:8].upper()
+    kept: list[str] = []
+    for c in components:
+        if not kept or not kept[-1].endswith(c):
+            kept.append(c)
+    human = "".join(_NON_ALPHANUMERIC.sub("", c) for c in kept if c != HIDDEN_FROM_HUMAN_ID)
+    return human[:MAX_HUMAN_LEN] + digest
+
+
+def get_att(logical: str, attribute: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical, attribute]}
+
+
+def join(parts: Sequence[Any]) -> Any:
+    """``parts`` (text and intrinsics) as CDK renders a string holding tokens: the text alone when there is no
+    intrinsic, else ``Fn::Join`` with "" and adjacent texts merged."""
+    merged: list[Any] = []
+    for part in parts:
+        if isinstance(part, str):
+            if not part:
+                continue
+            if merged and isinstance(merged[-1], str):
+                merged[-1] += part
+                continue
+        merged.append(part)
+    if all(isinstance(p, str) for p in merged):
+        return "".join(merged)
+    return {"Fn::Join": ["", merged]}
+
+
+class Fragment:
+    """Resources collected for one ``CfnInclude`` below ``scope`` (whose path below its stack names them)."""
+
+    def __init__(self, scope: Construct, *, stack: Optional[Stack] = None,
+                 components: Optional[Sequence[str]] = None) -> None:
+        """``stack`` and ``components`` (``scope``'s construct ids below it), when the caller knows them: then
+        nothing is read from jsii but the stack's path, once per stack."""
+        stack_path, self._path_metadata = _stack_facts(stack if stack is not None else Stack.of(scope))
+        self._scope = scope
+        if components is None:
+            self.path: str = scope.node.path  # e.g. "acme-teams/ml-research/Monitoring"
+            self.components: list[str] = _below(self.path, stack_path)
+        else:
+            self.components = list(components)
+            self.path = "/".join([stack_path, *self.components])
+        self.resources: dict[str, dict[str, Any]] = {}
+        self.outputs: dict[str, dict[str, Any]] = {}
+
+    def add(self, below: Sequence[str], type: str, properties: dict[str, Any]) -> str:
+        """Add a resource of ``type`` at ``below`` (construct ids under the scope; a '/' in one is '--', as in
+        ``constructs``); returns its logical id."""
+        below = [c.replace("/", "--") for c in below]
+        logical = logical_id([*self.components, *below])
+        if logical in self.resources:
+            raise ValueError(f"{self.path}: two resources at the logical id {logical}")
+        resource: dict[str, Any] = {"Type": type, "Properties": properties}
+        if self._path_metadata:  # what the CDK CLI's synth (path metadata on) wrote at the resource's old path
+            resource["Metadata"] = {PATH_METADATA: "/".join([self.path, *below])}
+        self.resources[logical] = resource
+        return logical
+
+    def add_output(self, below: Sequence[str], value: Any, description: Optional[str] = None) -> str:
+        """Add a stack output at ``below`` (a ``CfnOutput``'s construct path under the scope); its logical id."""
+        logical = logical_id([*self.components, *(c.replace("/", "--") for c in below)])
+        if logical in self.outputs:
+            raise ValueError(f"{self.path}: two outputs at the logical id {logical}")
+        self.outputs[logical] = {"Value": value, **({"Description": description} if description else {})}
+        return logical
+
+    def include(self, id: str) -> Optional[cfn_inc.CfnInclude]:
+        """The resources and outputs in one ``CfnInclude`` named ``id`` under the scope (none: nothing is
+        added)."""
+        if not self.resources and not self.outputs:
+            return None
+        template = {k: v for k, v in (("Resources", self.resources), ("Outputs", self.outputs)) if v}
+        handle, name = tempfile.mkstemp(prefix="hyperpod-gov-fragment-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                json.dump(template, f, ensure_ascii=False, separators=(",", ":"))
+            return cfn_inc.CfnInclude(self._scope, id, template_file=name)  # read while it is built
+        finally:
+            os.unlink(name)
+
+
+def _stack_facts(stack: Stack) -> tuple[str, bool]:
+    """A stack's path and whether path metadata is on, read from jsii once per stack (kept on its proxy: Python
+    holds one proxy a stack)."""
+    facts = stack.__dict__.get("_hyperpod_gov_facts")
+    if facts is None:
+        facts = stack.__dict__["_hyperpod_gov_facts"] = (
+            stack.node.path, bool(stack.node.try_get_context(PATH_METADATA_CONTEXT)))
+    return facts
+
+
+def _below(path: str, stack_path: str) -> list[str]:
+    if path == stack_path:
+        return []
+    if not path.startswith(stack_path + "/"):
+        raise ValueError(f"{path} is not below its stack {stack_path}")
+    return path[len(stack_path) + 1:].split("/")

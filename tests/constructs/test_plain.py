@@ -1,0 +1,119 @@
+"""Plain-data resources in one CfnInclude (``hyperpod_gov.constructs.plain``): the logical ids CDK would give
+them, the templates the L1 constructs render, the path metadata the CDK CLI asks for."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_cloudwatch as cw
+from constructs import Construct
+
+from hyperpod_gov.constructs import TeamAccessEntry
+from hyperpod_gov.constructs.access import team_access_entries
+from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Fragment, get_att, join, logical_id
+from hyperpod_gov.plan import build_plan
+from tests.contracts.helpers import plan_of
+
+PATHS = [
+    ["Alarm"],
+    ["Resource"],
+    ["team-a", "Monitoring", "Alarms", "quota-not-honoured", "Resource"],
+    ["team-a", "Monitoring", "Dashboard", "Resource", "Resource"],
+    ["Topic", "Default"],
+    ["Default", "Outer", "Default", "Inner"],
+    ["Outer", "OuterInner", "Inner", "InnerMost"],  # an id ending the previous one is left out of the human part
+    ["x" * 200, "y" * 100, "Resource"],  # the human part is cut at 240 characters
+    ["z" * 260],  # one id longer than 255: hashed
+    ["arn:aws:iam::111111111111:role/Team-Viewer", "Resource"],
+    ["a.b_c-d", "e f"],
+]
+
+
+def _nest(stack: cdk.Stack, components: list[str]) -> Construct:
+    scope: Construct = stack
+    for c in components[:-1]:
+        scope = scope.node.try_find_child(c) or Construct(scope, c)
+    return scope
+
+
+def test_logical_ids_are_the_ones_cdk_gives_at_the_same_paths():
+    stack = cdk.Stack(cdk.App(), "S")
+    for i, components in enumerate(PATHS):
+        parent = Construct(stack, f"P{i}")
+        element = cdk.CfnResource(_nest(parent, components) if len(components) > 1 else parent,
+                                  components[-1], type="AWS::SNS::Topic")
+        ids = [c.replace("/", "--") for c in components]  # constructs' own spelling of a '/' in an id
+        assert stack.resolve(stack.get_logical_id(element)) == logical_id([f"P{i}", *ids]), components
+    with pytest.raises(ValueError):
+        logical_id(["Default"])
+
+
+def test_join_renders_as_cdk_renders_a_string_with_tokens():
+    stack = cdk.Stack(cdk.App(), "S")
+    alarm = cw.CfnAlarm(stack, "A", comparison_operator="GreaterThanThreshold", evaluation_periods=1, threshold=1,
+                        metric_name="m", namespace="n", period=60, statistic="Sum")
+    arn = get_att(stack.resolve(alarm.logical_id), "Arn")
+    assert stack.resolve(f"[\"{alarm.attr_arn}\",\"{alarm.attr_arn}\"]") == join(["[\"", arn, "\",", "\"", arn, "\"]"])
+    assert join(["a", "", "b"]) == "ab"
+
+
+def _interactive():
+    """A team whose submitters get the HyperPod spaces access policies (nested members: AccessScope)."""
+    from tests.plan.test_access_entries import interactive
+    return plan_of(interactive())
+
+
+@pytest.mark.parametrize("path_metadata", [False, True])
+@pytest.mark.parametrize("spec", ["startup", "interactive"])
+def test_included_access_entries_render_as_the_l1_construct_does(startup_spec, spec, path_metadata):
+    """Byte for byte: the template of many entries in one include equals one TeamAccessEntry per principal's,
+    with the CDK CLI's path metadata (the old construct paths) too."""
+    plan = build_plan(startup_spec) if spec == "startup" else _interactive()
+    if spec == "interactive":
+        assert any(p.access_policies for p in plan.principals)
+    context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
+    templates = []
+    for included in (False, True):
+        app = cdk.App(context=context)
+        stack = cdk.Stack(app, "acme-access")
+        cluster = cdk.Fn.import_value("ClusterName")  # a token, as the capacity stack's cluster name is
+        if included:
+            team_access_entries(stack, "AccessEntries", cluster_name=cluster, accesses=plan.principals)
+        else:
+            for access in plan.principals:
+                TeamAccessEntry(stack, access.key, cluster_name=cluster, access=access)
+        templates.append(app.synth().get_stack_by_name("acme-access").template)
+    assert len(plan.principals) >= 2
+    assert templates[1] == templates[0]
+    assert list(templates[1]["Resources"]) == list(templates[0]["Resources"])  # the order too
+    if path_metadata:
+        assert all(r["Metadata"]["aws:cdk:path"].startswith("acme-access/")
+                   for r in templates[1]["Resources"].values() if r["Type"] == "AWS::EKS::AccessEntry")
+
+
+def test_a_fragment_names_two_resources_at_one_logical_id_as_an_error():
+    stack = cdk.Stack(cdk.App(), "S")
+    fragment = Fragment(Construct(stack, "T"))
+    fragment.add(["A", "Resource"], "AWS::SNS::Topic", {})
+    with pytest.raises(ValueError, match="two resources"):
+        fragment.add(["A", "Resource"], "AWS::SNS::Topic", {})
+    assert Fragment(Construct(stack, "Empty")).include("Resources") is None
+
+
+def test_references_inside_a_fragment_and_tokens_from_outside_resolve():
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    topic = cdk.aws_sns.CfnTopic(stack, "Topic")
+    scope = Construct(stack, "T")
+    fragment = Fragment(scope)
+    alarm = fragment.add(["Alarm", "Resource"], "AWS::CloudWatch::Alarm", {
+        "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1, "Threshold": 1, "MetricName": "m",
+        "Namespace": "n", "Period": 60, "Statistic": "Sum", "AlarmActions": [topic.attr_topic_arn]})
+    fragment.add(["Board", "Resource"], "AWS::CloudWatch::Dashboard", {
+        "DashboardBody": join(["{\"alarms\":[\"", get_att(alarm, "Arn"), "\"]}"])})
+    include = fragment.include("Resources")
+    resources = app.synth().get_stack_by_name("S").template["Resources"]
+    assert resources[alarm]["Properties"]["AlarmActions"] == [{"Fn::GetAtt": ["Topic", "TopicArn"]}]
+    assert resources[logical_id(["T", "Board", "Resource"])]["Properties"]["DashboardBody"] == {
+        "Fn::Join": ["", ["{\"alarms\":[\"", {"Fn::GetAtt": [alarm, "Arn"]}, "\"]}"]]}
+    assert isinstance(include.get_resource(alarm), cw.CfnAlarm)  # the L1 class, as cdk-nag and tags see it
