@@ -11,6 +11,7 @@ from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observability, SchedulerInstall,
                                      TeamQuota, WorkloadIdentityRole)
 from hyperpod_gov.constructs.access import team_access_entries
+from hyperpod_gov.constructs.identity import plain_identity
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, team_monitoring
 from hyperpod_gov.constructs.plain import Fragment
@@ -213,11 +214,23 @@ class TeamsStack(SpecStack):
             # Per-team data: the team bucket, whose key the team's source roles are granted.
             storage = team_storage(plan, team.name)
             store = TeamStorage(team_scope, "Storage", storage=storage) if storage is not None else None
+            # Identities without grants of their own are plain data: each run of them one CfnInclude, at the
+            # logical ids WorkloadIdentityRole gives them (the others are WorkloadIdentityRoles, in plan order).
+            run: Optional[Fragment] = None
             for identity in (i for i in plan.identities if i.team == team.name):
-                WorkloadIdentityRole(team_scope, f"Identity-{identity.service_account}",
-                                     cluster_name=cluster_name, identity=identity,
+                below = f"Identity-{identity.service_account}"
+                if run is None:
+                    run = Fragment(team_scope, stack=self, components=[team.name])
+                if plain_identity(run, [below], cluster_name=cluster_name, identity=identity, account=plan.account,
+                                  cluster_arn=plan.cluster.eks_arn):
+                    continue
+                run.include(f"Plain{below}")
+                run = None
+                WorkloadIdentityRole(team_scope, below, cluster_name=cluster_name, identity=identity,
                                      account=plan.account, cluster_arn=plan.cluster.eks_arn,
                                      team_key=store.key if store is not None else None)
+            if run is not None:
+                run.include("PlainIdentities")
             files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
             applied = AppliedManifests(team_scope, "Manifests", cluster=cluster,
                                        manifest=fill_file_system(manifests.teams[team.name], files))

@@ -10,7 +10,7 @@ from constructs import Construct
 from ..plan import PrincipalAccess
 from ..plan.fields import emit
 from ..plan.tables import ACCESS_ENTRY, cfn_kwargs
-from .plain import Fragment
+from .plain import Fragment, cloudformation_members
 
 ACCESS_ENTRY_TYPE = "AWS::EKS::AccessEntry"
 
@@ -24,18 +24,9 @@ class TeamAccessEntry(Construct):
                                               **cfn_kwargs(ACCESS_ENTRY, access, {"clusterName": cluster_name}))
 
 
-def _cloudformation(value: Any) -> Any:
-    """EKS's camelCase members as CloudFormation spells them (``principalArn`` -> ``PrincipalArn``), nested too."""
-    if isinstance(value, dict):
-        return {k[:1].upper() + k[1:]: _cloudformation(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cloudformation(v) for v in value]
-    return value
-
-
 def access_entry_properties(cluster_name: str, access: PrincipalAccess) -> dict[str, Any]:
     """The ``AWS::EKS::AccessEntry`` properties of one principal (the ``ACCESS_ENTRY`` table's)."""
-    return _cloudformation(emit(ACCESS_ENTRY, access, {"clusterName": cluster_name}))
+    return cloudformation_members(emit(ACCESS_ENTRY, access, {"clusterName": cluster_name}))
 
 
 def team_access_entries(scope: Construct, id: str, *, cluster_name: str,

@@ -12,9 +12,11 @@ from constructs import Construct
 from ..plan import names
 from ..plan.identity import IdentityPlan
 from ..spec.models import S3Access
+from ..plan.fields import emit
 from ..plan.tables import POD_IDENTITY, cfn_kwargs
 from ._nag import acknowledge, wildcard
-from .observability import pod_identity_trust
+from .observability import POD_IDENTITY_PRINCIPAL, pod_identity_conditions, pod_identity_trust
+from .plain import Fragment, cloudformation_members, get_att, logical_id
 
 ASSUME = ["sts:AssumeRole", "sts:TagSession"]
 # Session tag EKS Pod Identity sets besides names.SESSION_TAG_*: the cluster's ARN, unique across regions.
@@ -28,17 +30,26 @@ ECR_PULL = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDown
 POD_IDENTITY_DOCS = "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html"
 
 
+def _session_tags(cluster_arn: str, namespace: str, service_account: str) -> dict[str, str]:
+    return {
+        f"aws:RequestTag/{SESSION_TAG_CLUSTER_ARN}": cluster_arn,
+        f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": namespace,
+        f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": service_account,
+    }
+
+
 def source_role_trust(*, account: str, cluster_arn: str, namespace: str, service_account: str) -> iam.IPrincipal:
     """Pod Identity's trust for one service account: the confused-deputy conditions (``aws:SourceAccount``,
     ``aws:SourceArn``: this cluster) plus the session tags EKS sets on the session (``POD_IDENTITY_DOCS``): the
     cluster's ARN, the namespace and the service account."""
     # One principal with every condition (the same policy as adding the tags with ``with_conditions``): a jsii
     # call fewer for each of the hundreds of identities of a large spec.
-    return pod_identity_trust(account=account, cluster_arn=cluster_arn, session={
-        f"aws:RequestTag/{SESSION_TAG_CLUSTER_ARN}": cluster_arn,
-        f"aws:RequestTag/{names.SESSION_TAG_NAMESPACE}": namespace,
-        f"aws:RequestTag/{names.SESSION_TAG_SERVICE_ACCOUNT}": service_account,
-    })
+    return pod_identity_trust(account=account, cluster_arn=cluster_arn,
+                              session=_session_tags(cluster_arn, namespace, service_account))
+
+
+def _description(identity: IdentityPlan) -> str:
+    return f"Pod Identity of {identity.namespace}/{identity.service_account}"
 
 
 def s3_statements(accesses: Sequence[S3Access]) -> tuple[list[iam.PolicyStatement], list[tuple[str, str]], bool]:
@@ -84,7 +95,7 @@ class WorkloadIdentityRole(Construct):
             role_name=identity.source_role_name,
             assumed_by=source_role_trust(account=account, cluster_arn=cluster_arn, namespace=identity.namespace,
                                          service_account=identity.service_account),
-            description=f"Pod Identity of {identity.namespace}/{identity.service_account}",
+            description=_description(identity),
         )
         target = identity.target_role_arn
         if target:
@@ -135,6 +146,40 @@ class WorkloadIdentityRole(Construct):
             self.role.add_to_policy(statement)
         if findings:
             acknowledge(self.role, findings)
+
+
+POLICY_VERSION = "2012-10-17"
+MAX_POLICY_NAME = 128  # aws-cdk-lib's MAX_POLICY_NAME_LEN: a default policy's name is its logical id's last 128
+
+
+def plain_identity(fragment: Fragment, below: Sequence[str], *, cluster_name: str, identity: IdentityPlan,
+                   account: str, cluster_arn: str) -> bool:
+    """A workload identity without grants of its own (at most the target role to assume) as plain data in
+    ``fragment``, where ``WorkloadIdentityRole`` at ``below`` puts it: the source role, its default policy and
+    the association, as aws-cdk-lib renders them (``tests/constructs/test_plain.py`` compares the two templates).
+    An identity with grants has statements that aws-cdk-lib merges (``@aws-cdk/aws-iam:minimizePolicies``) and
+    cdk-nag findings to acknowledge: False, and nothing is added; build a ``WorkloadIdentityRole``."""
+    if not identity.grants.empty:
+        return False
+    trust = {"Action": ASSUME, "Condition": pod_identity_conditions(
+                 account=account, cluster_arn=cluster_arn,
+                 session=_session_tags(cluster_arn, identity.namespace, identity.service_account)),
+             "Effect": "Allow", "Principal": {"Service": POD_IDENTITY_PRINCIPAL}}
+    role = fragment.add([*below, "SourceRole", "Resource"], "AWS::IAM::Role", {
+        "AssumeRolePolicyDocument": {"Statement": [trust], "Version": POLICY_VERSION},
+        "Description": _description(identity), "RoleName": identity.source_role_name})
+    if identity.target_role_arn:
+        policy_path = [*below, "SourceRole", "DefaultPolicy", "Resource"]
+        policy = logical_id([*fragment.components, *policy_path])
+        fragment.add(policy_path, "AWS::IAM::Policy", {
+            "PolicyDocument": {"Statement": [{"Action": ASSUME, "Effect": "Allow",
+                                              "Resource": identity.target_role_arn, "Sid": "AssumeTargetRole"}],
+                               "Version": POLICY_VERSION},
+            "PolicyName": policy[-MAX_POLICY_NAME:], "Roles": [{"Ref": role}]})
+    association = cloudformation_members(emit(POD_IDENTITY, identity, {"clusterName": cluster_name}))
+    association["RoleArn"] = get_att(role, "Arn")
+    fragment.add([*below, "Association"], "AWS::EKS::PodIdentityAssociation", association)
+    return True
 
 
 class TargetRole(Construct):

@@ -24,10 +24,15 @@ def pod_identity_trust(*, account: str, cluster_arn: str,
     cluster (the confused-deputy conditions EKS documents for ``pods.eks.amazonaws.com``). ``session``: further
     ``StringEquals`` conditions (session tags), after ``aws:SourceAccount``.
     """
-    return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL, conditions={
-        "StringEquals": {"aws:SourceAccount": account, **(session or {})},
-        "ArnEquals": {"aws:SourceArn": cluster_arn},
-    }).with_session_tags()
+    return iam.ServicePrincipal(POD_IDENTITY_PRINCIPAL, conditions=pod_identity_conditions(
+        account=account, cluster_arn=cluster_arn, session=session)).with_session_tags()
+
+
+def pod_identity_conditions(*, account: str, cluster_arn: str,
+                            session: Optional[Mapping[str, str]] = None) -> dict[str, dict[str, str]]:
+    """The conditions of :func:`pod_identity_trust`, as its trust policy statement holds them."""
+    return {"StringEquals": {"aws:SourceAccount": account, **(session or {})},
+            "ArnEquals": {"aws:SourceArn": cluster_arn}}
 
 
 def observability_config() -> dict:

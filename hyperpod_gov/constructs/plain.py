@@ -57,6 +57,16 @@ def logical_id(components: Sequence[str]) -> str:
     return human[:MAX_HUMAN_LEN] + digest
 
 
+def cloudformation_members(value: Any) -> Any:
+    """An AWS API's camelCase members as CloudFormation spells them (``principalArn`` -> ``PrincipalArn``),
+    nested too (the keys of every mapping are member names)."""
+    if isinstance(value, dict):
+        return {k[:1].upper() + k[1:]: cloudformation_members(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [cloudformation_members(v) for v in value]
+    return value
+
+
 def get_att(logical: str, attribute: str) -> dict[str, Any]:
     return {"Fn::GetAtt": [logical, attribute]}
 

@@ -117,3 +117,46 @@ def test_references_inside_a_fragment_and_tokens_from_outside_resolve():
     assert resources[logical_id(["T", "Board", "Resource"])]["Properties"]["DashboardBody"] == {
         "Fn::Join": ["", ["{\"alarms\":[\"", {"Fn::GetAtt": [alarm, "Arn"]}, "\"]}"]]}
     assert isinstance(include.get_resource(alarm), cw.CfnAlarm)  # the L1 class, as cdk-nag and tags see it
+
+
+@pytest.mark.parametrize("path_metadata", [False, True])
+def test_plain_identities_render_as_workload_identity_roles_do(startup_spec, path_metadata):
+    """Byte for byte, with and without a target role to assume; an identity with grants is left to the L2."""
+    from hyperpod_gov.constructs import WorkloadIdentityRole
+    from hyperpod_gov.constructs.identity import plain_identity
+    from tests.scale import many_teams_spec
+
+    plans = [build_plan(startup_spec), plan_of(many_teams_spec(2))]
+    identities = [(plan, i) for plan in plans for i in plan.identities]
+    assert any(i.target_role_arn for _, i in identities) and any(not i.target_role_arn for _, i in identities)
+    context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
+    templates = []
+    for plain in (False, True):
+        app = cdk.App(context=context)
+        stack = cdk.Stack(app, "acme-teams")
+        cluster = cdk.Fn.import_value("ClusterName")
+        for n, (plan, identity) in enumerate(identities):
+            team = Construct(stack, f"{identity.team}-{n}")
+            below = f"Identity-{identity.service_account}"
+            kwargs = dict(cluster_name=cluster, identity=identity, account=plan.account,
+                          cluster_arn=plan.cluster.eks_arn)
+            if plain:
+                fragment = Fragment(team, stack=stack, components=[f"{identity.team}-{n}"])
+                assert plain_identity(fragment, [below], **kwargs)
+                fragment.include("Plain")
+            else:
+                WorkloadIdentityRole(team, below, **kwargs)
+        templates.append(app.synth().get_stack_by_name("acme-teams").template)
+    assert templates[1] == templates[0]
+    assert list(templates[1]["Resources"]) == list(templates[0]["Resources"])
+
+
+def test_an_identity_with_grants_is_not_plain(enterprise_spec):
+    from hyperpod_gov.constructs.identity import plain_identity
+
+    plan = build_plan(enterprise_spec)
+    granted = next(i for i in plan.identities if not i.grants.empty)
+    fragment = Fragment(Construct(cdk.Stack(cdk.App(), "S"), "T"))
+    assert not plain_identity(fragment, ["I"], cluster_name="c", identity=granted, account=plan.account,
+                              cluster_arn=plan.cluster.eks_arn)
+    assert fragment.resources == {}
