@@ -16,7 +16,7 @@ from aws_cdk import Aws, aws_cloudwatch as cw, aws_iam as iam
 from aws_cdk import aws_kms as kms, aws_sns as sns, aws_sns_subscriptions as subs
 from constructs import Construct
 
-from .plain import Fragment, get_att, join
+from .plain import Fragment, get_att, included, join
 
 from ..plan.monitoring import (HOUR, MAX_ALARM_METRICS, AlarmPlan, FlavorWatch, Metric, MonitoringPlan, TeamWatch,
                                TopicPlan)
@@ -163,10 +163,7 @@ class TeamAlarms(Construct):
     @property
     def alarms(self) -> dict[str, cw.CfnAlarm]:
         """Kind -> the alarm (read from jsii)."""
-        if self._include is None:
-            return {}
-        return {kind: self._include.get_resource(logical)  # type: ignore[misc]
-                for kind, logical in self.logical_ids.items()}
+        return included(self._include, self.logical_ids)  # type: ignore[return-value]
 
 
 # --- dashboards -------------------------------------------------------------------------------------------------
@@ -462,10 +459,7 @@ class TeamMonitoring(Construct):
     @property
     def alarms(self) -> dict[str, cw.CfnAlarm]:
         """Kind -> the alarm (read from jsii)."""
-        if self._include is None:
-            return {}
-        return {kind: self._include.get_resource(logical)  # type: ignore[misc]
-                for kind, logical in self.alarm_ids.items()}
+        return included(self._include, self.alarm_ids)  # type: ignore[return-value]
 
     @property
     def dashboard(self) -> Optional[cw.CfnDashboard]:

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import tempfile
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import Stack, cloudformation_include as cfn_inc
 from constructs import Construct
@@ -140,6 +140,13 @@ class Fragment:
             return cfn_inc.CfnInclude(self._scope, id, template_file=name)  # read while it is built
         finally:
             os.unlink(name)
+
+
+def included(include: Optional[cfn_inc.CfnInclude], logical_ids: Mapping[str, str]) -> dict[str, Any]:
+    """Key -> the resource ``include`` holds at ``logical_ids[key]`` (each read from jsii)."""
+    if include is None:
+        return {}
+    return {key: include.get_resource(logical) for key, logical in logical_ids.items()}
 
 
 def _stack_facts(stack: Stack) -> tuple[str, bool]:

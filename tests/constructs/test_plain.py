@@ -160,3 +160,19 @@ def test_an_identity_with_grants_is_not_plain(enterprise_spec):
     assert not plain_identity(fragment, ["I"], cluster_name="c", identity=granted, account=plan.account,
                               cluster_arn=plan.cluster.eks_arn)
     assert fragment.resources == {}
+
+
+def test_team_monitoring_gives_its_included_alarms_and_dashboard_as_l1_objects(startup_spec):
+    from hyperpod_gov.constructs.monitoring import AlarmTopics, TeamAlarms, TeamMonitoring
+
+    monitoring = build_plan(startup_spec).monitoring
+    stack = cdk.Stack(cdk.App(), "S")
+    topics = AlarmTopics(stack, "Topics", topics=monitoring.topics)
+    watch = monitoring.teams[0]
+    team = TeamMonitoring(stack, "Team", watch=watch, topics=topics.topics, region=monitoring.region)
+    alone = TeamAlarms(stack, "Alarms", watch=watch, topics=topics.topics)
+    kinds = {a.kind for a in watch.alarms}
+    assert set(team.alarms) == set(alone.alarms) == kinds
+    assert all(isinstance(a, cw.CfnAlarm) for a in [*team.alarms.values(), *alone.alarms.values()])
+    assert isinstance(team.dashboard, cw.CfnDashboard)
+    assert stack.resolve(team.alarms[watch.alarms[0].kind].alarm_name) == watch.alarms[0].name
