@@ -39,7 +39,7 @@ _FLAGS = json.loads((Path(__file__).with_name("feature_flags.json")).read_text()
 FEATURE_FLAGS: dict[str, object] = {**_FLAGS["library"], **_FLAGS["pinned"]}
 # No creation stack trace in each construct's metadata: from Python it shows only jsii's runtime ("no user code in
 # 10 frames"), and capturing it costs about a second of a 300-team synth. CDK_DEBUG=true still records them.
-CLI_DEFAULTS: dict[str, object] = {"aws:cdk:disable-creation-stack-traces": True}
+NO_CREATION_STACK_TRACES: dict[str, object] = {"aws:cdk:disable-creation-stack-traces": True}
 
 
 def apply_feature_flags(app: Construct) -> None:
@@ -59,7 +59,7 @@ def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None
     ``builtin_template_checks=False``: a new app leaves CDK's template check to the caller
     (``hyperpod_gov.template_checks``, as ``synth`` runs it)."""
     if app is None:  # the flags as the App's own context: what CDK_CONTEXT_JSON (cdk synth -c) sets still wins
-        app = cdk.App(outdir=outdir, analytics_reporting=False, context={**FEATURE_FLAGS, **CLI_DEFAULTS},
+        app = cdk.App(outdir=outdir, analytics_reporting=False, context={**FEATURE_FLAGS, **NO_CREATION_STACK_TRACES},
                       builtin_cloud_formation_validation=builtin_template_checks)
     apply_feature_flags(app)
     add_capacity_stacks(app, plan, manifests, governance_files=governance_files)

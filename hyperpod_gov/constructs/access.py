@@ -8,9 +8,8 @@ from aws_cdk import aws_eks as eks_l1, cloudformation_include as cfn_inc
 from constructs import Construct
 
 from ..plan import PrincipalAccess
-from ..plan.fields import emit
-from ..plan.tables import ACCESS_ENTRY, cfn_kwargs
-from .plain import Fragment, cloudformation_members
+from ..plan.tables import ACCESS_ENTRY, cfn_kwargs, cfn_properties
+from .plain import Fragment
 
 ACCESS_ENTRY_TYPE = "AWS::EKS::AccessEntry"
 
@@ -26,7 +25,7 @@ class TeamAccessEntry(Construct):
 
 def access_entry_properties(cluster_name: str, access: PrincipalAccess) -> dict[str, Any]:
     """The ``AWS::EKS::AccessEntry`` properties of one principal (the ``ACCESS_ENTRY`` table's)."""
-    return cloudformation_members(emit(ACCESS_ENTRY, access, {"clusterName": cluster_name}))
+    return cfn_properties(ACCESS_ENTRY, access, {"clusterName": cluster_name})
 
 
 def team_access_entries(scope: Construct, id: str, *, cluster_name: str,

@@ -12,11 +12,10 @@ from constructs import Construct
 from ..plan import names
 from ..plan.identity import IdentityPlan
 from ..spec.models import S3Access
-from ..plan.fields import emit
-from ..plan.tables import POD_IDENTITY, cfn_kwargs
+from ..plan.tables import POD_IDENTITY, cfn_kwargs, cfn_properties
 from ._nag import acknowledge, wildcard
 from .observability import POD_IDENTITY_PRINCIPAL, pod_identity_conditions, pod_identity_trust
-from .plain import Fragment, cloudformation_members, get_att, logical_id
+from .plain import Fragment, get_att, logical_id
 
 ASSUME = ["sts:AssumeRole", "sts:TagSession"]
 # Session tag EKS Pod Identity sets besides names.SESSION_TAG_*: the cluster's ARN, unique across regions.
@@ -176,7 +175,7 @@ def plain_identity(fragment: Fragment, below: Sequence[str], *, cluster_name: st
                                               "Resource": identity.target_role_arn, "Sid": "AssumeTargetRole"}],
                                "Version": POLICY_VERSION},
             "PolicyName": policy[-MAX_POLICY_NAME:], "Roles": [{"Ref": role}]})
-    association = cloudformation_members(emit(POD_IDENTITY, identity, {"clusterName": cluster_name}))
+    association = cfn_properties(POD_IDENTITY, identity, {"clusterName": cluster_name})
     association["RoleArn"] = get_att(role, "Arn")
     fragment.add([*below, "Association"], "AWS::EKS::PodIdentityAssociation", association)
     return True

@@ -57,16 +57,6 @@ def logical_id(components: Sequence[str]) -> str:
     return human[:MAX_HUMAN_LEN] + digest
 
 
-def cloudformation_members(value: Any) -> Any:
-    """An AWS API's camelCase members as CloudFormation spells them (``principalArn`` -> ``PrincipalArn``),
-    nested too (the keys of every mapping are member names)."""
-    if isinstance(value, dict):
-        return {k[:1].upper() + k[1:]: cloudformation_members(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [cloudformation_members(v) for v in value]
-    return value
-
-
 def get_att(logical: str, attribute: str) -> dict[str, Any]:
     return {"Fn::GetAtt": [logical, attribute]}
 
@@ -106,13 +96,18 @@ class Fragment:
         self.resources: dict[str, dict[str, Any]] = {}
         self.outputs: dict[str, dict[str, Any]] = {}
 
+    def _logical_id(self, below: Sequence[str], taken: Mapping[str, Any], what: str) -> tuple[str, list[str]]:
+        """The logical id at ``below`` (construct ids under the scope; a '/' in one is '--', as in ``constructs``)
+        and those ids, unless ``taken`` has it."""
+        ids = [c.replace("/", "--") for c in below]
+        logical = logical_id([*self.components, *ids])
+        if logical in taken:
+            raise ValueError(f"{self.path}: two {what} at the logical id {logical}")
+        return logical, ids
+
     def add(self, below: Sequence[str], type: str, properties: dict[str, Any]) -> str:
-        """Add a resource of ``type`` at ``below`` (construct ids under the scope; a '/' in one is '--', as in
-        ``constructs``); returns its logical id."""
-        below = [c.replace("/", "--") for c in below]
-        logical = logical_id([*self.components, *below])
-        if logical in self.resources:
-            raise ValueError(f"{self.path}: two resources at the logical id {logical}")
+        """Add a resource of ``type`` at ``below`` (construct ids under the scope); returns its logical id."""
+        logical, below = self._logical_id(below, self.resources, "resources")
         resource: dict[str, Any] = {"Type": type, "Properties": properties}
         if self._path_metadata:  # what the CDK CLI's synth (path metadata on) wrote at the resource's old path
             resource["Metadata"] = {PATH_METADATA: "/".join([self.path, *below])}
@@ -121,9 +116,7 @@ class Fragment:
 
     def add_output(self, below: Sequence[str], value: Any, description: Optional[str] = None) -> str:
         """Add a stack output at ``below`` (a ``CfnOutput``'s construct path under the scope); its logical id."""
-        logical = logical_id([*self.components, *(c.replace("/", "--") for c in below)])
-        if logical in self.outputs:
-            raise ValueError(f"{self.path}: two outputs at the logical id {logical}")
+        logical, _ = self._logical_id(below, self.outputs, "outputs")
         self.outputs[logical] = {"Value": value, **({"Description": description} if description else {})}
         return logical
 

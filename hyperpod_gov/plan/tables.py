@@ -377,6 +377,21 @@ POD_IDENTITY = Table(
 )
 
 
+def _capitalized(value: Any) -> Any:
+    """camelCase members with a capital first letter, nested too (the keys of every mapping are member names)."""
+    if isinstance(value, dict):
+        return {k[:1].upper() + k[1:]: _capitalized(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_capitalized(v) for v in value]
+    return value
+
+
+def cfn_properties(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """An EKS object's properties as CloudFormation spells them (``principalArn`` -> ``PrincipalArn``, nested
+    members too), for a template written as data (``constructs/plain.py``)."""
+    return _capitalized(emit(table, part, context))
+
+
 def cfn_kwargs(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     """An EKS object's properties as keyword arguments of its aws-cdk-lib L1 class (``principalArn`` ->
     ``principal_arn``); members that CloudFormation does not take (tags come from the stack) are left out."""

@@ -255,7 +255,7 @@ def test_quota_not_honoured_does_not_page_normal_queueing_of_a_team_with_two_typ
 @pytest.mark.parametrize("value", [25, 2.0, 0.5, -0.25, 1e-05, 1e-06, 1e-07, 1.5e-7, 123.456, 1e20, 1e21, 1.2345e21, 2.5e300,
                                    12345678901234567890.0])
 def test_a_dashboard_body_written_in_python_resolves_as_to_json_string_does(value):
-    from hyperpod_gov.constructs.monitoring import dashboard_body
+    from hyperpod_gov.constructs.dashboard_widgets import dashboard_body
 
     stack = cdk.Stack(cdk.App(), "S")
     alarm = cdk.aws_cloudwatch.CfnAlarm(stack, "A", comparison_operator="GreaterThanThreshold",
