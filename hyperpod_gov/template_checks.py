@@ -43,6 +43,7 @@ ENGINE_PREFIX = "package/node_modules/@aws/cloudformation-validate/"
 RULES_PREFIX = "package/core/lib/validation/rules/"
 ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
 LOGICAL_ID = "aws:cdk:logicalId"
+WARM_UP_CHECKS = 3  # check.js: more gained nothing
 _SEVERITIES = {"FATAL": "error", "ERROR": "error", "WARN": "warning", "INFO": "informational", "DEBUG": "debug"}
 
 
@@ -141,6 +142,16 @@ class TemplateChecks:
         while len(self._processes) < processes:
             self._processes.append(subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                     stderr=subprocess.PIPE))
+
+    def warm_up(self, checks: int = WARM_UP_CHECKS) -> None:
+        """Have each process check its warm-up template ``checks`` times while nothing is asked of it (a fresh
+        engine's first checks are its slow ones; ``check.js``): for a large app, before its templates exist."""
+        for process in self._processes:
+            try:
+                process.stdin.write(json.dumps({"warmUp": checks}).encode() + b"\n")
+                process.stdin.flush()
+            except OSError:
+                pass  # it stopped: finish reports it
 
     def alive(self) -> bool:
         return all(p.poll() is None for p in self._processes)

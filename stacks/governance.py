@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, Duration, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
+from aws_cdk import ArnFormat, Fn, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
 from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observability, SchedulerInstall,
                                      TeamQuota, WorkloadIdentityRole)
+from hyperpod_gov.constructs.manifests import plain_manifest, plain_object_value
 from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.identity import plain_identity
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
-from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, team_monitoring
-from hyperpod_gov.constructs.plain import Fragment
+from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, plain_topics, team_monitoring
+from hyperpod_gov.constructs.plain import Fragment, Runs, logical_id
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
-from hyperpod_gov.constructs.task_governance import GovernedCluster
+from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
@@ -29,7 +30,7 @@ from hyperpod_gov.plan.workloads import allowed_priority_classes
 from .base import SpecStack, tag
 from .capacity import CapacityStack, cluster_outputs
 
-NAMESPACE_WAIT = Duration.minutes(15)
+NAMESPACE_WAIT_SECONDS = 15 * 60  # KubernetesObjectValue's timeout
 
 
 def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[GovernedCluster]:
@@ -51,9 +52,9 @@ def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
     return arn
 
 
-def team_outputs(fragment: Fragment, plan: Plan, team: TeamPlan) -> None:
-    """What a team member needs to submit work, as outputs of the team's stack (at ``Outputs/<id>`` under the
-    team's scope, where a ``CfnOutput`` there puts them)."""
+def team_outputs(fragment: Fragment, below: list[str], plan: Plan, team: TeamPlan) -> None:
+    """What a team member needs to submit work, as outputs of the team's stack (at ``below/<id>``: ``Outputs``
+    under the team's scope, where a ``CfnOutput`` there puts them)."""
     classes = allowed_priority_classes(plan, team)
     for id, value, what in (
         ("Namespace", team.namespace, f"Namespace of team {team.name}"),
@@ -61,7 +62,7 @@ def team_outputs(fragment: Fragment, plan: Plan, team: TeamPlan) -> None:
         ("PriorityClasses", ",".join(classes) or "none",
          f"Values team {team.name} may give the label kueue.x-k8s.io/priority-class"),
     ):
-        fragment.add_output(["Outputs", id], value, what)
+        fragment.add_output([*below, id], value, what)
 
 
 def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
@@ -180,6 +181,8 @@ class TeamsStack(SpecStack):
                  **kwargs: Any) -> None:
         super().__init__(scope, id, plan=plan, what="per-team quotas, identities, manifests and alarms", **kwargs)
         self.add_stack_dependency(governance, "quotas and team objects come after the cluster policy")
+        if capacity is not None:  # as aws-cdk-lib's KubernetesManifest adds it (the cluster's kubectl barrier)
+            self.add_stack_dependency(capacity, "team objects are applied once the cluster's kubectl is ready")
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
         shared_key: kms.IKey = monitoring.topics.key
@@ -190,59 +193,86 @@ class TeamsStack(SpecStack):
                 self, f"Topic-{key}", Stack.of(self).format_arn(service="sns", resource=names.platform_topic(plan.name),
                                                                 arn_format=ArnFormat.NO_RESOURCE_NAME))
                 for key in shared_topics}
-        topics = AlarmTopics(self, "AlarmTopics", topics=watch.owner_topics(shard.members), key=shared_key)
-        by_key = {**shared_topics, **topics.topics}
+        # Plain data (plain.Runs): the stack's resources while no construct comes between them are one CfnInclude,
+        # each resource at the logical id of the construct named in the comment beside it. A team with tags of its
+        # own has a scope of its own, tagged, and runs of its own below it.
+        runs = Runs(self, stack=self, components=[])
+        # AlarmTopics(self, "AlarmTopics"): each owner's topic, with the teams that alarm on it
+        topic_ids = plain_topics(runs.fragment, ["AlarmTopics"], topics=watch.owner_topics(shard.members),
+                                 key_arn=shared_key.key_arn)
         # ARNs read from jsii once per stack, not once per team (imported topics: read by the first team's alarms)
-        topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns), **topics.topic_arns}
+        topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns),
+                      **{key: Fn.ref(logical) for key, logical in topic_ids.items()}}
         cluster = _cluster(self, plan, capacity)
         cluster_name = cluster.cluster_name
+        kubectl_token = cluster.kubectl_provider.service_token  # type: ignore[union-attr]
         governed = _governed(plan, capacity)
+        # the stack's task governance provider (None with the native types), before the teams' quotas
+        provider = governed.provider(self) if governed is not None else None
+        provider_token = provider.service_token if provider is not None else None
+        files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
         for name in shard.members:
             team = plan.team(name)
-            team_scope = Construct(self, team.name)
-            tag(team_scope, team.tags)  # the team's cost-allocation tags win over the stack's on its resources
-            waiter = None
+            team_runs, at = runs, [team.name]  # the team's runs, and its path below their scope
+            team_scope: Optional[Construct] = None
+            if team.tags:  # the team's cost-allocation tags win over the stack's on its resources
+                runs.flush()
+                team_scope = Construct(self, team.name)
+                tag(team_scope, team.tags)
+                team_runs, at = Runs(team_scope, stack=self, components=[team.name]), []
+
+            def constructs() -> Construct:
+                """The team's scope for a construct that stays one, after the plain resources so far."""
+                nonlocal team_scope
+                team_runs.flush()
+                if team_scope is None:
+                    team_scope = Construct(self, team.name)
+                return team_scope
+
+            waiter: Optional[str] = None
             if governed is not None:
-                quota = TeamQuota(team_scope, "Quota", team=team, cluster=governed)
+                # TeamQuota(team_scope, "Quota")
+                quota, native = plain_quota(team_runs.fragment, [*at, "Quota"], team=team, cluster=governed,
+                                            service_token=provider_token)
+                if native:
+                    team_runs.acknowledge(quota, QUOTA_UNKNOWN_TO_CDK)
                 # HyperPod creates the namespace when the quota is created, a little later: wait for it rather
-                # than fail the stack when the team's objects are applied first.
-                waiter = eks.KubernetesObjectValue(
-                    team_scope, "Namespace", cluster=cluster, object_type="namespace", object_name=team.namespace,
-                    json_path=".metadata.name", timeout=NAMESPACE_WAIT,
-                )
-                waiter.node.add_dependency(quota)
+                # than fail the stack when the team's objects are applied first (KubernetesObjectValue
+                # (team_scope, "Namespace")).
+                waiter = plain_object_value(
+                    team_runs.fragment, [*at, "Namespace"], service_token=kubectl_token, cluster_name=cluster_name,
+                    object_type="namespace", object_name=team.namespace, json_path=".metadata.name",
+                    timeout_seconds=NAMESPACE_WAIT_SECONDS, depends_on=[quota])
             # Per-team data: the team bucket, whose key the team's source roles are granted.
             storage = team_storage(plan, team.name)
-            store = TeamStorage(team_scope, "Storage", storage=storage) if storage is not None else None
-            # Identities without grants of their own are plain data: each run of them one CfnInclude, at the
-            # logical ids WorkloadIdentityRole gives them (the others are WorkloadIdentityRoles, in plan order).
-            run: Optional[Fragment] = None
+            store = TeamStorage(constructs(), "Storage", storage=storage) if storage is not None else None
+            # Identities without grants of their own are plain data at the logical ids WorkloadIdentityRole
+            # gives them (the others are WorkloadIdentityRoles, in plan order).
             for identity in (i for i in plan.identities if i.team == team.name):
                 below = f"Identity-{identity.service_account}"
-                if run is None:
-                    run = Fragment(team_scope, stack=self, components=[team.name])
-                if plain_identity(run, [below], cluster_name=cluster_name, identity=identity, account=plan.account,
-                                  cluster_arn=plan.cluster.eks_arn):
+                if plain_identity(team_runs.fragment, [*at, below], cluster_name=cluster_name, identity=identity,
+                                  account=plan.account, cluster_arn=plan.cluster.eks_arn):
                     continue
-                run.include(f"Plain{below}")
-                run = None
-                WorkloadIdentityRole(team_scope, below, cluster_name=cluster_name, identity=identity,
+                WorkloadIdentityRole(constructs(), below, cluster_name=cluster_name, identity=identity,
                                      account=plan.account, cluster_arn=plan.cluster.eks_arn,
                                      team_key=store.key if store is not None else None)
-            if run is not None:
-                run.include("PlainIdentities")
-            files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
-            applied = AppliedManifests(team_scope, "Manifests", cluster=cluster,
-                                       manifest=fill_file_system(manifests.teams[team.name], files))
-            if waiter is not None:
-                applied.node.add_dependency(waiter)
-            # The team's alarms, dashboard and outputs, plain data: one CfnInclude at the logical ids that
-            # TeamMonitoring(team_scope, "Monitoring") and CfnOutputs under team_scope/Outputs give them.
-            plain = Fragment(team_scope, stack=self, components=[team.name])
-            team_monitoring(plain, ["Monitoring"], watch=watch.team(team.name), topics=by_key, region=plan.region,
-                            topic_arns=topic_arns)
-            team_outputs(plain, plan, team)  # reaching the cluster: namespace, queue, priority labels
-            plain.include("Plain")
+            manifest = fill_file_system(manifests.teams[team.name], files)
+            # AppliedManifests(team_scope, "Manifests"), after the namespace
+            manifest_id = logical_id([team.name, "Manifests", "Resource", "Resource"])
+            if plain_manifest(team_runs.fragment, [*at, "Manifests"], service_token=kubectl_token,
+                              cluster_name=cluster_name, manifest=manifest,
+                              depends_on=team_runs.depend(manifest_id, waiter) if waiter else ()) is None:
+                applied = AppliedManifests(constructs(), "Manifests", cluster=cluster, manifest=manifest)
+                if waiter is not None:
+                    applied.node.add_dependency(team_runs.resource(waiter))
+            # TeamMonitoring(team_scope, "Monitoring"): the team's alarms and dashboard; and CfnOutputs under
+            # team_scope/Outputs: what reaches the cluster (namespace, queue, priority labels).
+            team_monitoring(team_runs.fragment, [*at, "Monitoring"], watch=watch.team(team.name),
+                            topics=shared_topics, region=plan.region, topic_arns=topic_arns)
+            team_outputs(team_runs.fragment, [*at, "Outputs"], plan, team)
+            if team_runs is not runs:
+                team_runs.flush()
+        runs.flush()
 
 
 class AccessStack(SpecStack):

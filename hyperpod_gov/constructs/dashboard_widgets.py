@@ -176,9 +176,18 @@ def js_number(x: float) -> str:
     return ("-" if sign else "") + text
 
 
+_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+
+
+def _is_index(key: str) -> bool:
+    """Whether JavaScript holds ``key`` as an array index (an integer below 2**32 - 1 in canonical form)."""
+    return bool(_INDEX.fullmatch(key)) and int(key) < 2**32 - 1
+
+
 def js_json(value: Any) -> str:
     """``value`` as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII as is, numbers as
-    :func:`js_number` (Python's ``json`` writes ``1e-07`` and ``2.0``)."""
+    :func:`js_number` (Python's ``json`` writes ``1e-07`` and ``2.0``), an object's array-index keys ("0", "17")
+    before its other keys, ascending (the order of a JavaScript object's own keys)."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool) or value is None:
@@ -188,7 +197,10 @@ def js_json(value: Any) -> str:
     if isinstance(value, float):
         return js_number(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items()) + "}"
+        items = [(str(k), v) for k, v in value.items()]
+        if any(_INDEX.fullmatch(k) for k, _ in items):  # JavaScript lists array-index keys first, ascending
+            items = sorted(items, key=lambda kv: (0, int(kv[0])) if _is_index(kv[0]) else (1, 0))
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{js_json(v)}" for k, v in items) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(js_json(v) for v in value) + "]"
     raise TypeError(f"{type(value).__name__} is not JSON")

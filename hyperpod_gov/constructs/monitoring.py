@@ -74,6 +74,38 @@ class AlarmTopics(Construct):
             self.topic_arns[plan.key] = arn
 
 
+def plain_topics(fragment: Fragment, below: Sequence[str], *, topics: Sequence[TopicPlan], key_arn: str
+                 ) -> dict[str, str]:
+    """``AlarmTopics`` at ``below`` with a key it is given, as plain data in ``fragment``: per topic, in key
+    order, the topic, its policy (TLS only; publishing by this account's alarms) and the email subscription, as
+    aws-cdk-lib renders them. Topic key -> the topic's logical id (an alarm in another fragment reaches it with
+    ``Fn.ref``)."""
+    ids: dict[str, str] = {}
+    for plan in sorted(topics, key=lambda t: t.key):
+        at = [*below, plan.key, "Resource"]
+        topic = fragment.add([*at, "Resource"], "AWS::SNS::Topic", {
+            "DisplayName": plan.display_name[:100], "KmsMasterKeyId": key_arn})
+        ref = {"Ref": topic}
+        source_arn = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":cloudwatch:", {"Ref": "AWS::Region"},
+                                        ":", {"Ref": "AWS::AccountId"}, ":alarm:*"]]}
+        fragment.add([*at, "Policy", "Resource"], "AWS::SNS::TopicPolicy", {
+            "PolicyDocument": {"Statement": [
+                {"Action": "sns:Publish", "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                 "Effect": "Deny", "Principal": "*", "Resource": ref, "Sid": "AllowPublishThroughSSLOnly"},
+                {"Action": "sns:Publish",
+                 "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                               "ArnLike": {"aws:SourceArn": source_arn}},
+                 "Effect": "Allow", "Principal": {"Service": CLOUDWATCH_PRINCIPAL}, "Resource": ref,
+                 "Sid": "CloudWatchAlarmsPublish"},
+            ], "Version": "2012-10-17"},
+            "Topics": [ref]})
+        if plan.email:
+            fragment.add([*at, plan.email, "Resource"], "AWS::SNS::Subscription", {
+                "Endpoint": plan.email, "Protocol": "email", "TopicArn": ref})
+        ids[plan.key] = topic
+    return ids
+
+
 # Alarms and dashboards are plain data: each is one L1 resource built from dicts here (one jsii call), not an L2
 # alarm with metric, expression, duration and action objects (about ten calls each; 1,200 alarms at 300 teams).
 # The properties are the ones the L2 constructs render (aws-cdk-lib's aws-cloudwatch), so the templates, the

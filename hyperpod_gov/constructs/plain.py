@@ -27,6 +27,8 @@ from typing import Any, Mapping, Optional, Sequence
 from aws_cdk import Stack, cloudformation_include as cfn_inc
 from constructs import Construct
 
+from ._nag import acknowledge
+
 HIDDEN_ID = "Default"  # aws-cdk-lib core/lib/private/uniqueid.ts
 HIDDEN_FROM_HUMAN_ID = "Resource"
 MAX_HUMAN_LEN = 240
@@ -105,10 +107,20 @@ class Fragment:
             raise ValueError(f"{self.path}: two {what} at the logical id {logical}")
         return logical, ids
 
-    def add(self, below: Sequence[str], type: str, properties: dict[str, Any]) -> str:
-        """Add a resource of ``type`` at ``below`` (construct ids under the scope); returns its logical id."""
+    def add(self, below: Sequence[str], type: str, properties: dict[str, Any], *,
+            depends_on: Sequence[str] = (), delete: bool = False) -> str:
+        """Add a resource of ``type`` at ``below`` (construct ids under the scope); returns its logical id.
+        ``depends_on``: logical ids of this fragment's resources it comes after; ``delete``: the deletion and
+        update-replace policies ``Delete`` (a ``CustomResource``'s default)."""
         logical, below = self._logical_id(below, self.resources, "resources")
+        for dependency in depends_on:
+            if dependency not in self.resources:
+                raise ValueError(f"{self.path}: {logical} depends on {dependency}, which this fragment lacks")
         resource: dict[str, Any] = {"Type": type, "Properties": properties}
+        if depends_on:
+            resource["DependsOn"] = sorted(depends_on)
+        if delete:
+            resource["UpdateReplacePolicy"] = resource["DeletionPolicy"] = "Delete"
         if self._path_metadata:  # what the CDK CLI's synth (path metadata on) wrote at the resource's old path
             resource["Metadata"] = {PATH_METADATA: "/".join([self.path, *below])}
         self.resources[logical] = resource
@@ -133,6 +145,79 @@ class Fragment:
             return cfn_inc.CfnInclude(self._scope, id, template_file=name)  # read while it is built
         finally:
             os.unlink(name)
+
+
+class Runs:
+    """The plain resources of one scope in construct order. The resources added since the last construct that
+    stays a construct (:meth:`flush`, called before making it) are one ``CfnInclude`` (``Plain``, ``Plain2``,
+    ...), so that the template lists every resource where the constructs put it. A dependency on a resource of an
+    earlier run is added once both are included (:meth:`depend`)."""
+
+    def __init__(self, scope: Construct, *, stack: Stack, components: Sequence[str]) -> None:
+        self._scope, self._stack, self._components = scope, stack, list(components)
+        self._current: Optional[Fragment] = None
+        self._runs: list[tuple[Optional[cfn_inc.CfnInclude], Fragment]] = []
+        self._pending: list[tuple[str, str]] = []  # (logical id, the logical id of an earlier run it follows)
+        self._acknowledged: dict[str, Sequence[tuple[str, str]]] = {}  # logical id -> findings
+
+    @property
+    def fragment(self) -> Fragment:
+        """The run being collected."""
+        if self._current is None:
+            self._current = Fragment(self._scope, stack=self._stack, components=self._components)
+        return self._current
+
+    def depend(self, logical: str, on: str) -> list[str]:
+        """What to put in ``depends_on`` of the resource about to be added at ``logical`` so that it comes after
+        ``on``: ``[on]`` within the run; otherwise nothing now, and the dependency once the run is included."""
+        if on in self.fragment.resources:
+            return [on]
+        self._holder(on)  # raises for an id no run has
+        self._pending.append((logical, on))
+        return []
+
+    def acknowledge(self, logical: str, findings: Sequence[tuple[str, str]]) -> None:
+        """Acknowledge ``(finding, reason)`` pairs for the resource at ``logical`` (``_nag.acknowledge``): on
+        the ``CfnInclude`` that holds it, once per run and list of findings, when the run is included."""
+        self._holder(logical)
+        self._acknowledged[logical] = findings
+
+    def flush(self) -> None:
+        """Include the run being collected (if any)."""
+        if self._current is None:
+            return
+        id = "Plain" if not self._runs else f"Plain{len(self._runs) + 1}"
+        fragment, include = self._current, self._current.include(id)
+        self._runs.append((include, fragment))
+        self._current = None
+        done: list[Sequence[tuple[str, str]]] = []
+        for logical in list(self._acknowledged):
+            if logical in fragment.resources:
+                findings = self._acknowledged.pop(logical)
+                if include is not None and not any(findings is d for d in done):
+                    acknowledge(include, findings)
+                    done.append(findings)
+        for logical, on in [p for p in self._pending if self._included(p[0])]:
+            self.resource(logical).add_dependency(self.resource(on))
+            self._pending.remove((logical, on))
+
+    def resource(self, logical: str) -> Any:
+        """The included resource at ``logical`` (``CfnResource``), read from jsii; its run must be flushed."""
+        include = self._holder(logical)[0]
+        if include is None:
+            raise ValueError(f"{logical} is not included yet: flush its run first")
+        return include.get_resource(logical)
+
+    def _included(self, logical: str) -> bool:
+        return any(logical in f.resources for _, f in self._runs)
+
+    def _holder(self, logical: str) -> tuple[Optional[cfn_inc.CfnInclude], Fragment]:
+        for run in self._runs:
+            if logical in run[1].resources:
+                return run
+        if self._current is not None and logical in self._current.resources:
+            return None, self._current
+        raise ValueError(f"no run of {'/'.join(self._components)} has the resource {logical}")
 
 
 def included(include: Optional[cfn_inc.CfnInclude], logical_ids: Mapping[str, str]) -> dict[str, Any]:

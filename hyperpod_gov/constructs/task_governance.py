@@ -9,7 +9,7 @@ native types they are used; elsewhere the same properties go through the SDK-bac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from aws_cdk import CfnResource, CustomResource, Stack, aws_sagemaker as sagemaker
 from constructs import Construct
@@ -19,6 +19,7 @@ from ..plan import task_governance as tg
 from ..plan.plan import ClusterPolicyPlan
 from ..plan.regions import TaskGovernanceBackend
 from ._nag import acknowledge
+from .plain import Fragment
 from .task_governance_provider import POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE, TaskGovernanceProvider
 
 COMPUTE_QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"  # no L1 class in aws-cdk-lib yet
@@ -78,6 +79,24 @@ class ClusterPolicy(Construct):
         )
 
 
+QUOTA_UNKNOWN_TO_CDK = [("CloudFormation-Validate::F3006", f"{COMPUTE_QUOTA_TYPE} is newer than the resource "
+                         "specification bundled with aws-cdk-lib's template check; the tests validate it with "
+                         "cfn-lint's schema, which knows the type.")]
+
+
+def plain_quota(fragment: Fragment, below: Sequence[str], *, team: TeamPlan, cluster: GovernedCluster,
+                service_token: Optional[str]) -> tuple[str, bool]:
+    """``TeamQuota`` at ``below`` as plain data in ``fragment``; its logical id, and whether it is the native
+    type, whose template-check finding the caller acknowledges on the included resource
+    (``QUOTA_UNKNOWN_TO_CDK``). ``service_token``: the stack's provider's (``cluster.provider``), None with the
+    native types."""
+    properties: dict[str, Any] = tg.compute_quota_properties(team, cluster.cluster_arn)
+    if service_token is not None:
+        return fragment.add([*below, "Resource", "Default"], QUOTA_RESOURCE_TYPE,
+                            {"ServiceToken": service_token, **properties}, delete=True), False
+    return fragment.add([*below, "Resource"], COMPUTE_QUOTA_TYPE, properties), True
+
+
 class TeamQuota(Construct):
     """``AWS::SageMaker::ComputeQuota`` (or ``Custom::ComputeQuota``) of one team. HyperPod creates the team
     namespace with it. ``resource`` is the primary child (``Resource``)."""
@@ -92,6 +111,4 @@ class TeamQuota(Construct):
                                            resource_type=QUOTA_RESOURCE_TYPE, properties=properties)
             return
         self.resource = CfnResource(self, "Resource", type=COMPUTE_QUOTA_TYPE, properties=properties)
-        acknowledge(self, [("CloudFormation-Validate::F3006", f"{COMPUTE_QUOTA_TYPE} is newer than the resource "
-                            "specification bundled with aws-cdk-lib's template check; the tests validate it with "
-                            "cfn-lint's schema, which knows the type.")])
+        acknowledge(self, QUOTA_UNKNOWN_TO_CDK)

@@ -80,6 +80,7 @@ def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline):
     checks = TemplateChecks.start()
     assert checks is not None
     checks.grow(2)  # the templates shared out by size between two processes
+    checks.warm_up()  # its findings are dropped: the report is the same
     try:
         ours = checks.finish(pipeline).report
     finally:
@@ -160,3 +161,14 @@ def test_a_cache_folder_it_cannot_write_leaves_the_check_to_cdk(monkeypatch, tmp
     blocker.write_text("a file where the cache folder should go")
     monkeypatch.setenv("HYPERPOD_GOV_CACHE", str(blocker))
     assert TemplateChecks.start() is None
+
+
+def test_the_warm_up_template_has_every_resource_type_the_examples_write(enterprise, startup):
+    """check.js warms its engine up on one resource of each type hyperpod-gov writes (custom resources as one)."""
+    from hyperpod_gov.template_checks import SCRIPT
+
+    warm = json.loads(SCRIPT.with_name("warmup.template.json").read_text())["Resources"]
+    kind = lambda t: "Custom" if t.startswith("Custom::") or t == "AWS::CloudFormation::CustomResource" else t  # noqa: E731
+    written = {kind(r["Type"]) for synthesized in (enterprise, startup) for template in synthesized.templates.values()
+               for r in template.get("Resources", {}).values()}
+    assert written <= {kind(r["Type"]) for r in warm.values()}
