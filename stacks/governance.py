@@ -174,7 +174,9 @@ class DashboardsStack(SpecStack):
 
 
 class TeamsStack(SpecStack):
-    """One shard of per-team resources. Each team lives under a scope named after it."""
+    """One shard of per-team resources, each at the construct path (so the logical id) of a scope named after its
+    team; the plain ones are included (``plain.Runs``), so the scope exists only for a team with tags or a
+    construct of its own."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, shard: Shard, capacity: Optional[CapacityStack],
                  governance: GovernanceStack, monitoring: MonitoringStack, manifests: Manifests,
