@@ -15,7 +15,7 @@ from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.identity import plain_identity
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, plain_topics, team_monitoring
-from hyperpod_gov.constructs.plain import Fragment, Runs, logical_id
+from hyperpod_gov.constructs.plain import Fragment, Runs
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
@@ -260,13 +260,14 @@ class TeamsStack(SpecStack):
                                      team_key=store.key if store is not None else None)
             manifest = fill_file_system(manifests.teams[team.name], files)
             # AppliedManifests(team_scope, "Manifests"), after the namespace
-            manifest_id = logical_id([team.name, "Manifests", "Resource", "Resource"])
-            if plain_manifest(team_runs.fragment, [*at, "Manifests"], service_token=kubectl_token,
-                              cluster_name=cluster_name, manifest=manifest,
-                              depends_on=team_runs.depend(manifest_id, waiter) if waiter else ()) is None:
+            applied_id = plain_manifest(team_runs.fragment, [*at, "Manifests"], service_token=kubectl_token,
+                                        cluster_name=cluster_name, manifest=manifest)
+            if applied_id is None:
                 applied = AppliedManifests(constructs(), "Manifests", cluster=cluster, manifest=manifest)
                 if waiter is not None:
                     applied.node.add_dependency(team_runs.resource(waiter))
+            elif waiter is not None:
+                team_runs.depend(applied_id, waiter)
             # TeamMonitoring(team_scope, "Monitoring"): the team's alarms and dashboard; and CfnOutputs under
             # team_scope/Outputs: what reaches the cluster (namespace, queue, priority labels).
             team_monitoring(team_runs.fragment, [*at, "Monitoring"], watch=watch.team(team.name),

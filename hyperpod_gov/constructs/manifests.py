@@ -63,9 +63,10 @@ def node_addr(path: Sequence[str]) -> str:
     return "c8" + digest.hexdigest()
 
 
-def holds_tokens(manifest: Sequence[dict[str, Any]]) -> bool:
-    """Whether a deploy-time value (a token) is in ``manifest``: then only ``Stack.to_json_string`` renders it."""
-    text = json.dumps(list(manifest))
+def holds_tokens(manifest: Sequence[dict[str, Any]], text: Optional[str] = None) -> bool:
+    """Whether a deploy-time value (a token) is in ``manifest`` (``text``: its ``json.dumps``, if made already):
+    then only ``Stack.to_json_string`` renders it."""
+    text = json.dumps(list(manifest)) if text is None else text
     return any(mark in text for mark in _TOKEN_MARKS)
 
 
@@ -75,7 +76,8 @@ def plain_manifest(fragment: Fragment, below: Sequence[str], *, service_token: s
     ``KubernetesManifest`` renders (``prune``: each object labelled with the construct's address). None, and
     nothing added, for a manifest the construct must build: one holding tokens, or one too large (the
     construct's validation reports it)."""
-    if holds_tokens(manifest) or manifest_size(manifest) > MAX_MANIFEST_BYTES:
+    text = json.dumps(list(manifest))  # as manifest_size measures it
+    if holds_tokens(manifest, text) or len(text.encode()) > MAX_MANIFEST_BYTES:
         return None
     # the KubernetesManifest is AppliedManifests' "Resource"
     label = PRUNE_LABEL_PREFIX + node_addr(["", *fragment.path.split("/"), *below, "Resource"])

@@ -167,14 +167,17 @@ class Runs:
             self._current = Fragment(self._scope, stack=self._stack, components=self._components)
         return self._current
 
-    def depend(self, logical: str, on: str) -> list[str]:
-        """What to put in ``depends_on`` of the resource about to be added at ``logical`` so that it comes after
-        ``on``: ``[on]`` within the run; otherwise nothing now, and the dependency once the run is included."""
+    def depend(self, logical: str, on: str) -> None:
+        """Have the resource just added at ``logical`` come after ``on``: its ``DependsOn`` within the run; for
+        ``on`` in an earlier run, the dependency once this run is included."""
+        if logical not in self.fragment.resources:
+            raise ValueError(f"{logical} is not in the run being collected")
         if on in self.fragment.resources:
-            return [on]
+            resource = self.fragment.resources[logical]
+            resource["DependsOn"] = sorted({*resource.get("DependsOn", ()), on})
+            return
         self._holder(on)  # raises for an id no run has
         self._pending.append((logical, on))
-        return []
 
     def acknowledge(self, logical: str, findings: Sequence[tuple[str, str]]) -> None:
         """Acknowledge ``(finding, reason)`` pairs for the resource at ``logical`` (``_nag.acknowledge``): on

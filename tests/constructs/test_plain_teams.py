@@ -119,12 +119,11 @@ def test_a_dependency_on_an_earlier_run_is_added_once_both_are_included():
     runs.acknowledge(waiter, [("CloudFormation-Validate::W0000", "a reason")])
     runs.flush()
     cdk.CfnResource(Construct(stack, "Between"), "Resource", type="AWS::SNS::Topic")
-    manifest_id = logical_id(["t", "Manifests", "Resource", "Resource"])
-    depends = runs.depend(manifest_id, waiter)
-    assert depends == []  # not in this run: added after it is included
-    plain_manifest(runs.fragment, ["t", "Manifests"], service_token=KUBECTL, cluster_name="c",
-                   manifest=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}],
-                   depends_on=depends)
+    manifest_id = plain_manifest(runs.fragment, ["t", "Manifests"], service_token=KUBECTL, cluster_name="c",
+                                 manifest=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}])
+    assert manifest_id == logical_id(["t", "Manifests", "Resource", "Resource"])
+    runs.depend(manifest_id, waiter)
+    assert "DependsOn" not in runs.fragment.resources[manifest_id]  # not in this run: added once it is included
     runs.flush()
     assembly = app.synth()
     resources = assembly.get_stack_by_name("acme-teams").template["Resources"]
@@ -134,5 +133,8 @@ def test_a_dependency_on_an_earlier_run_is_added_once_both_are_included():
     acknowledged = [(path, list(e["data"])) for path, entries in metadata.items() for e in entries
                     if e["type"] == "aws:cdk:acknowledged-rules"]
     assert acknowledged == [("/acme-teams/Plain", ["CloudFormation-Validate::W0000"])]
+    with pytest.raises(ValueError, match="not in the run"):
+        runs.depend("Nothing", waiter)
+    alarm = runs.fragment.add(["t", "Alarm", "Resource"], "AWS::SNS::Topic", {})
     with pytest.raises(ValueError, match="no run"):
-        runs.depend("Nothing", "Missing")
+        runs.depend(alarm, "Missing")
