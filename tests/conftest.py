@@ -195,12 +195,16 @@ def snapshot_json(snapshot):
 
 @pytest.fixture(scope="session")
 def pipeline(enterprise_spec, tmp_path_factory):
-    """The enterprise pipeline app synthesized once per test run (cdk-nag runs on it and on every stage)."""
-    from tests.synth_helpers import build_pipeline_app_for
+    """The enterprise pipeline app synthesized once per test run (cdk-nag runs on it and on every stage), with the
+    context the CDK CLI adds (``CDK_CLI_CONTEXT``), so that its templates are those ``cdk synth`` writes."""
+    import aws_cdk as cdk
+
+    from tests.synth_helpers import CDK_CLI_CONTEXT, build_pipeline_app_for
 
     with once_per_run(tmp_path_factory, "pipeline") as (out, build):
         if build:
-            build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", outdir=str(out)).synth()
+            app = cdk.App(outdir=str(out), analytics_reporting=False, context=dict(CDK_CLI_CONTEXT))
+            build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", app=app).synth()
     return out
 
 

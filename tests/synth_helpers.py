@@ -87,6 +87,11 @@ def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[
             yield logical_id, r.get("Properties", {})
 
 
+# What the CDK CLI's ``cdk synth`` adds to the app's context by default (path and asset metadata on the resources):
+# an app built in the tests with it writes the templates the CLI writes.
+CDK_CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True}
+
+
 def build_app_for(spec: GovernanceSpec, **kwargs: Any):
     """The CDK app of a spec, as ``cdk synth`` builds it (not synthesized yet)."""
     from hyperpod_gov.charts import render
