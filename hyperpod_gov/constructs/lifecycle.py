@@ -18,6 +18,9 @@ SLURM_FILES_PREFIX = "slurm/"  # the rendered governance files, beside on_create
 PROVISIONING_PARAMETERS = "provisioning_parameters.json"
 LIFECYCLE_PREFIX = "lifecycle/"
 ON_CREATE = "on_create.sh"
+# Bytecode beside the shipped node_type.py (pip compiles every .py of the package at install) is not a script:
+# left in, the asset's hash would follow the Python version that imported or installed the package.
+BYTECODE = ["__pycache__", "*.pyc"]
 
 
 class LifecycleScripts(Construct):
@@ -52,7 +55,7 @@ class LifecycleScripts(Construct):
         self.deployment = s3deploy.BucketDeployment(
             self,
             "Upload",
-            sources=[s3deploy.Source.asset(str(source))],
+            sources=[s3deploy.Source.asset(str(source), exclude=BYTECODE)],
             destination_bucket=self.bucket,
             destination_key_prefix=LIFECYCLE_PREFIX,
             prune=True,
