@@ -28,7 +28,6 @@ from hyperpod_gov.template_checks import TemplateChecks
 from hyperpod_gov.template_checks import shared as shared_template_checks
 
 from .layout import add_capacity_stacks, add_consumer_stacks
-from .pipeline import PipelineStack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,6 +98,8 @@ def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app:
         context["pipelineRepository"] = repository
     if not p.connection_arn:
         context["pipelineConnectionArn"] = connection
+    from .pipeline import PipelineStack  # CDK Pipelines and CodePipeline: only a pipeline app loads them
+
     deployments = tuple(environments) or (("", plan, manifests),)
     pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, synth_context=context, repository=repository,
                              connection_arn=connection, deployments=deployments, toolchain=toolchain_versions())

@@ -7,6 +7,7 @@ from constructs import Construct
 
 from ..plan import ClusterPlan
 from ..plan.api_access import API_PORT, ApiSource
+from ..plan.plan import kubectl_layer_module
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
@@ -24,13 +25,11 @@ CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
 def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Construct:
-    """The kubectl/helm Lambda layer built for the cluster's Kubernetes version (kubectl supports one minor
-    version of skew; the layer must follow the cluster)."""
+    """The kubectl/helm Lambda layer built for the cluster's Kubernetes version (``kubectl_layer_module``)."""
     import importlib
 
-    minor = kubernetes_version.split(".")[1]
-    module = importlib.import_module(f"aws_cdk.lambda_layer_kubectl_v{minor}")
-    return getattr(module, f"KubectlV{minor}Layer")(scope, id)
+    module = importlib.import_module(kubectl_layer_module(kubernetes_version))
+    return getattr(module, f"KubectlV{kubernetes_version.split('.')[1]}Layer")(scope, id)
 
 
 class EksCluster(Construct):

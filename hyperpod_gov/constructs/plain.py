@@ -201,7 +201,7 @@ class Runs:
                     acknowledge(include, findings)
                     done.append(findings)
         for logical, on in [p for p in self._pending if self._included(p[0])]:
-            self.resource(logical).add_dependency(self.resource(on))
+            self.resource(logical).add_resource_dependency(self.resource(on))
             self._pending.remove((logical, on))
 
     def resource(self, logical: str) -> Any:
