@@ -54,7 +54,7 @@ setup() {
   export PATH="$PWD/node_modules/.bin:$PWD/.venv/bin:$PATH"
   node -e 'process.exit(parseInt(process.versions.node) >= 22 ? 0 : 1)' || {
     echo "node_modules/.bin/node is not Node.js 22+; delete node_modules and retry" >&2; exit 2; }
-  # The project's own bytecode at both levels (test workers import it; the CLI and cdk.json's app run under -O),
+  # The project's own bytecode at both levels (the CLI and the test workers import it; cdk.json's app runs under -O),
   # brought up to date here: where Python writes none itself, every process would compile these sources again.
   python -m compileall -q hyperpod_gov stacks >/dev/null && python -O -m compileall -q hyperpod_gov stacks >/dev/null
 }

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from typing import Iterable, Optional, Sequence
 
@@ -360,41 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _optimized_bytecode_cached() -> bool:
-    """Whether aws-cdk-lib's ``-O`` bytecode (``.opt-1.pyc``) is on disk, found without importing it."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("aws_cdk")
-    origin = spec.origin if spec is not None else None
-    return origin is not None and Path(importlib.util.cache_from_source(origin, optimization=1)).is_file()
-
-
-def _synth_without_type_checks() -> None:
-    """Run this command again under ``python -O``, before jsii starts, replacing this process.
-
-    jsii's Python bindings check every argument of every call into the CDK with typeguard unless Python runs
-    optimized (``if __debug__:``, the documented switch, aws/jsii#3660): a fifth of a large synth. The code that
-    runs under it states its checks as ``if ...: raise``, never ``assert``. The same interpreter, script or
-    module and arguments; only the flag is added. The first run under ``-O`` compiles aws-cdk-lib's ``.opt-1.pyc``
-    once; where bytecode is never written (``PYTHONDONTWRITEBYTECODE``) and those files are missing, it stays as is.
-    """
-    if sys.dont_write_bytecode and not _optimized_bytecode_cached():
-        return  # under -O every run would compile aws-cdk-lib's sources again (PYTHONDONTWRITEBYTECODE): slower
-    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if main_spec is not None:
-        target = ["-m", main_spec.name]
-    elif Path(sys.argv[0]).is_file():  # the console script
-        target = [sys.argv[0]]
-    else:
-        return  # started some other way (python -c ...): keep this process, with its checks
-    os.execv(sys.executable, [sys.executable, "-O", *target, *sys.argv[1:]])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if argv is None and args.func is cmd_synth and not sys.flags.optimize and os.name == "posix":
-        _synth_without_type_checks()  # from the command line only: a caller's own process is left alone
     try:
         return int(args.func(args))
     except SpecError as exc:
