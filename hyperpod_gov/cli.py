@@ -151,7 +151,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    from .plan.plan import kubectl_layer_module
+    from .plan.addon_defaults import kubectl_layer
     from .template_checks import shared
 
     # Node.js starts and loads the CDK's packages while Python reads and plans the spec (on two cores about a
@@ -161,7 +161,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         loaded = [loading.submit(_import_all, JSII_PACKAGES)]
         plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
         if plan.slurm is None:  # the kubectl layer of the cluster's version: a 36 MB tarball to digest
-            loaded.append(loading.submit(_import_all, [kubectl_layer_module(plan.cluster.kubernetes_version)]))
+            loaded.append(loading.submit(_import_all, [kubectl_layer(plan.cluster.kubernetes_version)[0]]))
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,8 @@ from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as
 from constructs import Construct
 
 from ..plan import ClusterPlan
+from ..plan.addon_defaults import kubectl_layer as kubectl_layer_import
 from ..plan.api_access import API_PORT, ApiSource
-from ..plan.plan import kubectl_layer_module
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
@@ -25,11 +25,11 @@ CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
 def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Construct:
-    """The kubectl/helm Lambda layer built for the cluster's Kubernetes version (``kubectl_layer_module``)."""
+    """The kubectl/helm Lambda layer built for the cluster's Kubernetes version (``addon_defaults.kubectl_layer``)."""
     import importlib
 
-    module = importlib.import_module(kubectl_layer_module(kubernetes_version))
-    return getattr(module, f"KubectlV{kubernetes_version.split('.')[1]}Layer")(scope, id)
+    module, layer = kubectl_layer_import(kubernetes_version)
+    return getattr(importlib.import_module(module), layer)(scope, id)
 
 
 class EksCluster(Construct):

@@ -1,4 +1,4 @@
-"""Default pins of the EKS add-ons whose versions follow the Kubernetes version.
+"""Default pins of the EKS add-ons whose versions follow the Kubernetes version, and the kubectl layer that does.
 
 The table (``assets/eks/addon_defaults.json``) names its sources. ``pinned`` fills every version the spec leaves
 out, so each add-on the stacks install carries a version and a deploy never takes whatever EKS defaults to that
@@ -34,6 +34,13 @@ def table() -> dict:
 def default_version(addon: str, kubernetes_version: str) -> str:
     """The default pin of ``addon`` on ``kubernetes_version`` (KeyError when the table has none)."""
     return table()["versions"][addon][kubernetes_version]
+
+
+def kubectl_layer(kubernetes_version: str) -> tuple[str, str]:
+    """The Python module and class of the kubectl/helm Lambda layer built for ``kubernetes_version`` (kubectl
+    supports one minor version of skew: the layer follows the cluster, as the add-ons do)."""
+    minor = kubernetes_version.split(".")[1]
+    return f"aws_cdk.lambda_layer_kubectl_v{minor}", f"KubectlV{minor}Layer"
 
 
 def pinned(versions: AddonVersions, kubernetes_version: str) -> AddonVersions:

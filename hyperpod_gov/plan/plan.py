@@ -220,12 +220,6 @@ class ExistingClusterPlan:
     self_managed_kueue: bool  # a Kueue outside the add-on runs there
 
 
-def kubectl_layer_module(kubernetes_version: str) -> str:
-    """The Python module of the kubectl/helm Lambda layer built for ``kubernetes_version`` (kubectl supports one
-    minor version of skew: the layer follows the cluster)."""
-    return f"aws_cdk.lambda_layer_kubectl_v{kubernetes_version.split('.')[1]}"
-
-
 @dataclass(frozen=True)
 class ClusterPlan:
     name: str  # HyperPod
