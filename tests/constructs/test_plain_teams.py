@@ -5,6 +5,7 @@ AppliedManifests), byte for byte and in the same order; what cannot be plain is 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -14,7 +15,7 @@ from constructs import Construct
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.constructs import AppliedManifests, TeamQuota
-from hyperpod_gov.constructs.dashboard_widgets import js_json
+from hyperpod_gov.constructs.dashboard_widgets import _js_json, js_json
 from hyperpod_gov.constructs.manifests import holds_tokens, plain_manifest, plain_object_value
 from hyperpod_gov.constructs.monitoring import AlarmTopics, plain_topics
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Runs, logical_id
@@ -96,6 +97,39 @@ def test_a_teams_plain_resources_render_as_the_constructs_do(startup_spec, backe
 def test_js_json_orders_keys_and_numbers_as_javascript_does():
     assert js_json({"b": 1, "10": 2.0, "2": 0.5, "01": 3, "4294967295": 4}) == \
         '{"2":0.5,"10":2,"b":1,"01":3,"4294967295":4}'
+
+
+def test_js_json_writes_with_python_s_encoder_only_what_it_writes_alike():
+    """The C encoder's fast path and the JavaScript-order writer agree on everything the fast path takes, and
+    the values it must not take (floats, index keys, subclasses) still come out as JavaScript writes them."""
+    rng = random.Random(7)
+    words = ["a", "b", "é", "\u2028", "x\"y", "tab\t", "0a", "-1", "z" * 30, "\ue000"]
+
+    def value(depth):
+        pick = rng.randrange(6 if depth < 4 else 3)
+        if pick == 0:
+            return rng.choice(words)
+        if pick == 1:
+            return rng.choice([0, -3, 2**40, True, False, None])
+        if pick == 2:
+            return rng.choice(words) + str(rng.randrange(100))
+        if pick == 3:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        if pick == 4:
+            return tuple(value(depth + 1) for _ in range(rng.randrange(3)))
+        return {rng.choice(words): value(depth + 1) for _ in range(rng.randrange(5))}
+
+    for _ in range(300):
+        v = value(0)
+        assert js_json(v) == _js_json(v)
+    assert js_json({"w": [{"y": 1.0, "x": 1e-7}]}) == '{"w":[{"y":1,"x":1e-7}]}'
+    assert js_json({"a": {"7": "x", "b": "y"}}) == '{"a":{"7":"x","b":"y"}}'
+    assert js_json({"a": {"b": "y", "7": "x"}}) == '{"a":{"7":"x","b":"y"}}'
+
+    class Count(int):
+        def __repr__(self):
+            return "Count"
+    assert js_json([Count(3)]) == "[3]"
 
 
 def test_a_manifest_holding_tokens_is_left_to_the_construct():
