@@ -15,5 +15,7 @@ from .spec._base import INVISIBLE
 
 def cell(value: object) -> str:
     """``value`` as the text of one Markdown table cell."""
-    text = "".join(" " if unicodedata.category(c) in INVISIBLE else c for c in str(value))
+    text = str(value)
+    if not text.isprintable():  # every character of INVISIBLE's categories is one str.isprintable refuses
+        text = "".join(" " if unicodedata.category(c) in INVISIBLE else c for c in text)
     return text.replace("|", "\\|").replace("<", "&lt;")

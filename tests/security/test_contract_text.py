@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import sys
+import unicodedata
 
 import pytest
 
@@ -13,6 +15,7 @@ from hyperpod_gov.contracts.review import render, reviews
 from hyperpod_gov.markdown import cell
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, parse_spec
+from hyperpod_gov.spec._base import INVISIBLE
 from hyperpod_gov.spec.contract import Contract
 from tests.conftest import BASE, TODAY
 from tests.contracts.helpers import contract
@@ -88,6 +91,13 @@ def test_markdown_cells_escape_line_breaks_pipes_markup_and_escapes():
     assert cell("x | y") == "x \\| y"
     assert cell("<img src=x>") == "&lt;img src=x>"
     assert cell("plain text, 9-17 & more -> fine") == "plain text, 9-17 & more -> fine"
+
+
+def test_every_character_a_cell_blanks_is_one_that_text_is_not_printable_with():
+    """``cell`` looks at each character only when the text is not ``isprintable``: that skips none it blanks."""
+    blanked = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) in INVISIBLE]
+    assert len(blanked) > 200 and not any(c.isprintable() for c in blanked)
+    assert cell("é\u200bx") == "é x" and cell("\u00ad") == " "  # a zero-width space, a soft hyphen (Cf)
 
 
 def test_the_review_pack_summary_escapes_its_cells():
