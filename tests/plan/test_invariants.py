@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hyperpod_gov.plan import build_plan
@@ -247,3 +249,44 @@ def test_the_plan_builds_no_spec_objects():
 def test_the_stack_layout_holds_every_dashboard_page_after_the_first(base):
     plan = build_plan(parse_spec(base, today=TODAY))
     assert len(plan.monitoring.cluster_dashboards) == 1 + len(plan.stacks.dashboards)
+
+
+def _borrow_warnings_pair_by_pair(plan) -> list[str]:
+    """HPG-P006 as first written: for each borrowing team and type, the sum over every other lending team."""
+    out = []
+    for team in plan.tenants:
+        if not team.can_borrow:
+            continue
+        for f in team.owned:
+            lendable = sum(f.governed(of.lending_limit or of.nominal) for other in plan.teams
+                           if other.name != team.name and other.can_lend
+                           for of in other.flavors if of.instance_type == f.instance_type)
+            limit = f.governed(f.borrowing_limit) if f.borrowing_limit else 0
+            if limit > lendable:
+                out.append((f"{team.path}.sharing.borrowLimitPercent", f.instance_type, limit, lendable))
+    return out
+
+
+def test_borrow_limits_are_summed_once_per_type_as_pair_by_pair():
+    """The lenders' totals are summed once per type: the same findings as summing every pair of teams, on teams
+    that lend, borrow, do neither, on two types, with percentages that some lenders can meet and some not."""
+    from hyperpod_gov.plan.invariants import borrow_limits_can_be_met
+    from tests.scale import many_teams_spec
+
+    data = many_teams_spec(12)
+    data["cluster"]["instanceGroups"].append({"name": "cpu", "instanceType": "ml.m5.2xlarge", "count": 8})
+    strategies = ["LendAndBorrow", "DontLend", "Lend", "DontLend", "DontLend", "DontLend"]
+    for i, team in enumerate(data["teams"]):
+        team["sharing"] = {"strategy": strategies[i % 6]}
+        if strategies[i % 6] == "LendAndBorrow":
+            team["sharing"]["borrowLimitPercent"] = [100, 500][i // 6]
+        if i % 3 == 0:
+            team["quota"].append({"instanceType": "ml.m5.2xlarge", "count": 1 + i // 6})
+    plan = build_plan(parse_spec(data, today=TODAY))
+    found = []
+    for w in borrow_limits_can_be_met(plan):
+        limit, instance_type, lendable = re.search(r"borrow (\d+) \S+ of (\S+), .* at most (\d+):", w.problem).groups()
+        found.append((w.path, instance_type, int(limit), int(lendable)))
+    expected = _borrow_warnings_pair_by_pair(plan)
+    assert found == expected
+    assert len(expected) >= 2 and {e[1] for e in expected} == {"ml.g5.2xlarge", "ml.m5.2xlarge"}
