@@ -37,8 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 _FLAGS = json.loads((Path(__file__).with_name("feature_flags.json")).read_text())
 FEATURE_FLAGS: dict[str, object] = {**_FLAGS["library"], **_FLAGS["pinned"]}
 # No creation stack trace in each construct's metadata: from Python it shows only jsii's runtime ("no user code in
-# 10 frames"), and capturing it costs about a second of a 300-team synth. CDK_DEBUG=true still records them.
-NO_CREATION_STACK_TRACES: dict[str, object] = {"aws:cdk:disable-creation-stack-traces": True}
+# 10 frames"), and capturing it costs about a second of a 300-team synth. CDK_DEBUG=true still records them. Nor
+# one on each annotation (a warning or an info in *.metadata.json, e.g. a template nearing its size limit): it
+# named the jsii kernel's temporary directories, so two synths of the same spec wrote different bytes.
+NO_CREATION_STACK_TRACES: dict[str, object] = {"aws:cdk:disable-creation-stack-traces": True,
+                                               "aws:cdk:disable-stack-trace": True}
 
 
 def apply_feature_flags(app: Construct) -> None:

@@ -88,6 +88,21 @@ def test_synthesizing_twice_gives_the_same_bytes(enterprise, tmp_path):
         assert first.read_bytes() == second.read_bytes(), first.name
 
 
+def test_an_annotation_carries_no_stack_trace_so_two_synths_write_the_same_metadata(enterprise_spec, tmp_path):
+    """A warning CDK attaches (here: one added to a stack, as CDK adds one to a template near its size limit)
+    would record JavaScript's stack, which names the jsii kernel's temporary directory of that process."""
+    import aws_cdk as cdk
+
+    from tests.synth_helpers import build_app_for
+
+    app = build_app_for(enterprise_spec, outdir=str(tmp_path), nag=False)
+    cdk.Annotations.of(app.node.find_child("acme-ml-monitoring")).add_warning_v2("test:near-limit", "a warning")
+    app.synth()
+    entries = json.loads((tmp_path / "acme-ml-monitoring.metadata.json").read_text())["/acme-ml-monitoring"]
+    warning = next(e for e in entries if e["type"] == "aws:cdk:warning")
+    assert warning["data"].startswith("a warning") and "trace" not in warning
+
+
 def test_reordering_teams_and_instance_groups_changes_no_logical_id(enterprise, tmp_path):
     def reorder(data):
         data["teams"].reverse()
