@@ -108,6 +108,7 @@ class Outcome:
     report: dict[str, Any]
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    watched: int = 0  # how many of the templates were checked as the synth wrote them (``watch``)
 
 
 class TemplateChecks:
@@ -120,6 +121,8 @@ class TemplateChecks:
     def __init__(self, command: list[str]):
         self._command = command
         self._processes: list[subprocess.Popen] = []
+        self._watched: Optional[dict[str, tuple[Optional[str], Optional[str]]]] = None  # path -> account, region
+        self._version = ""  # the engine's, from its answers
         self.grow(1)
 
     @classmethod
@@ -153,6 +156,49 @@ class TemplateChecks:
             except OSError:
                 pass  # it stopped: finish reports it
 
+    def watch(self, stacks: list[tuple[Path, Optional[str], Optional[str]]]) -> None:
+        """Have the check take each template (path, account, region: the stacks about to be synthesized) as soon
+        as CDK has written it, while the synth goes on; ``finish`` then checks only what it did not take. The
+        templates' files are removed first: an earlier synth's must not be taken for this one's. With more than
+        one process (``grow``) nothing is watched: ``finish`` shares the templates out as before."""
+        self._end_watch()
+        if len(self._processes) != 1:
+            return
+        for path, _, _ in stacks:
+            Path(path).unlink(missing_ok=True)
+        request = {"watch": [{"templatePath": str(p), "accountId": a, "region": r} for p, a, r in stacks]}
+        try:
+            self._processes[0].stdin.write(json.dumps(request).encode() + b"\n")
+            self._processes[0].stdin.flush()
+        except OSError:
+            return  # it stopped: finish reports it
+        self._watched = {str(p): (a, r) for p, a, r in stacks}
+
+    def _end_watch(self) -> dict[str, tuple[tuple[Optional[str], Optional[str]], dict[str, Any]]]:
+        """The watch's results (path -> (account, region) asked, result), once the templates are all written (or
+        the synth failed): after this the process answers requests again."""
+        watched, self._watched = self._watched, None
+        if watched is None:
+            return {}
+        process = self._processes[0]
+        try:
+            process.stdin.write(b'{"done": true}\n')
+            process.stdin.flush()
+        except OSError:
+            pass
+        return {r["templatePath"]: (watched[r["templatePath"]], r) for r in self._answer(process)}
+
+    def _answer(self, process: subprocess.Popen) -> list[dict[str, Any]]:
+        """The results of the process's next answer (the engine's version kept for the report)."""
+        line = process.stdout.readline()
+        if not line:
+            process.kill()
+            err = process.stderr.read().decode(errors="replace")
+            raise RuntimeError(f"CDK's template check ({SCRIPT.name}) stopped: {err[-2000:]}")
+        answer = json.loads(line)
+        self._version = answer["version"]
+        return answer["results"]
+
     def alive(self) -> bool:
         return all(p.poll() is None for p in self._processes)
 
@@ -168,10 +214,17 @@ class TemplateChecks:
 
     def finish(self, assembly_dir: Path) -> Outcome:
         """Check every stack template of the cloud assembly in ``assembly_dir`` (nested ones included)."""
+        taken = self._end_watch()
         stacks = sorted(_stacks(Path(assembly_dir)), key=lambda s: s.template_path)
+        results: dict[str, dict[str, Any]] = {}
+        for s in stacks:  # a watched template counts when it was checked for the stack's account and region
+            wanted, result = taken.get(str(s.template_path), (None, None))
+            if result is not None and wanted == (s.account, s.region):
+                results[str(s.template_path)] = result
         shares: list[list[_Stack]] = [[] for _ in self._processes]
         sizes = [0] * len(shares)
-        by_size = sorted(((s.template_path.stat().st_size, s) for s in stacks), key=lambda t: -t[0])
+        by_size = sorted(((s.template_path.stat().st_size, s) for s in stacks if str(s.template_path) not in results),
+                         key=lambda t: -t[0])
         for size, stack in by_size:  # largest first, to the least loaded
             i = sizes.index(min(sizes))
             shares[i].append(stack)
@@ -185,19 +238,12 @@ class TemplateChecks:
                 process.stdin.flush()
             except OSError:
                 pass  # it stopped: reported below, with what it wrote on stderr
-        results: dict[str, dict[str, Any]] = {}
-        version = ""
         for process, _share in asked:
-            line = process.stdout.readline()
-            if not line:
-                process.kill()
-                err = process.stderr.read().decode(errors="replace")
-                raise RuntimeError(f"CDK's template check ({SCRIPT.name}) stopped: {err[-2000:]}")
-            answer = json.loads(line)
-            version = answer["version"]
-            results.update((r["templatePath"], r) for r in answer["results"])
+            results.update((r["templatePath"], r) for r in self._answer(process))
         ordered = [results[str(s.template_path)] for s in stacks]
-        return _outcome(Path(assembly_dir), stacks, ordered, version)
+        outcome = _outcome(Path(assembly_dir), stacks, ordered, self._version if stacks else "")
+        outcome.watched = len(stacks) - len(by_size)
+        return outcome
 
     def check(self, assembly_dir: Path) -> tuple[list[str], Path]:
         """``finish``, its report added to ``validation-report.json`` and its warnings printed (as CDK prints its
@@ -244,12 +290,17 @@ def _stacks(directory: Path) -> Iterator[_Stack]:
         if kind == "cdk:cloud-assembly":
             yield from _stacks(directory / props["directoryName"])
         elif kind == "aws:cloudformation:stack":
-            account, _, region = artifact.get("environment", "aws://unknown-account/unknown-region")[6:].partition("/")
             extra = artifact.get("additionalMetadataFile")
             metadata = json.loads((directory / extra).read_text()) if extra else artifact.get("metadata", {})
             yield _Stack(directory / props["templateFile"], artifact.get("displayName", artifact_id),
-                         None if account == "unknown-account" else account,
-                         None if region == "unknown-region" else region, metadata)
+                         *environment(artifact.get("environment", "aws://unknown-account/unknown-region")), metadata)
+
+
+def environment(text: str) -> tuple[Optional[str], Optional[str]]:
+    """The account and region of a stack's environment as CDK writes it (``aws://ACCOUNT/REGION``; ``None`` for
+    ``unknown-account``, ``unknown-region``: an environment-agnostic stack)."""
+    account, _, region = text.removeprefix("aws://").partition("/")
+    return None if account == "unknown-account" else account, None if region == "unknown-region" else region
 
 
 def _outcome(root: Path, stacks: list[_Stack], results: list[dict[str, Any]], version: str) -> Outcome:

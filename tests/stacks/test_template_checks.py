@@ -93,6 +93,75 @@ def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline):
     assert {"CloudFormation-Validate::W3010", "CloudFormation-Validate::F3006"} <= rules
 
 
+def test_templates_watched_as_they_are_written_are_checked_as_after_the_synth(enterprise, tmp_path):
+    """``watch``: each template is checked once it is whole (one written in two parts is not taken at the first),
+    an earlier synth's file is not taken for this one's, and a template watched for another region than the
+    assembly gives its stack is checked again; the report is the one ``finish`` makes of the finished assembly."""
+    import shutil
+    import threading
+    import time
+
+    from hyperpod_gov.template_checks import environment
+
+    source = enterprise.out_dir / "cdk.out"
+    expected = shared().finish(source).report
+    target = tmp_path / "cdk.out"
+    shutil.copytree(source, target)
+    manifest = json.loads((target / "manifest.json").read_text())["artifacts"]
+    stacks = [(target / a["properties"]["templateFile"], *environment(a["environment"]))
+              for a in manifest.values() if a["type"] == "aws:cloudformation:stack"]
+    texts = {path: path.read_bytes() for path, _, _ in stacks}
+    first, *_ = stacks
+    stacks[-1] = (stacks[-1][0], stacks[-1][1], "eu-west-1")  # not the region the assembly gives it
+    (target / first[0].name).write_text("{}")  # what an earlier synth left there: removed by watch
+    checks = shared()
+    checks.watch(stacks)
+    assert not first[0].exists()
+
+    def write() -> None:  # as CDK's synth would: one template after another, the first in two parts
+        half = len(texts[first[0]]) // 2
+        with first[0].open("wb") as f:
+            f.write(texts[first[0]][:half])
+            f.flush()
+            time.sleep(0.3)
+            f.write(texts[first[0]][half:])
+        for path, text in texts.items():
+            if path != first[0]:
+                path.write_bytes(text)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join()
+    outcome = checks.finish(target)
+    assert outcome.watched == len(stacks) - 1  # the one watched for another region was checked again
+    assert _comparable(outcome.report["violations"]) == _comparable(expected["violations"])
+    assert _comparable(outcome.report["suppressedViolations"]) == _comparable(expected["suppressedViolations"])
+    assert outcome.report["conclusion"] == expected["conclusion"]
+    assert outcome.report["pluginVersion"] == expected["pluginVersion"]
+
+
+def test_the_synth_watches_each_template_as_the_assembly_names_it(tmp_path):
+    """What ``synth`` asks the check to watch (read from the app before it is synthesized) is each stack's template
+    file, account and region as the assembly then holds them: else every template is checked after the synth."""
+    from hyperpod_gov.template_checks import _stacks
+    from stacks.app import _templates
+    from tests.synth_helpers import build_app_for
+
+    app = build_app_for(parse_spec(BASE, today=TODAY), outdir=str(tmp_path), nag=False)
+    watched = _templates(app, tmp_path)
+    app.synth()
+    assert sorted(watched) == sorted((s.template_path, s.account, s.region) for s in _stacks(tmp_path))
+    assert len(watched) >= 4 and all(account and region for _, account, region in watched)
+
+
+def test_a_watch_whose_templates_never_come_ends_with_the_next_request(enterprise, tmp_path):
+    """A synth that failed before writing its templates leaves the watch open: the next check still answers."""
+    checks = shared()
+    checks.watch([(tmp_path / "never.template.json", "111111111111", "us-east-1")])
+    outcome = checks.finish(enterprise.out_dir / "cdk.out")
+    assert outcome.watched == 0 and outcome.report["conclusion"] == "success"
+
+
 def test_the_enterprise_synth_ran_the_check_beside_cdk(enterprise):
     report = json.loads((enterprise.out_dir / "cdk.out" / "validation-report.json").read_text())
     (section,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]

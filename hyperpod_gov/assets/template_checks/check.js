@@ -8,6 +8,9 @@
 //   node check.js ENGINE_DIR RULES_DIR
 //   stdin, a line each:  [{"templatePath", "accountId", "region"}, ...]
 //   stdout, a line each: {"version": ..., "results": [{"templatePath", "diagnostics": [...]}, ...]}
+//   or {"watch": [{"templatePath", "accountId", "region"}, ...]}, later {"done": true}: the templates CDK is about to
+//   write, each checked once it is whole, while the synth goes on; after "done" the answer, as above, for those
+//   that were written.
 const fs = require('fs');
 const path = require('path');
 
@@ -43,39 +46,85 @@ function warmUp() {
   setImmediate(warmUp);
 }
 
+const OPTIONS = (stack) => ({
+  detailLevel: DETAIL_LEVEL,
+  pseudoParameterOverrides: { accountId: stack.accountId ?? undefined, region: stack.region ?? undefined },
+  exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
+  severityLevel: SEVERITY_LEVEL,
+});
+
+function check(stack) {
+  const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), OPTIONS(stack));
+  return {
+    templatePath: stack.templatePath,
+    diagnostics: report.diagnostics.map((d) => ({
+      ruleId: d.ruleId,
+      severity: d.severity,
+      message: d.message,
+      propertyPath: d.propertyPath ?? null,
+      logicalId: d.entity?.entityType === 'Resource' ? d.entity.logicalId : null,
+      suggestedFix: d.suggestedFix ?? null,
+      category: d.category ?? null,
+    })),
+  };
+}
+
+function answer(results) {
+  process.stdout.write(JSON.stringify({ version: validate.version(), results }) + '\n');
+}
+
+// A watch: the templates the synth will write. CDK writes each one whole (writeFileSync) and never again, so a
+// template is taken once its text parses (a template is one JSON object: no part of it short of the whole parses);
+// the caller removes earlier synths' files first. Polled, between checks and every POLL_MS: each check runs on this
+// core while Node.js synthesizes the next stacks on the other.
+const POLL_MS = 10;
+let watching = null;
+
+function whole(templatePath) {
+  try {
+    JSON.parse(fs.readFileSync(templatePath, 'utf-8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function poll() {
+  if (watching === null) return;
+  const ready = watching.pending.findIndex((stack) => watching.done || whole(stack.templatePath));
+  if (ready >= 0) {
+    const [stack] = watching.pending.splice(ready, 1);
+    if (!watching.done || fs.existsSync(stack.templatePath)) watching.results.push(check(stack));
+    setImmediate(poll);
+  } else if (watching.done) {
+    const { results } = watching;
+    watching = null;
+    answer(results);
+  } else {
+    setTimeout(poll, POLL_MS);
+  }
+}
+
 // One request per line (the stacks of one cloud assembly), one answer per line, until stdin closes: a process
 // that synthesizes many apps (the tests) builds the engine once.
 const lines = require('readline').createInterface({ input: process.stdin, crlfDelay: Infinity });
 lines.on('line', (line) => {
   if (!line.trim()) return;
-  const stacks = JSON.parse(line);
-  if (!Array.isArray(stacks)) {  // {"warmUp": N}
-    warmups = stacks.warmUp;
+  const request = JSON.parse(line);
+  if (Array.isArray(request)) {
+    requested = true;
+    answer(request.map(check));
+  } else if (request.watch) {
+    requested = true;
+    watching = { pending: request.watch, results: [], done: false };
+    setImmediate(poll);
+  } else if (request.done) {
+    if (watching === null) answer([]);
+    else watching.done = true;  // the next poll checks what is left and answers
+  } else {  // {"warmUp": N}
+    warmups = request.warmUp;
     requested = false;
     setImmediate(warmUp);
-    return;
   }
-  requested = true;
-  const results = stacks.map((stack) => {
-    const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), {
-      detailLevel: DETAIL_LEVEL,
-      pseudoParameterOverrides: { accountId: stack.accountId ?? undefined, region: stack.region ?? undefined },
-      exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
-      severityLevel: SEVERITY_LEVEL,
-    });
-    return {
-      templatePath: stack.templatePath,
-      diagnostics: report.diagnostics.map((d) => ({
-        ruleId: d.ruleId,
-        severity: d.severity,
-        message: d.message,
-        propertyPath: d.propertyPath ?? null,
-        logicalId: d.entity?.entityType === 'Resource' ? d.entity.logicalId : null,
-        suggestedFix: d.suggestedFix ?? null,
-        category: d.category ?? null,
-      })),
-    };
-  });
-  process.stdout.write(JSON.stringify({ version: validate.version(), results }) + '\n');
 });
 lines.on('close', () => process.exit(0));  // freeing the engine first takes seconds, for nothing
