@@ -225,9 +225,11 @@ def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Pa
     return written
 
 
-# From this many teams on, the template check's engine is warmed up while the app is built (TemplateChecks.warm_up):
-# at 300 teams it saves more than a second; for the examples (13 teams and fewer) its CPU cost more than it saved.
-WARM_UP_TEAMS = 50
+# From this many teams on, the template check's engine is warmed up while the app is built (TemplateChecks.warm_up),
+# and it takes each template as soon as CDK has written it (TemplateChecks.watch): at 300 teams the warm-up saves
+# more than a second and the watch 6% of the synth (paired runs; 2.6% at 50 teams). For the examples (13 teams and
+# fewer) both cost more CPU than they saved (the watch: enterprise 2% slower, 9% more CPU), on two cores busy already.
+LARGE_PLAN_TEAMS = 50
 
 
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Manifests] = None,
@@ -269,14 +271,15 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
     # for Node.js to synthesize the app and the templates to be checked: on two cores they cost no wall time. Not
     # while the app is built: that thread would hold the GIL when each of this one's jsii replies comes (a 300-team
     # capacity stack took 3.6 s beside it, 0.9 s alone). Both are done before this returns or raises.
-    if checks is not None and len(plan.tenants) >= WARM_UP_TEAMS:
+    large = len(plan.tenants) >= LARGE_PLAN_TEAMS
+    if checks is not None and large:
         checks.warm_up()  # on the other core, while the app is built
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-files") as pool:
         written: Optional[Future[None]] = None
         try:
             app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
                             builtin_template_checks=checks is None)
-            if checks is not None:  # each template checked once written, while the synth writes the next ones
+            if checks is not None and large:  # each template checked once written, while the synth writes the next ones
                 checks.watch(_templates(app, assembly_dir))
             written = pool.submit(write_files)
             assembly = app.synth()
