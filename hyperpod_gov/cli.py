@@ -152,7 +152,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from .plan.addon_defaults import kubectl_layer
-    from .template_checks import shared
+    from .template_checks import LARGE_PLAN_TEAMS, shared
 
     # Node.js starts and loads the CDK's packages while Python reads and plans the spec (on two cores about a
     # third of a second of the example's synth). A spec that fails, or an --out that cannot be written, stops here,
@@ -168,7 +168,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
             tempfile.TemporaryFile(dir=out).close()
         except OSError as exc:  # --out names a file, an unwritable folder...
             raise _cannot_write(out, exc) from None
-        checks = shared()  # CDK's template check builds its engine while the app is imported and built
+        # CDK's template check builds its engine while the app is imported and built
+        checks = shared(tier_up=len(plan.tenants) >= LARGE_PLAN_TEAMS)
         for future in loaded:  # jsii's channel to Node.js serves one thread at a time: the imports end first
             future.result()
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root

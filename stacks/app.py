@@ -24,7 +24,7 @@ from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.tools_policy import foreign_documents
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
-from hyperpod_gov.template_checks import TemplateChecks
+from hyperpod_gov.template_checks import LARGE_PLAN_TEAMS, TemplateChecks
 from hyperpod_gov.template_checks import environment as template_environment
 from hyperpod_gov.template_checks import shared as shared_template_checks
 
@@ -225,11 +225,6 @@ def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Pa
     return written
 
 
-# From this many teams on, the template check's engine is warmed up while the app is built (TemplateChecks.warm_up),
-# and it takes each template as soon as CDK has written it (TemplateChecks.watch): at 300 teams the warm-up saves
-# more than a second and the watch 6% of the synth (paired runs; 2.6% at 50 teams). For the examples (13 teams and
-# fewer) both cost more CPU than they saved (the watch: enterprise 2% slower, 9% more CPU), on two cores busy already.
-LARGE_PLAN_TEAMS = 50
 
 
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Manifests] = None,
