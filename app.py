@@ -20,7 +20,7 @@ from stacks.app import build_app, build_pipeline_app, governance_manifests, synt
 
 # CDK's template check in a process of its own, building its engine while the app is (hyperpod_gov.template_checks;
 # where it is not available, CDK checks inside the synth as usual).
-checks = shared()
+checks = shared(tier_up=False)  # one app, most likely small: hyperpod_gov.template_checks.LARGE_PLAN_TEAMS
 app = cdk.App(analytics_reporting=False, builtin_cloud_formation_validation=checks is None)
 DEFAULT_SPEC = "examples/enterprise.yaml"
 spec_path = app.node.try_get_context("spec")

@@ -134,11 +134,12 @@ class TemplateChecks:
         self.grow(1)
 
     @classmethod
-    def start(cls, *, tier_up: bool = False) -> Optional["TemplateChecks"]:
+    def start(cls, *, tier_up: bool = True) -> Optional["TemplateChecks"]:
         """Start building the engine; ``None`` where it is not available here (CDK's built-in check stays on).
         ``tier_up``: V8 optimizes the engine's hot WebAssembly functions as it runs, on threads of their own (for a
-        large app, ``LARGE_PLAN_TEAMS``); else it runs the engine as its baseline compiler (Liftoff) compiled it:
-        the same checks, the same findings, less than half the CPU for a few templates."""
+        large app, ``LARGE_PLAN_TEAMS``, or a process that checks many apps: the tests); else it runs the engine as
+        its baseline compiler (Liftoff) compiled it: the same checks, the same findings, less than half the CPU for
+        one small app."""
         if os.environ.get("CDK_VALIDATION") == "false":
             return None
         node = os.environ.get("JSII_NODE") or shutil.which("node")
@@ -270,7 +271,7 @@ _shared: Optional[TemplateChecks] = None
 _unavailable = False
 
 
-def shared(*, tier_up: bool = False) -> Optional[TemplateChecks]:
+def shared(*, tier_up: bool = True) -> Optional[TemplateChecks]:
     """This process's check, started on first use (``tier_up`` as ``TemplateChecks.start``; a check already running
     keeps its own) and kept (ended at exit); ``None`` where it is not available."""
     global _shared, _unavailable
