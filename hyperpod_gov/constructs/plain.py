@@ -141,7 +141,8 @@ class Fragment:
         handle, name = tempfile.mkstemp(prefix="hyperpod-gov-fragment-", suffix=".json")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as f:
-                json.dump(template, f, ensure_ascii=False, separators=(",", ":"))
+                # dumps, not dump: json.dump streams through the pure-Python encoder (2.4 million calls at 300 teams)
+                f.write(json.dumps(template, ensure_ascii=False, separators=(",", ":")))
             return cfn_inc.CfnInclude(self._scope, id, template_file=name)  # read while it is built
         finally:
             os.unlink(name)
