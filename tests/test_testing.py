@@ -5,6 +5,12 @@ from __future__ import annotations
 import re
 import shutil
 
+# Imported here, before pytester's in-process runs: each run drops the modules it imported, and a second import of
+# PyYAML would meet libyaml's extension module (which is never initialized twice) still holding the first import's
+# node classes, so its C emitter would recognize none of the second's ("expected SCALAR, SEQUENCE-START, ..."). The
+# whole suite imported PyYAML earlier; this file run alone did not. A user's pytest run imports it once.
+import yaml  # noqa: F401
+
 from tests.conftest import EXAMPLES, ROOT
 
 
