@@ -225,8 +225,6 @@ def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Pa
     return written
 
 
-
-
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Manifests] = None,
           checks: Optional[TemplateChecks] = None) -> cdk.cx_api.CloudAssembly:
     """Write the cloud assembly to ``out_dir/cdk.out``, the manifests to ``out_dir/k8s`` (for a Slurm cluster

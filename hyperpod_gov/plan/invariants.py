@@ -162,24 +162,25 @@ def shared_pool_has_capacity(plan: Plan) -> Iterator[SpecIssue]:
 def borrow_limits_can_be_met(plan: Plan) -> Iterator[SpecIssue]:
     """A borrowing limit above what the other teams can ever lend is a promise nobody can keep."""
     lenders = [t for t in plan.teams if t.can_lend]
-    offered: dict[tuple[str, Optional[str], Optional[str]], dict[str, int]] = {}  # what each lender can lend, by unit
+    # per type and unit: what each lender can lend, and all of them together
+    offered: dict[tuple[str, Optional[str], Optional[str]], tuple[dict[str, int], int]] = {}
 
-    def lends(f: FlavorQuota) -> dict[str, int]:
+    def lends(f: FlavorQuota) -> tuple[dict[str, int], int]:
         key = (f.instance_type, f.accelerator_kind, f.mig_resource)
         if key not in offered:
-            offered[key] = {}
+            each: dict[str, int] = {}
             for other in lenders:
                 of = next(x for x in other.flavors if x.instance_type == f.instance_type)
-                offered[key][other.name] = governed_units(of.lending_limit or of.nominal, *key[1:])
-            offered[key][""] = sum(offered[key].values())  # every lender's (no team is named "")
+                each[other.name] = governed_units(of.lending_limit or of.nominal, *key[1:])
+            offered[key] = each, sum(each.values())
         return offered[key]
 
-    for team in plan.tenants:  # once per type and unit, not once per pair of teams: 300 teams, 0.11 s -> 2 ms
+    for team in plan.tenants:  # once per type and unit, not once per pair of teams: 300 teams, 0.11 s -> under 1 ms
         if not team.can_borrow:
             continue
         for f in team.owned:
-            lent = lends(f)
-            lendable = lent[""] - lent.get(team.name, 0)
+            each, total = lends(f)
+            lendable = total - each.get(team.name, 0)
             limit = f.governed(f.borrowing_limit) if f.borrowing_limit else 0
             unit = "partitions" if f.mig_resource else "accelerators" if f.accelerator_kind else "vCPU"
             if limit > lendable:

@@ -37,24 +37,22 @@ let warmups = 0;
 function warmUp() {
   if (requested || warmups <= 0) return;
   warmups -= 1;
-  engine.validateTemplate(new validate.TemplateFile(WARMUP), {
-    detailLevel: DETAIL_LEVEL,
-    pseudoParameterOverrides: { region: 'us-east-1' },
-    exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
-    severityLevel: SEVERITY_LEVEL,
-  });
+  engine.validateTemplate(new validate.TemplateFile(WARMUP), options({ region: 'us-east-1' }));
   setImmediate(warmUp);
 }
 
-const OPTIONS = (stack) => ({
-  detailLevel: DETAIL_LEVEL,
-  pseudoParameterOverrides: { accountId: stack.accountId ?? undefined, region: stack.region ?? undefined },
-  exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
-  severityLevel: SEVERITY_LEVEL,
-});
+// CDK's options for a stack's template (its account and region, where the stack has them).
+function options(stack) {
+  return {
+    detailLevel: DETAIL_LEVEL,
+    pseudoParameterOverrides: { accountId: stack.accountId ?? undefined, region: stack.region ?? undefined },
+    exclude: { ids: IGNORE_RULES, services: EXCLUDE_SERVICES },
+    severityLevel: SEVERITY_LEVEL,
+  };
+}
 
 function check(stack) {
-  const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), OPTIONS(stack));
+  const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), options(stack));
   return {
     templatePath: stack.templatePath,
     diagnostics: report.diagnostics.map((d) => ({
