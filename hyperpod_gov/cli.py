@@ -142,31 +142,10 @@ def _cannot_write(out: Path, exc: OSError) -> SpecError:
                                 "give a folder you can write to (it is created if missing)")])
 
 
-# What synth imports that waits on jsii's Node.js (it starts, then loads each package's assembly: a digest of the
-# tarball and the classes): imported on a second thread while this one reads and plans the spec, which makes no
-# jsii call.
-JSII_PACKAGES = ("aws_cdk", "cdk_nag", "cdk8s")
-
-
-def _import_all(modules: Iterable[str]) -> None:
-    import importlib
-
-    for module in modules:
-        importlib.import_module(module)
-
-
-def _start_cdk_imports() -> tuple["ThreadPoolExecutor", "Future[None]"]:
-    """The thread that imports JSII_PACKAGES, started (``main`` starts it for ``synth`` before it builds the parser,
-    whose commands' modules take about 0.3 s to import)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    loading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jsii-start")
-    return loading, loading.submit(_import_all, JSII_PACKAGES)
-
-
 def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
 
+    from .cdk_start import import_all, start_cdk_imports
     from .plan.addon_defaults import kubectl_layer
     from .template_checks import LARGE_PLAN_TEAMS, shared
 
@@ -175,12 +154,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     # once those imports are done: before the template check starts or any app is built.
     started: Optional[tuple[ThreadPoolExecutor, Future[None]]] = getattr(args, "cdk_imports", None)
     if started is None:
-        started = _start_cdk_imports()
+        started = start_cdk_imports()
     with started[0] as loading:
         loaded = [started[1]]
         plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
         if plan.slurm is None:  # the kubectl layer of the cluster's version: a 36 MB tarball to digest
-            loaded.append(loading.submit(_import_all, [kubectl_layer(plan.cluster.kubernetes_version)[0]]))
+            loaded.append(loading.submit(import_all, [kubectl_layer(plan.cluster.kubernetes_version)[0]]))
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -386,7 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # synth: Node.js starts and loads the CDK's packages while the parser's modules are imported and the spec read
-    cdk_imports = _start_cdk_imports() if argv[:1] == ["synth"] else None
+    from .cdk_start import start_cdk_imports
+
+    cdk_imports = start_cdk_imports() if argv[:1] == ["synth"] else None
     try:
         args = build_parser().parse_args(argv)
     except BaseException:  # a usage error: exit 2 once the imports are done

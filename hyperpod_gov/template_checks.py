@@ -8,7 +8,7 @@ ready (built on the other core) when the templates are; the templates are then c
 findings are acknowledged, reported and fail the synth as CDK's would:
 
 - the engine and its rules are aws-cdk-lib's own files, taken from the aws-cdk-lib package Python imports (its jsii
-  tarball) into a cache folder once per version; the options are CDK's (``assets/template_checks/check.js``,
+  tarball) into a cache folder once per version (``template_engine``); the options are CDK's (``assets/template_checks/check.js``,
   compared with aws-cdk-lib's plugin by ``tests/stacks/test_template_checks.py``);
 - acknowledgements are CDK's: ``Validations.of(construct).acknowledge("CloudFormation-Validate::RULE", reason)``
   on the construct or an ancestor, read from the cloud assembly's metadata;
@@ -23,7 +23,6 @@ keeps CDK's built-in check; ``CDK_VALIDATION=false`` turns both off, as it turns
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import json
 import os
 import re
@@ -31,16 +30,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from .template_engine import engine_files
+
 PLUGIN_NAME = "CloudFormation Validate"
 NAMESPACE = "CloudFormation-Validate"  # how acknowledgements name its rules: CloudFormation-Validate::E3644
 SCRIPT = Path(__file__).with_name("assets") / "template_checks" / "check.js"
-ENGINE_PREFIX = "package/node_modules/@aws/cloudformation-validate/"
-RULES_PREFIX = "package/core/lib/validation/rules/"
 ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
 LOGICAL_ID = "aws:cdk:logicalId"
 WARM_UP_CHECKS = 3  # check.js: more gained nothing
@@ -53,60 +51,6 @@ WARM_UP_CHECKS = 3  # check.js: more gained nothing
 # compiler alone, 3.5 s against 2.0 s of wall time), while at 300 teams it checks them in 6.4 s against 8.2 s.
 LARGE_PLAN_TEAMS = 50
 _SEVERITIES = {"FATAL": "error", "ERROR": "error", "WARN": "warning", "INFO": "informational", "DEBUG": "debug"}
-
-
-def cdk_tarball() -> Optional[Path]:
-    """aws-cdk-lib's jsii package, as the ``aws_cdk`` module Python imports ships it (found without importing)."""
-    spec = importlib.util.find_spec("aws_cdk")
-    if spec is None or spec.origin is None:
-        return None
-    found = sorted((Path(spec.origin).parent / "_jsii").glob("aws-cdk-lib@*.jsii.tgz"))
-    return found[-1] if found else None
-
-
-def _cache_root() -> Path:
-    if os.environ.get("HYPERPOD_GOV_CACHE"):
-        return Path(os.environ["HYPERPOD_GOV_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hyperpod-gov"
-
-
-def engine_files(tarball: Optional[Path] = None) -> Optional[tuple[Path, Path]]:
-    """The folders of aws-cdk-lib's bundled engine and of its rules, unpacked from its package once per version
-    (about a second); ``None`` if that package has no engine."""
-    tarball = tarball or cdk_tarball()
-    if tarball is None:
-        return None
-    target = _cache_root() / "cloudformation-validate" / f"{tarball.name}-{tarball.stat().st_size}"
-    engine, rules = target / "engine", target / "rules"
-    if (target / "complete").exists():
-        return engine, rules
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".unpacking-"))
-    try:
-        found = False
-        with tarfile.open(tarball, "r|gz") as archive:
-            for member in archive:
-                for prefix, folder in ((ENGINE_PREFIX, "engine"), (RULES_PREFIX, "rules")):
-                    name = member.name[len(prefix):]
-                    if member.isfile() and member.name.startswith(prefix) and ".." not in Path(name).parts:
-                        path = staging / folder / name
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        source = archive.extractfile(member)
-                        if source is not None:
-                            path.write_bytes(source.read())
-                            found = found or folder == "engine"
-        if not found:
-            return None
-        (staging / "rules").mkdir(exist_ok=True)
-        (staging / "complete").touch()
-        try:
-            staging.rename(target)
-        except OSError:  # another process unpacked it first: use that one
-            if not (target / "complete").exists():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return engine, rules
 
 
 @dataclass

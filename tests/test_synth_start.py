@@ -27,6 +27,7 @@ def test_reading_and_planning_a_spec_loads_no_jsii_package(example):
 def test_synth_starts_node_before_the_command_line_is_parsed(monkeypatch):
     """The parser's commands import their modules (the spec's models, the live tools: about 0.6 s with the CLI's
     own import): `synth` has the CDK's packages loading by then, and importing the CLI imports no spec module."""
+    import hyperpod_gov.cdk_start as cdk_start
     import hyperpod_gov.cli as cli
 
     code = "import sys, hyperpod_gov.cli; print(sorted(m for m in sys.modules if m.startswith('hyperpod_gov.spec')))"
@@ -42,7 +43,7 @@ def test_synth_starts_node_before_the_command_line_is_parsed(monkeypatch):
         seen.append(sorted(t.name.split("_")[0] for t in __import__("threading").enumerate()))
         raise Stop
 
-    monkeypatch.setattr(cli, "_import_all", lambda modules: None)
+    monkeypatch.setattr(cdk_start, "import_all", lambda modules: None)
     monkeypatch.setattr(cli, "build_parser", parser)
     for argv in (["synth", "examples/enterprise.yaml"], ["validate", "examples/enterprise.yaml"]):
         with pytest.raises(Stop):

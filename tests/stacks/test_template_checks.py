@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from hyperpod_gov.spec import parse_spec
-from hyperpod_gov.template_checks import (
-    ENGINE_PREFIX, PLUGIN_NAME, SCRIPT, TemplateChecks, cdk_tarball, engine_files, shared,
-)
+from hyperpod_gov.template_checks import PLUGIN_NAME, SCRIPT, TemplateChecks, shared
+from hyperpod_gov.template_engine import ENGINE_PREFIX, cdk_tarball, engine_files
 from tests.conftest import BASE, TODAY
 
 PLUGIN_JS = "package/core/lib/validation/cloudformation-validate-plugin.js"
