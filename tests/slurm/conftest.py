@@ -25,7 +25,7 @@ def _unavailable() -> str:
     missing = missing_tools()
     if missing:
         return (f"Slurm is not installed here ({', '.join(missing)} missing): apt-get install slurm-wlm slurmdbd "
-                "munge mariadb-server (.ci/run does)")
+                "munge mariadb-server iproute2 (.ci/run does)")
     if os.geteuid() != 0:
         return "the Slurm daemons and the test users need root"
     return ""
