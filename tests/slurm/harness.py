@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 CLUSTER = "hpgtest"
-TOOLS = ("munged", "munge", "mariadbd", "mariadb-install-db", "mariadb", "slurmdbd", "slurmctld", "slurmd", "sacctmgr", "sbatch", "scancel",
-         "scontrol", "sinfo", "squeue", "runuser", "useradd", "userdel", "groupdel", "mknod", "unshare", "nsenter", "ip")
+TOOLS = ("munged", "munge", "mariadbd", "mariadb-install-db", "mariadb", "slurmdbd", "slurmctld", "slurmd", "sacctmgr",
+         "sbatch", "scancel", "scontrol", "sinfo", "squeue", "runuser", "useradd", "userdel", "groupdel", "mknod",
+         "unshare", "nsenter", "ip")
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")  # Slurm 22.05's sacctmgr ignores AuthInfo=socket=: the default
 GPUS_PER_NODE = 8
 CPUS_PER_NODE = 4
@@ -257,8 +258,8 @@ class SlurmCluster:
         from slurmdbd); its output goes to log/<name>.out. stop() ends it by its pid."""
         out = open(self.root / "log" / f"{name}.out", "ab")
         try:
-            proc = subprocess.Popen([*self.in_netns, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=self.env(), start_new_session=True)
+            proc = subprocess.Popen([*self.in_netns, *args], stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, env=self.env(), start_new_session=True)
         finally:
             out.close()
         self._procs.append((name, proc))
