@@ -26,7 +26,8 @@ def _run(tmp_path: Path, new_spec: dict, old: SlurmState, *extra_env: tuple[str,
     (tmp_path / "accounting.sh").write_text(files(plan_of(new_spec))["accounting.sh"])
     (tmp_path / "state.json").write_text(json.dumps(asdict(old)))
     wrapper = tmp_path / "sacctmgr"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    # -I -S: the stand-in needs only the standard library, and each of its calls is a fresh interpreter
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S {FAKE} \"$@\"\n")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "FAKE_SACCTMGR_STATE": str(tmp_path / "state.json"), "HPG_SACCTMGR": str(wrapper),
            "HPG_SLURM_PREFIX": str(tmp_path / "none"), "HPG_SLURM_CONF": str(tmp_path / "none.conf"),
