@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import sys
 from typing import Iterable, Optional, Sequence
@@ -287,7 +288,36 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The commands whose own modules configure their options (help, module, function), in the order --help lists them.
+# Those that read the live account import boto3.
+OWN_MODULE_COMMANDS = {
+    "review": ("contracts whose review is due or overdue; exit 1 when one is overdue", ".contracts.review",
+               "configure_parser"),
+    "simulate": ("what-if: who is admitted, borrows, is preempted (--scenario FILE, or SPEC --trace T.csv)",
+                 ".simulate.cli", "configure_parser"),
+    "drift": ("compare the deployed cluster with the spec; exit 0 no drift, 1 drift, 2 could not check", ".live.cli",
+              "configure_drift"),
+    "import": ("write a spec from a live cluster's instance groups, cluster policy and compute quotas", ".live.cli",
+               "configure_import"),
+    "preflight": ("check an existing cluster's live prerequisites before the first deploy; exit 0 ready, 1 something "
+                  "to fix, 2 could not check", ".live.preflight", "configure_preflight"),
+    "report": ("usage per team from CloudWatch against the spec, with a spec patch checked by its rules", ".report.cli",
+               "configure_parser"),
+    "review-pack": ("the allocation review as a page: OUT/index.html and OUT/summary.md with SVG charts",
+                    ".review_pack.cli", "configure_parser"),
+}
+
+
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line. ``command``: the one command the arguments name; the commands whose options live in their
+    own modules (review, simulate, drift, import, preflight, report, review-pack) are then configured only if they
+    are that one (``OWN_MODULE_COMMANDS``): the others are listed alike, their modules (boto3's, the simulator's)
+    not imported.
+    ``None``: every command configured."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = argparse.ArgumentParser(
         prog="hyperpod-gov", description="Govern a shared SageMaker HyperPod cluster from one spec."
     )
@@ -330,35 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "and preemptions per team, old -> new")
     diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
-    from .contracts.review import configure_parser as configure_review
-    from .simulate.cli import configure_parser as configure_simulate
-
-    configure_review(sub.add_parser(
-        "review", help="contracts whose review is due or overdue; exit 1 when one is overdue"))
-
-    simulate_parser = sub.add_parser(
-        "simulate", help="what-if: who is admitted, borrows, is preempted (--scenario FILE, or SPEC --trace T.csv)")
-    configure_simulate(simulate_parser)
-    simulate_parser.set_defaults(func=_simulate)
-    # Commands that read the live account (boto3); each module parses its own options.
-    from .live.cli import configure_drift, configure_import
-    from .report.cli import configure_parser as configure_report
-
-    configure_drift(sub.add_parser(
-        "drift", help="compare the deployed cluster with the spec; exit 0 no drift, 1 drift, 2 could not check"))
-    configure_import(sub.add_parser(
-        "import", help="write a spec from a live cluster's instance groups, cluster policy and compute quotas"))
-    from .live.preflight import configure_preflight
-
-    configure_preflight(sub.add_parser(
-        "preflight", help="check an existing cluster's live prerequisites before the first deploy; exit 0 ready, "
-        "1 something to fix, 2 could not check"))
-    configure_report(sub.add_parser(
-        "report", help="usage per team from CloudWatch against the spec, with a spec patch checked by its rules"))
-    from .review_pack.cli import configure_parser as configure_review_pack
-
-    configure_review_pack(sub.add_parser(
-        "review-pack", help="the allocation review as a page: OUT/index.html and OUT/summary.md with SVG charts"))
+    for name, (help_, module, configure) in OWN_MODULE_COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_)
+        if wanted(name):
+            getattr(importlib.import_module(module, __package__), configure)(command_parser)
+            if name == "simulate":
+                command_parser.set_defaults(func=_simulate)
     return parser
 
 
@@ -369,7 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     cdk_imports = start_cdk_imports() if argv[:1] == ["synth"] else None
     try:
-        args = build_parser().parse_args(argv)
+        # the command the arguments name (argparse takes no abbreviation of a command); "" before an option
+        args = build_parser(argv[0] if argv and not argv[0].startswith("-") else "").parse_args(argv)
     except BaseException:  # a usage error: exit 2 once the imports are done
         if cdk_imports is not None:
             cdk_imports[0].shutdown(wait=True)

@@ -39,7 +39,7 @@ def test_synth_starts_node_before_the_command_line_is_parsed(monkeypatch):
     class Stop(Exception):
         pass
 
-    def parser():
+    def parser(command=None):
         seen.append(sorted(t.name.split("_")[0] for t in __import__("threading").enumerate()))
         raise Stop
 
@@ -49,3 +49,32 @@ def test_synth_starts_node_before_the_command_line_is_parsed(monkeypatch):
         with pytest.raises(Stop):
             cli.main(argv)
     assert "jsii-start" in seen[0] and "jsii-start" not in seen[1]
+
+
+def _commands(parser) -> dict:
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return sub.choices
+
+
+def test_a_command_is_parsed_alike_whether_or_not_the_others_are_configured():
+    """`build_parser(command)` configures only that one of the commands whose modules configure their own options:
+    the command's help and the list of commands are the same as with every command configured."""
+    from hyperpod_gov.cli import OWN_MODULE_COMMANDS, build_parser
+
+    every = build_parser()
+    assert build_parser("").format_help() == every.format_help()
+    for name, full in _commands(every).items():
+        assert _commands(build_parser(name))[name].format_help() == full.format_help(), name
+        assert _commands(build_parser(name))[name].get_default("func") is full.get_default("func") is not None, name
+    assert set(OWN_MODULE_COMMANDS) < set(_commands(every))
+    assert all(_commands(build_parser("synth"))[name].format_help() != _commands(every)[name].format_help()
+               for name in OWN_MODULE_COMMANDS if name != "review")  # not configured: only the usage line
+
+
+def test_the_synth_command_line_imports_neither_the_live_tools_nor_boto3():
+    code = ("import sys, hyperpod_gov.cli as cli; cli.build_parser('synth'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in {'boto3', 'botocore'} "
+            "or m.startswith(('hyperpod_gov.live', 'hyperpod_gov.report', 'hyperpod_gov.review_pack', "
+            "'hyperpod_gov.simulate.cli'))))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
