@@ -68,7 +68,7 @@ def test_a_command_is_parsed_alike_whether_or_not_the_others_are_configured():
         assert _commands(build_parser(name))[name].get_default("func") is full.get_default("func") is not None, name
     assert set(OWN_MODULE_COMMANDS) < set(_commands(every))
     assert all(_commands(build_parser("synth"))[name].format_help() != _commands(every)[name].format_help()
-               for name in OWN_MODULE_COMMANDS if name != "review")  # not configured: only the usage line
+               for name in OWN_MODULE_COMMANDS)  # not configured: only the usage line
 
 
 def test_the_synth_command_line_imports_neither_the_live_tools_nor_boto3():

@@ -29,8 +29,7 @@ from typing import Optional, Sequence
 
 CLUSTER = "hpgtest"
 TOOLS = ("munged", "munge", "mariadbd", "mariadb-install-db", "mariadb", "slurmdbd", "slurmctld", "slurmd", "sacctmgr",
-         "sbatch", "scancel", "scontrol", "sinfo", "squeue", "runuser", "useradd", "userdel", "groupdel", "mknod",
-         "unshare", "nsenter", "ip")
+         "sbatch", "scancel", "scontrol", "sinfo", "squeue", "runuser", "useradd", "userdel", "groupdel", "mknod")
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")  # Slurm 22.05's sacctmgr ignores AuthInfo=socket=: the default
 GPUS_PER_NODE = 8
 CPUS_PER_NODE = 4
@@ -96,6 +95,7 @@ class SlurmCluster:
     _procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
     _own_munged: bool = False
     _netns: Optional[subprocess.Popen] = None  # the process holding the cluster's network namespace
+    no_netns: str = ""  # why the cluster has no network namespace of its own, if it has none
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -238,20 +238,23 @@ class SlurmCluster:
         quickack the acknowledgement is not delayed (the daemons are unchanged). The namespace also keeps the
         daemons' ports off the machine's loopback: nothing else can reach them or take them. Its second loopback
         address is for getaddrinfo: with AI_ADDRCONFIG, as Slurm resolves, glibc returns IPv4 addresses only where
-        an address other than 127.0.0.1 is configured."""
+        an address other than 127.0.0.1 is configured. Where no namespace can be made (``no_netns`` says why),
+        the daemons use the machine's loopback."""
         # 127.0.0.1 has a host route of its own beside 127.0.0.0/8's (the longer prefix is the one used)
         routes = " && ".join(f"ip route change local {dst} dev lo table local proto kernel scope host src 127.0.0.1"
                              " quickack 1" for dst in ("127.0.0.0/8", "127.0.0.1"))
+        if not all(shutil.which(tool) for tool in ("unshare", "nsenter", "ip")):
+            self.no_netns = "unshare, nsenter (util-linux) or ip (iproute2) is missing"
+            return
         self._netns = subprocess.Popen(
             ["unshare", "--net", "--", "sh", "-c",
              f"ip link set lo up && ip addr add 127.0.0.2/32 dev lo && {routes} && echo ready"
              " && exec sleep infinity"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        if self._netns.stdout.readline().strip() != b"ready":
-            err = self._netns.stderr.read().decode(errors="replace")
+        if self._netns.stdout.readline().strip() != b"ready":  # e.g. a container without CAP_SYS_ADMIN
+            self.no_netns = self._netns.stderr.read().decode(errors="replace").strip() or "unshare --net failed"
             self._netns.wait(5)
-            self._netns = None
-            raise RuntimeError(f"no network namespace for the cluster (unshare --net, ip route): {err}")
+            self._netns = None  # the machine's loopback then, as slow as it is
 
     def _spawn(self, name: str, args: list[str]) -> None:
         """Start a daemon in the foreground (daemonized, 22.05's slurmctld dies on its first association update
