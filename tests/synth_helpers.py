@@ -32,11 +32,12 @@ class Synthesized:
         return sorted((self.out_dir / "cdk.out").glob("*.template.json"))
 
 
-def synthesize(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
+def synthesize(spec: GovernanceSpec, out_dir: Path, *, nag: bool = True) -> Synthesized:
+    """``stacks.app.synth`` of the spec (``nag=False``: without cdk-nag, for a test of what constructs attach)."""
     from hyperpod_gov.plan import build_plan
     from stacks.app import synth
 
-    return _synthesized(spec, out_dir, synth(build_plan(spec), out_dir))
+    return _synthesized(spec, out_dir, synth(build_plan(spec), out_dir, nag=nag))
 
 
 def synthesized_in(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
