@@ -104,7 +104,7 @@ def test_existing_cluster_gets_the_listed_operators_from_the_governance_stack(tm
     data = copy.deepcopy(read_yaml(EXAMPLES / "existing.yaml"))
     data["cluster"]["existing"]["hyperPodClusterArn"] = "arn:aws:sagemaker:us-west-2:111111111111:cluster/abcd1234efgh"
     data["cluster"]["operators"] = ["training"]
-    synthesized = synthesize(parse_spec(data, today=TODAY), tmp_path)
+    synthesized = synthesize(parse_spec(data, today=TODAY), tmp_path, nag=False)  # the add-ons' properties
     t = synthesized.template("governance")
     found = _addons(t)
     assert found[TRAINING][1]["AddonVersion"] == "v1.0.1-eksbuild.1"
