@@ -8,8 +8,8 @@ ready (built on the other core) when the templates are; the templates are then c
 findings are acknowledged, reported and fail the synth as CDK's would:
 
 - the engine and its rules are aws-cdk-lib's own files, taken from the aws-cdk-lib package Python imports (its jsii
-  tarball) into a cache folder once per version (``template_engine``); the options are CDK's (``assets/template_checks/check.js``,
-  compared with aws-cdk-lib's plugin by ``tests/stacks/test_template_checks.py``);
+  tarball) into a cache folder once per version (``template_engine``); the options are CDK's
+  (``assets/template_checks/check.js``, compared with aws-cdk-lib's plugin by ``tests/stacks/test_template_checks.py``);
 - acknowledgements are CDK's: ``Validations.of(construct).acknowledge("CloudFormation-Validate::RULE", reason)``
   on the construct or an ancestor, read from the cloud assembly's metadata;
 - the report is added to ``validation-report.json`` as CDK's plugin report, with the same fields;

@@ -106,9 +106,8 @@ def botocore_data_path() -> list[str]:
 
     extra = os.environ.get("AWS_DATA_PATH")
     folders = [os.path.expanduser(os.path.expandvars(p)) for p in extra.split(os.pathsep)] if extra else []
-    spec = importlib.util.find_spec("botocore")
-    builtin = [os.path.join(spec.submodule_search_locations[0], "data")] if spec and spec.submodule_search_locations \
-        else []
+    spec = importlib.util.find_spec("botocore")  # botocore's BUILTIN_DATA_PATH: "data" beside its __init__.py
+    builtin = [os.path.join(os.path.dirname(os.path.abspath(spec.origin)), "data")] if spec and spec.origin else []
     return [*folders, os.path.join(os.path.expanduser("~"), ".aws", "models"), *builtin]
 
 
@@ -125,10 +124,10 @@ def sagemaker_regions() -> dict[str, str]:
     import json
     import os
 
-    for folder in botocore_data_path():
+    for folder in filter(os.path.isdir, botocore_data_path()):
         for name, opener in (("endpoints.json", open), ("endpoints.json.gz", gzip.open)):
             path = os.path.join(folder, name)
-            if os.path.isdir(folder) and os.path.isfile(path):
+            if os.path.isfile(path):
                 with opener(path, "rb") as f:
                     data = json.loads(f.read().decode("utf-8"))
                 return {endpoint: partition["partition"] for partition in data["partitions"]

@@ -49,6 +49,17 @@ def test_the_regions_are_the_ones_a_botocore_session_lists_for_every_partition(f
     assert "fips-us-gov-west-1" not in ours  # an endpoint that is not a region
 
 
+def test_the_folders_are_botocores_loaders_in_its_order(fresh, monkeypatch):
+    import botocore.loaders
+
+    monkeypatch.setenv("AWS_DATA_PATH", f"{fresh / 'one'}:{fresh / 'two'}")
+    loader = botocore.loaders.create_loader(str(fresh / "one") + ":" + str(fresh / "two"))
+    assert botocore_data_path() == [str(fresh / "one"), str(fresh / "two"), str(fresh / "home" / ".aws" / "models"),
+                                    loader.BUILTIN_DATA_PATH]
+    assert loader.search_paths[0:2] + loader.search_paths[-1:] == [*botocore_data_path()[:2],
+                                                                  *botocore_data_path()[-1:]]
+
+
 def test_the_endpoint_prefix_is_sagemakers_in_botocores_service_model():
     model = botocore.session.Session().get_service_model("sagemaker")
     assert model.metadata["endpointPrefix"] == SAGEMAKER_ENDPOINT_PREFIX
