@@ -314,10 +314,6 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     are that one (``OWN_MODULE_COMMANDS``): the others are listed alike, their modules (boto3's, the simulator's)
     not imported.
     ``None``: every command configured."""
-
-    def wanted(name: str) -> bool:
-        return command is None or command == name
-
     parser = argparse.ArgumentParser(
         prog="hyperpod-gov", description="Govern a shared SageMaker HyperPod cluster from one spec."
     )
@@ -362,7 +358,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
     for name, (help_, module, configure) in OWN_MODULE_COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_)
-        if wanted(name):
+        if command is None or command == name:
             getattr(importlib.import_module(module, __package__), configure)(command_parser)
             if name == "simulate":
                 command_parser.set_defaults(func=_simulate)
