@@ -69,14 +69,15 @@ def test_schema_is_json_schema_with_descriptions(capsys):
     assert "fairShareWeight" in team["properties"]
 
 
-def test_synth_into_a_path_it_cannot_write_says_so_without_a_traceback(tmp_path):
+def test_synth_into_a_path_it_cannot_write_says_so_without_a_traceback(tmp_path, capsys):
+    # In this process (main as the console script calls it; an exception would fail the test): a subprocess would
+    # start Node.js and load the CDK for a synth that stops before it (test_validate_prints_every_error_and_exits_1_
+    # without_traceback runs the command line as a process).
     blocker = tmp_path / "build"
     blocker.write_text("a file where the output folder should go")
-    run = subprocess.run([sys.executable, "-m", "hyperpod_gov.cli", "synth", str(EXAMPLES / "startup.yaml"),
-                          "--out", str(blocker)], capture_output=True, text=True)
-    assert run.returncode == 1
-    assert "Traceback" not in run.stderr
-    assert f"--out: cannot be written (File exists) ('{blocker}'); give a folder you can write to" in run.stderr
+    assert main(["synth", str(EXAMPLES / "startup.yaml"), "--out", str(blocker)]) == 1
+    err = capsys.readouterr().err
+    assert f"--out: cannot be written (File exists) ('{blocker}'); give a folder you can write to" in err
 
 
 def test_diff_names_the_spec_that_is_wrong(capsys, tmp_path):
@@ -128,15 +129,14 @@ def test_validate_prints_a_warning_with_its_rule_id():
     ["validate", "SPEC"], ["explain", "SPEC"], ["synth", "SPEC", "--out", "OUT"], ["diff", "SPEC", "SPEC",
                                                                                      "--governance-only"],
 ], ids=["validate", "explain", "synth", "diff"])
-def test_strict_fails_on_an_unacknowledged_warning_wherever_it_is_offered(command, tmp_path):
+def test_strict_fails_on_an_unacknowledged_warning_wherever_it_is_offered(command, tmp_path, capsys):
     argv = [str(EXAMPLES / "startup.yaml") if a == "SPEC" else str(tmp_path / "out") if a == "OUT" else a
             for a in command]
-    run = subprocess.run([sys.executable, "-m", "hyperpod_gov.cli", *argv, "--strict"], capture_output=True,
-                         text=True)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert "Traceback" not in run.stderr
-    assert f"1 problem in the spec:\n  - {CHART_WARNING}" in run.stderr
-    assert STRICT_NOTE in run.stderr
+    code = main([*argv, "--strict"])  # in this process, as above
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    assert f"1 problem in the spec:\n  - {CHART_WARNING}" in err
+    assert STRICT_NOTE in err
     assert not (tmp_path / "out").exists()  # synth stops before it writes anything
 
 
