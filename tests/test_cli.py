@@ -70,13 +70,14 @@ def test_schema_is_json_schema_with_descriptions(capsys):
 
 
 def test_synth_into_a_path_it_cannot_write_says_so_without_a_traceback(tmp_path, capsys):
-    # In this process (main as the console script calls it; an exception would fail the test): a subprocess would
-    # start Node.js and load the CDK for a synth that stops before it (test_validate_prints_every_error_and_exits_1_
-    # without_traceback runs the command line as a process).
+    # In this process, main as the console script calls it (an exception would fail the test): a subprocess would
+    # start Node.js and load the CDK for a synth that stops before it. Two validate tests run the command line as a
+    # process.
     blocker = tmp_path / "build"
     blocker.write_text("a file where the output folder should go")
     assert main(["synth", str(EXAMPLES / "startup.yaml"), "--out", str(blocker)]) == 1
     err = capsys.readouterr().err
+    assert "Traceback" not in err
     assert f"--out: cannot be written (File exists) ('{blocker}'); give a folder you can write to" in err
 
 
@@ -135,6 +136,7 @@ def test_strict_fails_on_an_unacknowledged_warning_wherever_it_is_offered(comman
     code = main([*argv, "--strict"])  # in this process, as above
     out, err = capsys.readouterr()
     assert code == 1, out + err
+    assert "Traceback" not in err
     assert f"1 problem in the spec:\n  - {CHART_WARNING}" in err
     assert STRICT_NOTE in err
     assert not (tmp_path / "out").exists()  # synth stops before it writes anything
