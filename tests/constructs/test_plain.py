@@ -3,6 +3,8 @@ them, the templates the L1 constructs render, the path metadata the CDK CLI asks
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_cloudwatch as cw
@@ -10,6 +12,7 @@ from constructs import Construct
 
 from hyperpod_gov.constructs import TeamAccessEntry
 from hyperpod_gov.constructs.access import team_access_entries
+from hyperpod_gov.constructs import plain
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Fragment, get_att, join, logical_id
 from hyperpod_gov.plan import build_plan
 from tests.contracts.helpers import plan_of
@@ -117,6 +120,63 @@ def test_references_inside_a_fragment_and_tokens_from_outside_resolve():
     assert resources[logical_id(["T", "Board", "Resource"])]["Properties"]["DashboardBody"] == {
         "Fn::Join": ["", ["{\"alarms\":[\"", {"Fn::GetAtt": [alarm, "Arn"]}, "\"]}"]]}
     assert isinstance(include.get_resource(alarm), cw.CfnAlarm)  # the L1 class, as cdk-nag and tags see it
+
+
+def _long_texts_stack(monkeypatch, threshold: int) -> tuple[dict, list[dict]]:
+    """A fragment with long and short texts in every place one can be; its template and the parameters each
+    ``CfnInclude`` was given, with long texts from ``threshold`` characters."""
+    monkeypatch.setattr(plain, "LONG_TEXT", threshold)
+    given: list[dict] = []
+
+    def recording(*args, **kwargs):
+        given.append(kwargs.get("parameters") or {})
+        return real(*args, **kwargs)
+
+    real = plain.cfn_inc.CfnInclude
+    monkeypatch.setattr(plain.cfn_inc, "CfnInclude", recording)
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    topic = cdk.aws_sns.CfnTopic(stack, "Topic")
+    fragment = Fragment(Construct(stack, "T"))
+    text, short = "x" * 300, "y" * 255
+    with_token = f"{topic.attr_topic_arn}{text}"  # a deploy-time value inside a long text resolves all the same
+    alarm = fragment.add(["Alarm", "Resource"], "AWS::CloudWatch::Alarm", {
+        "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1, "Threshold": 1, "MetricName": "m",
+        "Namespace": "n", "Period": 60, "Statistic": "Sum", "AlarmDescription": text})
+    fragment.add(["Thing", "Resource"], "Custom::Thing", {
+        "Manifest": text, "Short": short, "List": [text, short], "Nested": {"Text": with_token},
+        "Joined": join([text, get_att(alarm, "Arn"), text]), "Sub": {"Fn::Sub": "${AWS::Region}" + text},
+        "Select": {"Fn::Select": [0, [text]]}})
+    fragment.include("Resources")
+    monkeypatch.undo()
+    return app.synth().get_stack_by_name("S").template, given
+
+
+def test_long_texts_reach_the_include_as_parameters_and_render_in_place(monkeypatch):
+    """Texts of ``LONG_TEXT`` characters or more go to ``CfnInclude`` as parameter values, through jsii, rather than
+    through its YAML parser; the template is the one with every text in the fragment and holds no parameter. The
+    texts of an intrinsic function stay in the fragment, but for the parts of ``Fn::Join`` (``Fn::Sub`` reads the
+    references in its text; a parameter's value is not parsed)."""
+    moved, given = _long_texts_stack(monkeypatch, plain.LONG_TEXT)
+    assert list(moved["Parameters"]) == ["BootstrapVersion"]  # CDK's own
+    values = sorted(given[0].values())
+    assert len(values) == 6 and all(len(v) >= 256 for v in values)  # description, manifest, list, nested, 2 joined
+    kept, nothing = _long_texts_stack(monkeypatch, 10**9)
+    assert nothing == [{}]
+    assert json.dumps(moved, sort_keys=True) == json.dumps(kept, sort_keys=True)
+    assert json.dumps(moved) == json.dumps(kept)  # the same order, too
+    thing = moved["Resources"][logical_id(["T", "Thing", "Resource"])]["Properties"]
+    assert thing["Sub"] == {"Fn::Sub": "${AWS::Region}" + "x" * 300}
+    assert thing["Nested"]["Text"] == {"Fn::Join": ["", [{"Fn::GetAtt": ["Topic", "TopicArn"]}, "x" * 300]]}
+
+
+def test_a_fragment_with_the_long_text_parameters_name_is_an_error():
+    stack = cdk.Stack(cdk.App(), "S")
+    fragment = Fragment(Construct(stack, "T"))
+    fragment.add(["A", "Resource"], "AWS::SNS::Topic", {"DisplayName": "x" * 300,
+                                                         "TopicName": {"Ref": f"{plain.TEXT_PARAMETER}0"}})
+    with pytest.raises(ValueError, match="kept for its long texts"):
+        fragment.include("Resources")
 
 
 @pytest.mark.parametrize("path_metadata", [False, True])
