@@ -33,6 +33,13 @@ def _chart_and_path(scope: Construct) -> tuple[Chart, str]:
 def _as_json(value: Any) -> Any:
     """The value as it comes back from JavaScript: tuples are lists, whole floats are integers, a mapping's
     ``None`` values left out (jsii sends them as ``undefined``)."""
+    kind = type(value)  # the exact types first: ``isinstance`` against typing's ``Mapping`` is slow (6,000 objects)
+    if kind is str or kind is int or kind is bool:
+        return value
+    if kind is dict:
+        return {k: _as_json(v) for k, v in value.items() if v is not None}
+    if kind is list:
+        return [_as_json(v) for v in value]
     if isinstance(value, Mapping):
         return {k: _as_json(v) for k, v in value.items() if v is not None}
     if isinstance(value, (list, tuple)):
@@ -46,7 +53,10 @@ def _sanitized(value: Any) -> Any:
     """cdk8s's metadata sanitizing: keys sorted, nulls, empty lists and empty mappings left out."""
     if value is None:
         return None
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool:
+        return value
+    if kind is dict or isinstance(value, Mapping):
         out = {k: s for k in sorted(value) if (s := _sanitized(value[k])) is not None}
         return out or None
     if isinstance(value, (list, tuple)):

@@ -197,7 +197,8 @@ def _python_writes_it_alike(value: Any) -> bool:
         return True
     if kind is dict:
         for k, v in value.items():
-            if type(k) is not str or _INDEX.fullmatch(k) or not _python_writes_it_alike(v):
+            # an index starts with a digit: most keys are told apart by their first character alone
+            if type(k) is not str or (k[:1].isdigit() and _INDEX.fullmatch(k)) or not _python_writes_it_alike(v):
                 return False
         return True
     if kind is list or kind is tuple:
