@@ -207,3 +207,19 @@ def test_a_plan_invariant_warning_can_be_acknowledged_like_a_rule(tmp_path, caps
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "2 warnings acknowledged" in out.out
+
+
+def test_the_command_exits_with_mains_code_and_its_objects_frozen(monkeypatch):
+    """``hyperpod-gov`` is ``run``: main's exit code, the process's objects frozen first so that the exit does not
+    walk them (``gc.freeze`` recorded here, not done: this is the test's own process)."""
+    from importlib.metadata import entry_points
+
+    import hyperpod_gov.cli as cli
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    with pytest.raises(SystemExit) as exited:
+        cli.run()
+    assert exited.value.code == 3 and frozen == [True]
+    assert [e.value for e in entry_points(group="console_scripts", name="hyperpod-gov")] == ["hyperpod_gov.cli:run"]
