@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 from cdk8s import App
@@ -25,6 +25,50 @@ Manifest = dict[str, Any]
 # numbers, booleans, lists, mappings; tests/charts checks the two agree) at a tenth of the time; PyYAML built
 # without libyaml falls back to the pure-Python dumper.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_STR, _INT, _BOOL, _NULL = (f"tag:yaml.org,2002:{t}" for t in ("str", "int", "bool", "null"))
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+
+
+class _NotPlain(Exception):
+    """A mapping or list met twice in one document (PyYAML writes it once, with an anchor, and aliases it), or a
+    mapping whose keys do not sort (PyYAML then keeps their order)."""
+
+
+class _ManifestDumper(_DUMPER):  # type: ignore[valid-type, misc]
+    """``_DUMPER`` whose representer builds the nodes of plain data (exact ``dict``, ``list``, ``str``, ``int``,
+    ``bool``, ``None``) itself, in the order and with the tags and styles PyYAML's ``SafeRepresenter`` gives them
+    under ``sort_keys=True, default_flow_style=False``. PyYAML's is Python even under libyaml, and was most of
+    the cost of writing ``k8s/``: 1.5 s of CPU at 300 teams, 1.15 s with this one. Any other value (a float, a
+    tuple) is left to PyYAML's; where the data is not plain (``_NotPlain``), :func:`dump_manifests` writes the
+    stream with ``_DUMPER`` alone."""
+
+    def represent(self, data: Any) -> None:
+        self._seen: set[int] = set()
+        super().represent(data)
+
+    def represent_data(self, data: Any) -> Any:
+        kind = type(data)
+        if kind is str:
+            return yaml.ScalarNode(_STR, data)
+        if kind is dict or kind is list:
+            if id(data) in self._seen:
+                raise _NotPlain
+            self._seen.add(id(data))
+            if kind is list:
+                return yaml.SequenceNode(_SEQ, [self.represent_data(v) for v in data], flow_style=False)
+            try:
+                items = sorted(data.items())
+            except TypeError:
+                raise _NotPlain from None
+            return yaml.MappingNode(_MAP, [(self.represent_data(k), self.represent_data(v)) for k, v in items],
+                                    flow_style=False)
+        if kind is bool:
+            return yaml.ScalarNode(_BOOL, "true" if data else "false")
+        if kind is int:
+            return yaml.ScalarNode(_INT, str(data))
+        if data is None:
+            return yaml.ScalarNode(_NULL, "null")
+        return super().represent_data(data)
 
 
 @dataclass
@@ -58,8 +102,14 @@ def _write(path: Path, objs: list[Manifest]) -> Path:
     return path
 
 
-def dump_manifests(objs: list[Manifest], dumper: type = _DUMPER) -> str:
-    """A YAML stream of the objects, keys sorted, block style (what ``cluster.yaml`` and the team files hold)."""
+def dump_manifests(objs: list[Manifest], dumper: Optional[type] = None) -> str:
+    """A YAML stream of the objects, keys sorted, block style (what ``cluster.yaml`` and the team files hold);
+    ``dumper``: a PyYAML dumper class to write it with instead."""
+    if dumper is None:
+        try:
+            return yaml.dump_all(objs, Dumper=_ManifestDumper, sort_keys=True, default_flow_style=False)
+        except _NotPlain:
+            dumper = _DUMPER
     return yaml.dump_all(objs, Dumper=dumper, sort_keys=True, default_flow_style=False)
 
 

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.charts._objects import MANAGED_BY, api_object, chart_objects
-from hyperpod_gov.charts.render import dump_manifests
+from hyperpod_gov.charts.render import _DUMPER, dump_manifests
 from hyperpod_gov.plan import build_plan
 
 CASES = {
@@ -71,3 +71,20 @@ def test_c_dumper_writes_the_bytes_of_the_pure_python_one(example, request):
     manifests = render(build_plan(request.getfixturevalue(f"{example}_spec")))
     for objs in [manifests.cluster, *manifests.teams.values()]:
         assert dump_manifests(objs, yaml.CSafeDumper) == dump_manifests(objs, yaml.SafeDumper)
+        assert dump_manifests(objs) == dump_manifests(objs, yaml.SafeDumper)  # the representer of plain data
+
+
+def test_the_manifest_dumper_writes_what_pyyaml_does_with_anything_else():
+    """Floats, tuples, scalars YAML would read as another type, a mapping met twice (an anchor and an alias) and
+    keys that do not sort, each as PyYAML's own representer writes them (with the emitter both use)."""
+    shared = {"k": [1, 2]}
+    cases = [
+        [{"f": 0.5, "e": 1e-07, "t": (1, "x"), "none": None, "yes": True, "n": -3, "big": 2**70}],
+        [{"": "", "quoted": "yes", "octal": "010", "null": "null", "multi": "a\nb", "colon": "a: b", "é": "ü"}],
+        [{"x": shared, "y": shared}, {"z": shared}],
+        [{1: "one", "a": "b"}],
+        [],
+    ]
+    for objs in cases:
+        assert dump_manifests(objs) == dump_manifests(objs, _DUMPER), objs
+    assert "&id001" in dump_manifests([{"x": shared, "y": shared}])
