@@ -50,6 +50,11 @@ WARM_UP_CHECKS = 3  # check.js: more gained nothing
 # compiler doubles the check's CPU (engine and the enterprise templates: 6.1 s against 2.7 s with V8's baseline
 # compiler alone, 3.5 s against 2.0 s of wall time), while at 300 teams it checks them in 6.4 s against 8.2 s.
 LARGE_PLAN_TEAMS = 50
+# The check's processes run at this niceness: they yield the CPU to the synth's own processes (Python and jsii's
+# Node.js, whose work is the synth's critical path) while the engine is built and warmed up and while it checks
+# templates beside the synth, and run at full speed once it ends, when nothing else wants the CPU. Started through
+# POSIX ``nice`` (every thread of the process, V8's own included, inherits it) where there is one.
+NICENESS = 10
 _SEVERITIES = {"FATAL": "error", "ERROR": "error", "WARN": "warning", "INFO": "informational", "DEBUG": "debug"}
 
 
@@ -61,6 +66,12 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     watched: int = 0  # how many of the templates were checked as the synth wrote them (``watch``)
+
+
+def _yielding() -> list[str]:
+    """The command prefix that starts a process at ``NICENESS`` (none where there is no ``nice``)."""
+    nice = shutil.which("nice")
+    return [nice, "-n", str(NICENESS)] if nice else []
 
 
 class TemplateChecks:
@@ -94,7 +105,8 @@ class TemplateChecks:
         if files is None:
             return None
         engine, rules = files
-        return cls([node, *(() if tier_up else ("--liftoff-only",)), str(SCRIPT), str(engine), str(rules)])
+        return cls([*_yielding(), node, *(() if tier_up else ("--liftoff-only",)), str(SCRIPT), str(engine),
+                    str(rules)])
 
     def grow(self, processes: int) -> None:
         """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hyperpod_gov.spec import parse_spec
-from hyperpod_gov.template_checks import PLUGIN_NAME, SCRIPT, TemplateChecks, shared
+from hyperpod_gov.template_checks import NICENESS, PLUGIN_NAME, SCRIPT, TemplateChecks, shared
 from hyperpod_gov.template_engine import ENGINE_PREFIX, cdk_tarball, engine_files
 from tests.conftest import BASE, TODAY
 
@@ -71,6 +71,14 @@ def _comparable(violations: list[dict]) -> list[str]:
     return sorted(out)
 
 
+def _niceness(pid: int) -> int:
+    """The niceness every thread of a process runs at (V8's compiler and collector threads included); one value or
+    an error."""
+    values = {int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in Path(f"/proc/{pid}/task").glob("*/stat")}
+    assert len(values) == 1, values
+    return values.pop()
+
+
 @pytest.mark.parametrize("tier_up", [False, True], ids=["baseline-compiler", "optimizing-compiler"])
 def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline, tier_up):
     """The pipeline app was synthesized with CDK's built-in check (its stages nest assemblies): the check run
@@ -87,6 +95,7 @@ def test_the_report_is_cdks_on_the_pipeline_app_and_its_stages(pipeline, tier_up
         checks.warm_up()  # its findings are dropped: the report is the same
     try:
         ours = checks.finish(pipeline).report
+        assert {_niceness(p.pid) for p in checks._processes} == {min(19, os.nice(0) + NICENESS)}
     finally:
         checks.close()
     assert ours["pluginVersion"] == cdk["pluginVersion"]
