@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import gc
 import importlib
 import json
 import sys
-from typing import Iterable, Optional, Sequence
-
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+
+from .process import exit_with
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 # Node.js first (main).
@@ -392,14 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The ``hyperpod-gov`` command: :func:`main`, then the exit without a collection of every object the process
-    holds. Python's finalization walks all of them (the CDK's generated modules, the plan, the manifests): 0.5 to
-    0.6 s of a synth's wall time, with Node.js and the template check already done. Frozen (``gc.freeze``), they
-    are left to the exit; what needs to happen at exit still does (``atexit``: jsii's Node.js stopped, temporary
-    folders removed; the standard streams flushed). Not in :func:`main`, which tests call in their own process."""
-    code = main()
-    gc.freeze()
-    sys.exit(code)
+    """The ``hyperpod-gov`` command: :func:`main`, its code given to ``process.exit_with`` (tests call ``main``)."""
+    exit_with(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -215,10 +215,11 @@ def test_the_command_exits_with_mains_code_and_its_objects_frozen(monkeypatch):
     from importlib.metadata import entry_points
 
     import hyperpod_gov.cli as cli
+    import hyperpod_gov.process as process
 
     frozen: list[bool] = []
     monkeypatch.setattr(cli, "main", lambda: 3)
-    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(process.gc, "freeze", lambda: frozen.append(True))
     with pytest.raises(SystemExit) as exited:
         cli.run()
     assert exited.value.code == 3 and frozen == [True]
