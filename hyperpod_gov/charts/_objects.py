@@ -36,11 +36,7 @@ def _as_json(value: Any) -> Any:
     kind = type(value)  # the exact types first: ``isinstance`` against typing's ``Mapping`` is slow (6,000 objects)
     if kind is str or kind is int or kind is bool:
         return value
-    if kind is dict:
-        return {k: _as_json(v) for k, v in value.items() if v is not None}
-    if kind is list:
-        return [_as_json(v) for v in value]
-    if isinstance(value, Mapping):
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         return {k: _as_json(v) for k, v in value.items() if v is not None}
     if isinstance(value, (list, tuple)):
         return [_as_json(v) for v in value]
@@ -56,7 +52,7 @@ def _sanitized(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is int or kind is bool:
         return value
-    if kind is dict or isinstance(value, Mapping):
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         out = {k: s for k in sorted(value) if (s := _sanitized(value[k])) is not None}
         return out or None
     if isinstance(value, (list, tuple)):
