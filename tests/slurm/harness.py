@@ -350,7 +350,7 @@ SlurmdParameters=config_overrides
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
-SchedulerParameters=sched_interval=2
+SchedulerParameters=sched_interval=1
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort={ports['dbd']}

@@ -187,6 +187,6 @@ def test_a_team_that_borrows_can_still_use_its_own_guarantee(governed):
     borrowed = cluster.sbatch(ALICE, *OWN, *BORROW).check().stdout.strip()
     cluster.wait_job(borrowed, "RUNNING")
     own = cluster.sbatch(ALICE, *OWN).check().stdout.strip()
-    job = cluster.wait_job(own, "RUNNING", timeout=6)  # the scheduler runs every 2 s
+    job = cluster.wait_job(own, "RUNNING", timeout=6)  # the scheduler runs every second
     assert job["Account"] == "vision_gpu"
     assert cluster.job(borrowed)["JobState"] == "RUNNING"  # both nodes busy, nothing preempted
