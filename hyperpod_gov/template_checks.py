@@ -66,6 +66,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     watched: int = 0  # how many of the templates were checked as the synth wrote them (``watch``)
+    reused: int = 0  # how many had been checked by the process before, with the same bytes, account and region
 
 
 def _yielding() -> list[str]:
@@ -211,6 +212,7 @@ class TemplateChecks:
         ordered = [results[str(s.template_path)] for s in stacks]
         outcome = _outcome(Path(assembly_dir), stacks, ordered, self._version if stacks else "")
         outcome.watched = len(stacks) - len(by_size)
+        outcome.reused = sum(1 for r in ordered if r.get("reused"))
         return outcome
 
     def check(self, assembly_dir: Path) -> tuple[list[str], Path]:

@@ -175,6 +175,31 @@ def test_a_watch_whose_templates_never_come_ends_with_the_next_request(enterpris
     assert outcome.watched == 0 and outcome.report["conclusion"] == "success"
 
 
+def test_a_template_the_process_checked_already_gets_the_same_findings_again_unless_a_byte_changed(
+        enterprise, tmp_path):
+    """The check process keeps each template's findings by its bytes, account and region: an app checked again
+    (the tests, `hyperpod-gov diff`'s two synths) is not checked again, and its report is the same; a template
+    whose bytes changed is checked again."""
+    import shutil
+
+    source = enterprise.out_dir / "cdk.out"
+    templates = sorted(source.glob("*.template.json"))
+    checks = shared()
+    first = checks.finish(source)
+    again = checks.finish(source)
+    assert again.reused == len(templates) >= 4
+    assert again.report == first.report
+    target = tmp_path / "cdk.out"
+    shutil.copytree(source, target)
+    changed = target / templates[0].name
+    template = json.loads(changed.read_text())
+    template["Description"] = template.get("Description", "") + " (changed)"
+    changed.write_text(json.dumps(template, indent=1))
+    outcome = checks.finish(target)
+    assert outcome.reused == len(templates) - 1
+    assert outcome.report["conclusion"] == first.report["conclusion"]
+
+
 def test_the_enterprise_synth_ran_the_check_beside_cdk(enterprise):
     report = json.loads((enterprise.out_dir / "cdk.out" / "validation-report.json").read_text())
     (section,) = [p for p in report["pluginReports"] if p["pluginName"] == PLUGIN_NAME]

@@ -7,10 +7,11 @@
 //
 //   node check.js ENGINE_DIR RULES_DIR
 //   stdin, a line each:  [{"templatePath", "accountId", "region"}, ...]
-//   stdout, a line each: {"version": ..., "results": [{"templatePath", "diagnostics": [...]}, ...]}
+//   stdout, a line each: {"version": ..., "results": [{"templatePath", "diagnostics": [...], "reused"?}, ...]}
 //   or {"watch": [{"templatePath", "accountId", "region"}, ...]}, later {"done": true}: the templates CDK is about to
 //   write, each checked once it is whole, while the synth goes on; after "done" the answer, as above, for those
 //   that were written.
+const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
 
@@ -51,9 +52,18 @@ function options(stack) {
   };
 }
 
+// A process that checks many apps (the tests; `hyperpod-gov diff`, whose two synths share most templates byte for
+// byte) checks a template once: the same bytes for the same account and region get the first check's diagnostics
+// again, marked "reused" (the engine keeps no state between checks, and the options are the same for every check).
+const checked = new Map();
+
 function check(stack) {
+  const key = crypto.createHash('sha256').update(fs.readFileSync(stack.templatePath))
+    .update(JSON.stringify([stack.accountId ?? null, stack.region ?? null])).digest('base64');
+  const known = checked.get(key);
+  if (known !== undefined) return { templatePath: stack.templatePath, diagnostics: known, reused: true };
   const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), options(stack));
-  return {
+  const result = {
     templatePath: stack.templatePath,
     diagnostics: report.diagnostics.map((d) => ({
       ruleId: d.ruleId,
@@ -65,6 +75,8 @@ function check(stack) {
       category: d.category ?? null,
     })),
   };
+  checked.set(key, result.diagnostics);
+  return result;
 }
 
 function answer(results) {
