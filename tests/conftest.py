@@ -94,9 +94,10 @@ def pytest_collection_modifyitems(items) -> None:
 # Python's cyclic garbage collector, as the tests' workers need it. A worker holds a large heap that lives until it
 # ends (the CDK's generated modules, cfn-lint's rules and schemas, the synthesized apps of the session fixtures) and
 # allocates fast (templates read into dicts, manifests, specs): with the default thresholds (700, 10, 10) the
-# collector walked it about 10,000 times a run, 18.6 s of the suite's CPU (two workers, timed with gc.callbacks).
+# collector ran about 10,000 times in each worker: 18.6 s of the suite's CPU, both workers timed with gc.callbacks.
 # What collection imported is frozen (gc.freeze: never walked again) and a collection starts after 20,000
-# allocations, not 700: 5.8 to 6.4 s. Most of what the tests drop has no cycle and goes with its last reference anyway.
+# allocations, not 700: about 220 collections a worker, 5.8 to 6.4 s in all. Most of what the tests drop has no
+# reference cycle and goes with its last reference anyway.
 GC_THRESHOLDS = (20_000, 20, 50)
 gc.set_threshold(*GC_THRESHOLDS)
 
