@@ -57,6 +57,9 @@ setup() {
   # The project's own bytecode at both levels (the CLI and the test workers import it; cdk.json's app runs under -O),
   # brought up to date here: where Python writes none itself, every process would compile these sources again.
   python -m compileall -q hyperpod_gov stacks >/dev/null && python -O -m compileall -q hyperpod_gov stacks >/dev/null
+  # CDK's template check builds its engine in every process that checks templates (2 to 5 s of CPU); built here
+  # once per engine and Node.js version and kept as an image that each process restores (template_checks.prepare).
+  python -m hyperpod_gov.template_checks || say "no image of the template check's engine: each synth builds it"
 }
 
 job=${1:-}

@@ -42,6 +42,7 @@ SCRIPT = Path(__file__).with_name("assets") / "template_checks" / "check.js"
 ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
 LOGICAL_ID = "aws:cdk:logicalId"
 WARM_UP_CHECKS = 3  # check.js: more gained nothing
+IMAGES = "images"  # beside the engine's files: the engine as built, kept (assets/template_checks/engine_image.js)
 # A plan of this many teams or more is a large app to the check. Its engine is warmed up while the app is built
 # (TemplateChecks.warm_up: at 300 teams that saves more than a second), takes each template as soon as CDK has
 # written it (TemplateChecks.watch: 6% of a 300-team synth, 2.6% at 50 teams, paired runs) and runs V8's optimizing
@@ -107,7 +108,7 @@ class TemplateChecks:
             return None
         engine, rules = files
         return cls([*_yielding(), node, *(() if tier_up else ("--liftoff-only",)), str(SCRIPT), str(engine),
-                    str(rules)])
+                    str(rules), str(engine.parent / IMAGES)])
 
     def grow(self, processes: int) -> None:
         """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""
@@ -244,6 +245,28 @@ def shared(*, tier_up: bool = True) -> Optional[TemplateChecks]:
     return _shared
 
 
+def prepare() -> bool:
+    """Build the engine once and keep its image (``IMAGES``), unless an image is there already: for an install step
+    (``dev.sh``), so that no synth or test worker afterwards builds it. Whether an image is there now."""
+    files = engine_files() if os.environ.get("CDK_VALIDATION") != "false" else None
+    if files is None:
+        return False
+    images = files[0].parent / IMAGES
+    if not any(images.glob("engine-*.zst")):
+        checks = TemplateChecks.start()
+        if checks is None:
+            return False
+        try:
+            process = checks._processes[0]
+            process.stdin.write(b"[]\n")
+            process.stdin.flush()
+            checks._answer(process)
+        finally:
+            checks.close()
+    return any(images.glob("engine-*.zst"))
+
+
+
 @dataclass(frozen=True)
 class _Stack:
     template_path: Path
@@ -358,3 +381,7 @@ def add_to_report(assembly_dir: Path, plugin_report: dict[str, Any]) -> Path:
     data["pluginReports"].append(plugin_report)
     path.write_text(json.dumps(data, indent=2))
     return path
+
+
+if __name__ == "__main__":
+    sys.exit(0 if prepare() else 1)

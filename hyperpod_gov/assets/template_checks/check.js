@@ -5,9 +5,10 @@
 // core/lib/validation/rules, and the options below are those of core/lib/validation/cloudformation-validate-plugin.js
 // (tests/stacks/test_template_checks.py compares them with it).
 //
-//   node check.js ENGINE_DIR RULES_DIR
+//   node check.js ENGINE_DIR RULES_DIR [IMAGE_DIR]
 //   stdin, a line each:  [{"templatePath", "accountId", "region"}, ...]
-//   stdout, a line each: {"version": ..., "results": [{"templatePath", "diagnostics": [...], "reused"?}, ...]}
+//   stdout, a line each: {"version": ..., "restored": (the engine came from its image), "results": [{"templatePath",
+//   "diagnostics": [...], "reused"?}, ...]}
 //   or {"watch": [{"templatePath", "accountId", "region"}, ...]}, later {"done": true}: the templates CDK is about to
 //   write, each checked once it is whole, while the synth goes on; after "done" the answer, as above, for those
 //   that were written.
@@ -20,19 +21,12 @@ const EXCLUDE_SERVICES = [{ ruleId: 'W3697', service: 'AWS::AutoScaling' }];
 const DETAIL_LEVEL = 'STANDARD';
 const SEVERITY_LEVEL = 'WARN';
 
-const [engineDir, rulesDir] = process.argv.slice(2);
-const validate = require(path.resolve(engineDir));
-const regoRules = fs.readdirSync(rulesDir).filter((f) => f.endsWith('.rego')).sort()
-  .map((f) => ({ name: f, content: fs.readFileSync(path.join(rulesDir, f), 'utf-8') }));
-const engine = new validate.CompositeEngine(regoRules.length > 0 ? { regoRules } : {});
-
 // A line {"warmUp": N} (the caller sends it for a large app, before its templates exist) has the engine check a
 // warm-up template (one resource of each type hyperpod-gov writes, its references replaced by text; the findings
 // are dropped) N times, one check per turn of the event loop, with no answer. A fresh engine's first checks are its
 // slow ones: a 300-team app's templates took 3.2 to 3.6 s on a cold engine and 2.1 to 2.6 s after three warm-up
 // checks (more gained nothing), done while the app is built on the other core. For a small app the warm-up's CPU
 // costs more than it saves, so it is asked for, not done always. A request waits for at most one warm-up check.
-const WARMUP = path.join(__dirname, 'warmup.template.json');
 let requested = false;
 let warmups = 0;
 function warmUp() {
@@ -51,6 +45,14 @@ function options(stack) {
     severityLevel: SEVERITY_LEVEL,
   };
 }
+
+// The engine as `new CompositeEngine({ regoRules })` builds it, or its image (engine_image.js: IMAGE_DIR, where
+// given, keeps it), probed with the warm-up template.
+const [engineDir, rulesDir, imageDir] = process.argv.slice(2);
+const WARMUP = path.join(__dirname, 'warmup.template.json');
+const probe = (built, engineModule) => JSON.stringify(
+  built.validateTemplate(new engineModule.TemplateFile(WARMUP), options({ region: 'us-east-1' })).diagnostics);
+const { engine, validate, restored } = require('./engine_image').load(engineDir, rulesDir, imageDir ?? '', probe);
 
 // A process that checks many apps (the tests; `hyperpod-gov diff`, whose two synths share most templates byte for
 // byte) checks a template once: the same bytes for the same account and region get the first check's diagnostics
@@ -80,7 +82,7 @@ function check(stack) {
 }
 
 function answer(results) {
-  process.stdout.write(JSON.stringify({ version: validate.version(), results }) + '\n');
+  process.stdout.write(JSON.stringify({ version: validate.version(), restored, results }) + '\n');
 }
 
 // A watch: the templates the synth will write. CDK writes each one whole (writeFileSync) and never again, so a
