@@ -266,7 +266,6 @@ def prepare() -> bool:
     return any(images.glob("engine-*.zst"))
 
 
-
 @dataclass(frozen=True)
 class _Stack:
     template_path: Path
