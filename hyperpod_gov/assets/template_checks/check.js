@@ -32,7 +32,7 @@ let warmups = 0;
 function warmUp() {
   if (requested || warmups <= 0) return;
   warmups -= 1;
-  engine.validateTemplate(new validate.TemplateFile(WARMUP), options({ region: 'us-east-1' }));
+  checkWarmUp(engine, validate);
   setImmediate(warmUp);
 }
 
@@ -50,8 +50,9 @@ function options(stack) {
 // given, keeps it), probed with the warm-up template.
 const [engineDir, rulesDir, imageDir] = process.argv.slice(2);
 const WARMUP = path.join(__dirname, 'warmup.template.json');
-const probe = (built, engineModule) => JSON.stringify(
-  built.validateTemplate(new engineModule.TemplateFile(WARMUP), options({ region: 'us-east-1' })).diagnostics);
+const checkWarmUp = (built, engineModule) => built.validateTemplate(new engineModule.TemplateFile(WARMUP),
+  options({ region: 'us-east-1' }));
+const probe = (built, engineModule) => JSON.stringify(checkWarmUp(built, engineModule).diagnostics);
 const { engine, validate, restored } = require('./engine_image').load(engineDir, rulesDir, imageDir ?? '', probe);
 
 // A process that checks many apps (the tests; `hyperpod-gov diff`, whose two synths share most templates byte for
