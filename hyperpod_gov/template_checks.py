@@ -15,6 +15,9 @@ findings are acknowledged, reported and fail the synth as CDK's would:
 - the report is added to ``validation-report.json`` as CDK's plugin report, with the same fields;
 - an unacknowledged error fails the synth (``@aws-cdk/core:validateAgainstDefaultRules`` is on), an
   unacknowledged warning is printed.
+- a template's findings are kept (``RESULTS``, beside the engine's files; ``assets/template_checks/stored.js``) by
+  its bytes, account and region, the engine, its rules, Node.js's version and the options: a template seen before,
+  by this process or an earlier one, is answered from there, as the engine keeps no state between checks.
 
 Where the engine cannot be found (no ``node``, an aws-cdk-lib without it), ``start`` returns ``None`` and the app
 keeps CDK's built-in check; ``CDK_VALIDATION=false`` turns both off, as it turns CDK's off.
@@ -43,6 +46,7 @@ ACKNOWLEDGED = "aws:cdk:acknowledged-rules"
 LOGICAL_ID = "aws:cdk:logicalId"
 WARM_UP_CHECKS = 3  # check.js: more gained nothing
 IMAGES = "images"  # beside the engine's files: the engine as built, kept (assets/template_checks/engine_image.js)
+RESULTS = "results"  # beside them: the findings of each template checked, kept (assets/template_checks/stored.js)
 # A plan of this many teams or more is a large app to the check. Its engine is warmed up while the app is built
 # (TemplateChecks.warm_up: at 300 teams that saves more than a second), takes each template as soon as CDK has
 # written it (TemplateChecks.watch: 6% of a 300-team synth, 2.6% at 50 teams, paired runs) and runs V8's optimizing
@@ -67,7 +71,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     watched: int = 0  # how many of the templates were checked as the synth wrote them (``watch``)
-    reused: int = 0  # how many had been checked by the process before, with the same bytes, account and region
+    reused: int = 0  # how many had been checked before (kept findings), with the same bytes, account and region
 
 
 def _yielding() -> list[str]:
@@ -108,7 +112,7 @@ class TemplateChecks:
             return None
         engine, rules = files
         return cls([*_yielding(), node, *(() if tier_up else ("--liftoff-only",)), str(SCRIPT), str(engine),
-                    str(rules), str(engine.parent / IMAGES)])
+                    str(rules), str(engine.parent / IMAGES), str(engine.parent / RESULTS)])
 
     def grow(self, processes: int) -> None:
         """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""

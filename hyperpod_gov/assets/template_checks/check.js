@@ -5,7 +5,7 @@
 // core/lib/validation/rules, and the options below are those of core/lib/validation/cloudformation-validate-plugin.js
 // (tests/stacks/test_template_checks.py compares them with it).
 //
-//   node check.js ENGINE_DIR RULES_DIR [IMAGE_DIR]
+//   node check.js ENGINE_DIR RULES_DIR [IMAGE_DIR [RESULTS_DIR]]
 //   stdin, a line each:  [{"templatePath", "accountId", "region"}, ...]
 //   stdout, a line each: {"version": ..., "restored": (the engine came from its image), "results": [{"templatePath",
 //   "diagnostics": [...], "reused"?}, ...]}
@@ -48,23 +48,32 @@ function options(stack) {
 
 // The engine as `new CompositeEngine({ regoRules })` builds it, or its image (engine_image.js: IMAGE_DIR, where
 // given, keeps it), probed with the warm-up template.
-const [engineDir, rulesDir, imageDir] = process.argv.slice(2);
+const [engineDir, rulesDir, imageDir, resultsDir] = process.argv.slice(2);
 const WARMUP = path.join(__dirname, 'warmup.template.json');
 const checkWarmUp = (built, engineModule) => built.validateTemplate(new engineModule.TemplateFile(WARMUP),
   options({ region: 'us-east-1' }));
 const probe = (built, engineModule) => JSON.stringify(checkWarmUp(built, engineModule).diagnostics);
-const { engine, validate, restored } = require('./engine_image').load(engineDir, rulesDir, imageDir ?? '', probe);
+const { engine, validate, restored, identity } = require('./engine_image').load(engineDir, rulesDir, imageDir ?? '',
+  probe);
 
-// A process that checks many apps (the tests; `hyperpod-gov diff`, whose two synths share most templates byte for
-// byte) checks a template once: the same bytes for the same account and region get the first check's diagnostics
-// again, marked "reused" (the engine keeps no state between checks, and the options are the same for every check).
+// The findings of a template are kept by its bytes, account and region, the engine (its identity: its files, its
+// rules, Node.js's version) and this file (the options above): the same template gets the first check's
+// diagnostics again, marked "reused". The engine keeps no state between checks and the options are the same for
+// every check, so a kept answer is the one a check would give. Kept in this process (the tests, `hyperpod-gov
+// diff`, whose two synths share most templates byte for byte) and, where RESULTS_DIR is given, in a file each
+// (a later synth of a spec of which a team changed checks only the templates that changed; stored.js).
 const checked = new Map();
+const stored = require('./stored').open(resultsDir, crypto.createHash('sha256').update(identity)
+  .update(fs.readFileSync(__filename)).digest('hex'));
 
 function check(stack) {
   const key = crypto.createHash('sha256').update(fs.readFileSync(stack.templatePath))
-    .update(JSON.stringify([stack.accountId ?? null, stack.region ?? null])).digest('base64');
-  const known = checked.get(key);
-  if (known !== undefined) return { templatePath: stack.templatePath, diagnostics: known, reused: true };
+    .update(JSON.stringify([stack.accountId ?? null, stack.region ?? null])).digest('hex');
+  const known = checked.get(key) ?? stored.get(key);
+  if (known !== undefined) {
+    checked.set(key, known);
+    return { templatePath: stack.templatePath, diagnostics: known, reused: true };
+  }
   const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), options(stack));
   const result = {
     templatePath: stack.templatePath,
@@ -79,6 +88,7 @@ function check(stack) {
     })),
   };
   checked.set(key, result.diagnostics);
+  stored.set(key, result.diagnostics);
   return result;
 }
 

@@ -6,8 +6,10 @@
 // a loaded one, in every process that checks templates. Restoring the image into a fresh instance of the same
 // module takes 0.2 to 0.5 s (reading and decompressing 18 MB; the memory is 200 MB).
 //
-//   const { engine, validate, restored } = load(ENGINE_DIR, RULES_DIR, IMAGE_DIR, probe)
+//   const { engine, validate, restored, identity } = load(ENGINE_DIR, RULES_DIR, IMAGE_DIR, probe)
 //
+// `identity` names the engine as its image's name does (below), whether or not there is an image: check.js keys
+// the findings it keeps by it.
 // `probe(engine, validate)` checks a template and returns the findings as text: the image keeps what the built
 // engine answered, and a restored engine that answers otherwise (or throws) is not used.
 //
@@ -165,13 +167,14 @@ function load(engineDir, rulesDir, imageDir, probe) {
   const rules = regoRules(rulesDir);
   let modules = loadModules(engineDir);
   const usable = imageDir && modules.wasm && modules.wasm.__wbindgen_externrefs && zlib.zstdCompressSync;
-  const imagePath = usable ? path.join(imageDir, imageName(engineDir, rules)) : null;
+  const name = imageName(engineDir, rules);
+  const imagePath = usable ? path.join(imageDir, name) : null;
   const image = imagePath && fs.existsSync(imagePath) ? read(imagePath, modules.wasm) : null;
   if (image !== null) {
     try {
       const engine = restore(image, modules);
       if (probe(engine, modules.validate) === image.header.probe) {
-        return { engine, validate: modules.validate, restored: true };
+        return { engine, validate: modules.validate, restored: true, identity: name };
       }
     } catch {
       // a damaged part, an engine that does not answer as the one imaged did: built again, the image replaced
@@ -186,7 +189,7 @@ function load(engineDir, rulesDir, imageDir, probe) {
       // no room, no folder to write: the next process builds the engine too
     }
   }
-  return { engine, validate: modules.validate, restored: false };
+  return { engine, validate: modules.validate, restored: false, identity: name };
 }
 
 module.exports = { load, FORMAT };
