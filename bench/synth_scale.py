@@ -3,6 +3,13 @@
     python bench/synth_scale.py                      # 5, 50, 150, 300 teams, 3 rounds
     python bench/synth_scale.py --teams 5 300 --rounds 5
     python bench/synth_scale.py --baseline ../old    # the same specs with another checkout, alternating
+    python bench/synth_scale.py --teams 5 300 --keep-findings   # the check's kept findings left in place
+
+Every run starts with the template check's kept findings removed (``hyperpod_gov/assets/template_checks/stored.js``):
+each synth checks every template, as a first synth does. With ``--keep-findings`` they are removed once a round,
+and the largest size is synthesized a second time in each round, right after it, with one team's borrowing limit
+changed ("N+1" in the table): what a synth costs when a spec changed in one team, whose templates are the only
+ones checked again.
 
 The specs come from ``tests/scale.py`` (600 principals at 300 teams, ``accessStacks: 2``). Runs alternate between
 the cases (and the checkouts) round by round, so a loaded machine slows all of them alike; medians are printed,
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,7 +35,23 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hyperpod_gov.template_checks import RESULTS  # noqa: E402
+from hyperpod_gov.template_engine import engine_files  # noqa: E402
 from tests.scale import many_teams_spec  # noqa: E402
+
+
+def forget_findings() -> None:
+    """Remove the template check's kept findings (the folder beside its engine): the next synth checks everything."""
+    files = engine_files()
+    if files is not None:
+        shutil.rmtree(files[0].parent / RESULTS, ignore_errors=True)
+
+
+def one_team_changed(teams: int) -> dict:
+    """The ``teams``-team spec with one team (the middle one) allowed to borrow half as much."""
+    spec = many_teams_spec(teams)
+    spec["teams"][teams // 2]["sharing"]["borrowLimitPercent"] = 50
+    return spec
 
 
 def run(checkout: Path, spec: Path) -> tuple[float, float, int]:
@@ -51,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--teams", type=int, nargs="+", default=[5, 50, 150, 300])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="another checkout to time alternately (e.g. main)")
+    parser.add_argument("--keep-findings", action="store_true",
+                        help="leave the check's kept findings in place, and time a one-team change of the largest spec")
     args = parser.parse_args(argv)
     checkouts = {"this": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,26 +84,35 @@ def main(argv: list[str] | None = None) -> None:
         for n in args.teams:
             specs[n] = Path(tmp) / f"teams-{n}.yaml"
             specs[n].write_text(yaml.safe_dump(many_teams_spec(n), sort_keys=False))
-        times: dict[tuple[str, int], list[float]] = {(c, n): [] for c in checkouts for n in args.teams}
+        sizes: list = list(args.teams)
+        if args.keep_findings:  # after the largest spec, the same with one team changed
+            changed = f"{max(args.teams)}+1"
+            specs[changed] = Path(tmp) / f"teams-{changed}.yaml"
+            specs[changed].write_text(yaml.safe_dump(one_team_changed(max(args.teams)), sort_keys=False))
+            sizes.insert(sizes.index(max(args.teams)) + 1, changed)
+        times: dict[tuple[str, object], list[float]] = {(c, n): [] for c in checkouts for n in sizes}
         cpu: dict[tuple[str, int], list[float]] = {key: [] for key in times}
         peak: dict[tuple[str, int], int] = {key: 0 for key in times}
         for r in range(args.rounds):
-            for n in args.teams:
+            forget_findings()  # with --keep-findings, once a round: "N+1" follows a synth of N that checked all
+            for n in sizes:
                 for c, checkout in checkouts.items():
+                    if not args.keep_findings:
+                        forget_findings()
                     seconds, cpu_s, rss = run(checkout, specs[n])
                     times[c, n].append(seconds)
                     cpu[c, n].append(cpu_s)
                     peak[c, n] = max(peak[c, n], rss)
-                    print(f"round {r + 1}: {c:8} {n:4} teams {seconds:7.1f} s wall {cpu_s:7.1f} s CPU {rss:6} MiB",
+                    print(f"round {r + 1}: {c:8} {n!s:>5} teams {seconds:7.1f} s wall {cpu_s:7.1f} s CPU {rss:6} MiB",
                           file=sys.stderr)
     print(f"{'checkout':8} {'teams':>5} {'wall s':>7} {'x 5':>5} {'CPU s':>7} {'x 5':>5} {'CPU s/team':>10}"
           f" {'peak MiB':>9}  (medians of {args.rounds} rounds, alternating)")
     for c in checkouts:
         small, small_cpu = (statistics.median(d[c, min(args.teams)]) for d in (times, cpu))
-        for n in args.teams:
+        for n in sizes:
             med, med_cpu = statistics.median(times[c, n]), statistics.median(cpu[c, n])
-            per_team = (med_cpu - small_cpu) / (n - min(args.teams)) if n > min(args.teams) else 0.0
-            print(f"{c:8} {n:5} {med:7.1f} {med / small:5.2f} {med_cpu:7.1f} {med_cpu / small_cpu:5.2f}"
+            per_team = (med_cpu - small_cpu) / (n - min(args.teams)) if type(n) is int and n > min(args.teams) else 0.0
+            print(f"{c:8} {n!s:>5} {med:7.1f} {med / small:5.2f} {med_cpu:7.1f} {med_cpu / small_cpu:5.2f}"
                   f" {per_team:10.3f} {peak[c, n]:9}")
 
 
