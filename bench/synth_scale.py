@@ -4,6 +4,7 @@
     python bench/synth_scale.py --teams 5 300 --rounds 5
     python bench/synth_scale.py --baseline ../old    # the same specs with another checkout, alternating
     python bench/synth_scale.py --teams 5 300 --keep-findings   # the check's kept findings left in place
+    python bench/synth_scale.py --teams 5 300 --parts   # CPU by process: Python, jsii's Node.js, the check
 
 Every run starts with the template check's kept findings removed (``hyperpod_gov/assets/template_checks/stored.js``):
 each synth checks every template, as a first synth does. With ``--keep-findings`` they are removed once a round,
@@ -16,11 +17,17 @@ the cases (and the checkouts) round by round, so a loaded machine slows all of t
 with the cost per team above the 5-team spec and the peak resident memory of the synth process (``ru_maxrss``
 of the Python process or of its Node.js child, whichever is larger). CPU seconds (user + system, Python and
 Node.js) are printed too: on a shared machine they move far less than wall time. Not part of the test suite.
+
+With ``--parts`` the CPU is also split by process (``PARTS``: the synth run by a few lines of Python that read its
+own CPU, then end the template check's process and read that one's): Python, jsii's Node.js (the rest) and the
+check, each as a median and per team above the smallest spec. The ratio of two sizes' wall times can only be as
+low as the ratio of their CPU where both keep the cores equally busy, so this is where a per-team cost shows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -29,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import yaml
 
@@ -54,20 +62,47 @@ def one_team_changed(teams: int) -> dict:
     return spec
 
 
-def run(checkout: Path, spec: Path) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds and peak RSS (MiB) of one `hyperpod-gov synth` process run from ``checkout``."""
+# `hyperpod-gov synth SPEC --out OUT` (hyperpod_gov.cli.main), then this process's own CPU and, once the template
+# check's process is ended (killed and reaped, as at exit), that process's CPU, as one JSON line to the file named by
+# the last argument. What is left of the whole process tree's CPU is jsii's Node.js.
+PARTS = """
+import json, resource, sys
+import hyperpod_gov.cli as cli, hyperpod_gov.template_checks as checks
+try:
+    code = cli.main(["synth", sys.argv[1], "--out", sys.argv[2]])
+finally:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    if checks._shared is not None:
+        checks._shared.close()
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(sys.argv[3], "w") as f:
+        json.dump({"python": own.ru_utime + own.ru_stime, "check": ended.ru_utime + ended.ru_stime}, f)
+sys.exit(code)
+"""
+
+
+def run(checkout: Path, spec: Path, parts: Optional[dict[str, float]] = None) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one `hyperpod-gov synth` process run from ``checkout``; with
+    ``parts`` (a dict, filled in) the synth is run by ``PARTS`` and its CPU split by process."""
     with tempfile.TemporaryDirectory() as out, tempfile.TemporaryFile() as err:
+        split = Path(out) / "parts.json"
+        command = [sys.executable, "-m", "hyperpod_gov.cli", "synth", str(spec), "--out", out]
+        if parts is not None:
+            command = [sys.executable, "-c", PARTS, str(spec), str(Path(out) / "synth"), str(split)]
         start = time.perf_counter()
         # stderr to a file, not a pipe: a large spec's warnings would fill a pipe nobody reads until the end
-        proc = subprocess.Popen([sys.executable, "-m", "hyperpod_gov.cli", "synth", str(spec), "--out", out],
-                                cwd=checkout, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(command, cwd=checkout, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         err.seek(0)
         stderr = err.read().decode()
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"synth of {spec} in {checkout} failed:\n{stderr[-2000:]}")
-        return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024
+        total = usage.ru_utime + usage.ru_stime
+        if parts is not None:
+            split_cpu = json.loads(split.read_text())
+            parts.update(split_cpu, node=total - split_cpu["python"] - split_cpu["check"])
+        return seconds, total, usage.ru_maxrss // 1024
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -77,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--baseline", type=Path, help="another checkout to time alternately (e.g. main)")
     parser.add_argument("--keep-findings", action="store_true",
                         help="leave the check's kept findings in place, and time a one-team change of the largest spec")
+    parser.add_argument("--parts", action="store_true",
+                        help="split the CPU by process: Python, jsii's Node.js, the template check (PARTS)")
     args = parser.parse_args(argv)
     checkouts = {"this": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,13 +130,17 @@ def main(argv: list[str] | None = None) -> None:
         times: dict[tuple[str, object], list[float]] = {(c, n): [] for c in checkouts for n in sizes}
         cpu: dict[tuple[str, int], list[float]] = {key: [] for key in times}
         peak: dict[tuple[str, int], int] = {key: 0 for key in times}
+        split: dict[tuple[str, object], list[dict[str, float]]] = {key: [] for key in times}
         for r in range(args.rounds):
             forget_findings()  # with --keep-findings, once a round: "N+1" follows a synth of N that checked all
             for n in sizes:
                 for c, checkout in checkouts.items():
                     if not args.keep_findings:
                         forget_findings()
-                    seconds, cpu_s, rss = run(checkout, specs[n])
+                    parts: Optional[dict[str, float]] = {} if args.parts else None
+                    seconds, cpu_s, rss = run(checkout, specs[n], parts)
+                    if parts is not None:
+                        split[c, n].append(parts)
                     times[c, n].append(seconds)
                     cpu[c, n].append(cpu_s)
                     peak[c, n] = max(peak[c, n], rss)
@@ -114,6 +155,26 @@ def main(argv: list[str] | None = None) -> None:
             per_team = (med_cpu - small_cpu) / (n - min(args.teams)) if type(n) is int and n > min(args.teams) else 0.0
             print(f"{c:8} {n!s:>5} {med:7.1f} {med / small:5.2f} {med_cpu:7.1f} {med_cpu / small_cpu:5.2f}"
                   f" {per_team:10.3f} {peak[c, n]:9}")
+
+    if args.parts:
+        print_parts(checkouts, sizes, min(args.teams), split)
+
+
+def print_parts(checkouts: dict[str, Path], sizes: list, smallest: int,
+                split: dict[tuple[str, object], list[dict[str, float]]]) -> None:
+    """The CPU of each process (medians), and per team above the ``smallest`` spec."""
+    names = ("python", "node", "check")
+    print(f"\n{'checkout':8} {'teams':>5} " + " ".join(f"{n + ' s':>9} {'/team':>6}" for n in names)
+          + "  (CPU by process: Python, jsii's Node.js, the template check; medians)")
+    for c in checkouts:
+        base = {n: statistics.median(p[n] for p in split[c, smallest]) for n in names}
+        for size in sizes:
+            med = {n: statistics.median(p[n] for p in split[c, size]) for n in names}
+            row = []
+            for n in names:
+                per = (med[n] - base[n]) / (size - smallest) if type(size) is int and size > smallest else 0.0
+                row.append(f"{med[n]:9.2f} {per:6.3f}")
+            print(f"{c:8} {size!s:>5} " + " ".join(row))
 
 
 if __name__ == "__main__":
