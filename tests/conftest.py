@@ -74,10 +74,18 @@ BASE = {
 }
 
 
-# Under xdist the modules under these path prefixes go out first, in this order: the longest units (the 300-team
-# synth, the live Slurm tests, the pipeline's rebuild in a fresh copy) then run beside the rest of the suite instead
-# of after it on one worker while the other waits.
-RUN_FIRST = ("tests/stacks/test_scale.py", "tests/slurm/test_live_", "tests/stacks/test_pipeline_rebuild.py")
+# Under xdist the modules under these path prefixes go out first, in this order: the longest units (module totals of
+# `--durations=0`, 3 December: 10 to 25 s each on a slow machine; the live Slurm tests are mostly waiting) then run
+# beside the rest of the suite instead of after it on one worker while the other waits, and the suite ends with
+# short modules on both workers. xdist's own order (`--loadscope-reorder`, its default: the scopes with the most
+# tests first) is turned off for this (pytest_xdist_make_scheduler): it sent single-test units such as the
+# pipeline's rebuild and the engine image's test out last, where the other worker idled for 11 s.
+RUN_FIRST = ("tests/stacks/test_scale.py", "tests/slurm/test_live_", "tests/test_app_quality.py",
+             "tests/stacks/test_engine_image.py", "tests/stacks/test_pipeline_rebuild.py",
+             "tests/security/test_checkov.py", "tests/security/test_admission.py", "tests/stacks/test_delivery.py",
+             "tests/slurm/test_render_script.py", "tests/operators/test_operator_stacks.py",
+             "tests/stacks/test_template_checks.py", "tests/stacks/test_existing.py",
+             "tests/stacks/test_kept_findings.py", "tests/constructs/test_task_governance_provider.py")
 
 
 # Under xdist the modules under each of these path prefixes are one scope (one worker runs all their tests): the live
@@ -121,10 +129,13 @@ def scope_of(nodeid: str) -> str:
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadscope`` (dev.sh's default) with the scopes of ``scope_of``; other modes as xdist makes them."""
+    """``--dist loadscope`` (dev.sh's default) with the scopes of ``scope_of``, sent out in the order collected
+    (``RUN_FIRST``, then as collected); other modes as xdist makes them."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

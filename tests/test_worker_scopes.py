@@ -44,3 +44,47 @@ def test_a_worker_collects_garbage_after_20000_allocations_and_never_walks_what_
 
     assert gc.get_threshold() == GC_THRESHOLDS == (20_000, 20, 50)
     assert gc.get_freeze_count() > 10_000  # what collection imported: this module alone collected, 37,000 objects
+
+
+class _Worker:
+    """What xdist's scheduler asks of a worker (``WorkerController``), recorded: the tests it is sent, in order."""
+
+    def __init__(self, name: str) -> None:
+        from types import SimpleNamespace
+
+        self.gateway = SimpleNamespace(id=name)
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent.extend(indexes)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tests(pytester):
+    """xdist (3.6 and later) sends the scopes with the most tests first unless told otherwise; the scheduler made
+    here keeps the collected order (RUN_FIRST, then as collected), so that long single-test units do not end the run
+    on one worker."""
+    from tests.conftest import RUN_FIRST, pytest_xdist_make_scheduler
+
+    config = pytester.parseconfig("--tx", "2*popen", "--dist", "loadscope")
+    assert config.option.loadscopereorder is True  # xdist's default
+    scheduler = pytest_xdist_make_scheduler(config, None)
+    assert config.option.loadscopereorder is False
+    # as tests/conftest.py's pytest_collection_modifyitems orders them: RUN_FIRST's units first, each of one test
+    collection = ["tests/stacks/test_scale.py::test_one", "tests/slurm/test_live_dump.py::test_a",
+                  "tests/slurm/test_live_governance.py::test_b", "tests/test_app_quality.py::test_one",
+                  *(f"tests/test_many.py::test_{i}" for i in range(20)), "tests/test_few.py::test_one"]
+    assert [p for p in RUN_FIRST[:3]] == ["tests/stacks/test_scale.py", "tests/slurm/test_live_",
+                                          "tests/test_app_quality.py"]
+    workers = [_Worker("gw0"), _Worker("gw1")]
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    first = sorted((collection[w.sent[0]] for w in workers), key=collection.index)
+    assert first == ["tests/stacks/test_scale.py::test_one", "tests/slurm/test_live_dump.py::test_a"]
+    live = next(w for w in workers if collection[w.sent[0]].startswith("tests/slurm/"))
+    assert [collection[i] for i in live.sent[:2]] == collection[1:3]  # one unit: the live Slurm modules together
