@@ -77,8 +77,7 @@ def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tes
     collection = ["tests/stacks/test_scale.py::test_one", "tests/slurm/test_live_dump.py::test_a",
                   "tests/slurm/test_live_governance.py::test_b", "tests/test_app_quality.py::test_one",
                   *(f"tests/test_many.py::test_{i}" for i in range(20)), "tests/test_few.py::test_one"]
-    assert [p for p in RUN_FIRST[:3]] == ["tests/stacks/test_scale.py", "tests/slurm/test_live_",
-                                          "tests/test_app_quality.py"]
+    assert RUN_FIRST[:3] == ("tests/stacks/test_scale.py", "tests/slurm/test_live_", "tests/test_app_quality.py")
     workers = [_Worker("gw0"), _Worker("gw1")]
     for worker in workers:
         scheduler.add_node(worker)
