@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from .process import LineWriter
 from .template_engine import engine_files
 
 PLUGIN_NAME = "CloudFormation Validate"
@@ -90,6 +91,7 @@ class TemplateChecks:
     def __init__(self, command: list[str]):
         self._command = command
         self._processes: list[subprocess.Popen] = []
+        self._writers: list[LineWriter] = []
         self._watched: Optional[dict[str, tuple[Optional[str], Optional[str]]]] = None  # path -> account, region
         self._version = ""  # the engine's, from its answers
         self.grow(1)
@@ -117,18 +119,21 @@ class TemplateChecks:
     def grow(self, processes: int) -> None:
         """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""
         while len(self._processes) < processes:
-            self._processes.append(subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                    stderr=subprocess.PIPE))
+            process = subprocess.Popen(self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE)
+            self._processes.append(process)
+            self._writers.append(LineWriter(process.stdin))
+
+    def _send(self, process: subprocess.Popen, request: Any) -> None:
+        """``request`` as a line of JSON to ``process`` (through its writer: in order, never blocking here)."""
+        self._writers[self._processes.index(process)].write(
+            json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def warm_up(self, checks: int = WARM_UP_CHECKS) -> None:
         """Have each process check its warm-up template ``checks`` times while nothing is asked of it (a fresh
         engine's first checks are its slow ones; ``check.js``): for a large app, before its templates exist."""
         for process in self._processes:
-            try:
-                process.stdin.write(json.dumps({"warmUp": checks}).encode() + b"\n")
-                process.stdin.flush()
-            except OSError:
-                pass  # it stopped: finish reports it
+            self._send(process, {"warmUp": checks})
 
     def watch(self, stacks: list[tuple[Path, Optional[str], Optional[str]]]) -> None:
         """Have the check take each template (path, account, region: the stacks about to be synthesized) as soon
@@ -140,13 +145,16 @@ class TemplateChecks:
             return
         for path, _, _ in stacks:
             Path(path).unlink(missing_ok=True)
-        request = {"watch": [{"templatePath": str(p), "accountId": a, "region": r} for p, a, r in stacks]}
-        try:
-            self._processes[0].stdin.write(json.dumps(request).encode() + b"\n")
-            self._processes[0].stdin.flush()
-        except OSError:
-            return  # it stopped: finish reports it
+        self._send(self._processes[0],
+                   {"watch": [{"templatePath": str(p), "accountId": a, "region": r} for p, a, r in stacks]})
         self._watched = {str(p): (a, r) for p, a, r in stacks}
+
+    def predict(self, request: dict[str, Any], account: Optional[str], region: Optional[str]) -> None:
+        """Have the check render a stack's template from the plain-data fragments it includes (``request``:
+        ``assets/template_checks/predict.js``) and check it while the app is still built, on the core the build
+        leaves idle: when CDK writes those bytes, their findings answer it. For one process only."""
+        if len(self._processes) == 1:
+            self._send(self._processes[0], {"predicted": {**request, "accountId": account, "region": region}})
 
     def _end_watch(self) -> dict[str, tuple[tuple[Optional[str], Optional[str]], dict[str, Any]]]:
         """The watch's results (path -> (account, region) asked, result), once the templates are all written (or
@@ -155,11 +163,7 @@ class TemplateChecks:
         if watched is None:
             return {}
         process = self._processes[0]
-        try:
-            process.stdin.write(b'{"done": true}\n')
-            process.stdin.flush()
-        except OSError:
-            pass
+        self._send(process, {"done": True})
         return {r["templatePath"]: (watched[r["templatePath"]], r) for r in self._answer(process)}
 
     def _answer(self, process: subprocess.Popen) -> list[dict[str, Any]]:
@@ -179,6 +183,8 @@ class TemplateChecks:
     def close(self) -> None:
         """End the processes. Killed, not asked to stop: an engine that frees itself and exits takes about two
         seconds, for nothing (it holds no state)."""
+        for writer in self._writers:
+            writer.close()
         for process in self._processes:
             if process.poll() is None:
                 process.kill()
@@ -205,13 +211,8 @@ class TemplateChecks:
             sizes[i] += size
         asked = [(process, share) for process, share in zip(self._processes, shares) if share]
         for process, share in asked:  # all of them at once: each checks its share while the others check theirs
-            request = [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
-                       for s in share]
-            try:
-                process.stdin.write(json.dumps(request).encode() + b"\n")
-                process.stdin.flush()
-            except OSError:
-                pass  # it stopped: reported below, with what it wrote on stderr
+            self._send(process, [{"templatePath": str(s.template_path), "accountId": s.account, "region": s.region}
+                                 for s in share])  # a process that stopped is reported below, with its stderr
         for process, _share in asked:
             results.update((r["templatePath"], r) for r in self._answer(process))
         ordered = [results[str(s.template_path)] for s in stacks]
@@ -262,8 +263,7 @@ def prepare() -> bool:
             return False
         try:
             process = checks._processes[0]
-            process.stdin.write(b"[]\n")
-            process.stdin.flush()
+            checks._send(process, [])
             checks._answer(process)
         finally:
             checks.close()
