@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
@@ -29,6 +30,7 @@ from hyperpod_gov.template_checks import environment as template_environment
 from hyperpod_gov.template_checks import shared as shared_template_checks
 
 from .layout import add_capacity_stacks, add_consumer_stacks
+from .predicted import Predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,16 +58,18 @@ def apply_feature_flags(app: Construct) -> None:
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
               nag: bool = True, governance_files: Optional[Mapping[str, str]] = None,
-              builtin_template_checks: bool = True) -> cdk.App:
+              builtin_template_checks: bool = True, predictions: Optional[Predictions] = None) -> cdk.App:
     """Compose every stack of the plan into ``app`` (a new one unless given). ``governance_files``: a Slurm plan's
     rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``).
     ``builtin_template_checks=False``: a new app leaves CDK's template check to the caller
-    (``hyperpod_gov.template_checks``, as ``synth`` runs it)."""
+    (``hyperpod_gov.template_checks``, as ``synth`` runs it); ``predictions``: given each access and teams stack once
+    built, for the check to take it before CDK writes it (``stacks.predicted``)."""
     if app is None:  # the flags as the App's own context: what CDK_CONTEXT_JSON (cdk synth -c) sets still wins
         app = cdk.App(outdir=outdir, analytics_reporting=False, context={**FEATURE_FLAGS, **NO_CREATION_STACK_TRACES},
                       builtin_cloud_formation_validation=builtin_template_checks)
     apply_feature_flags(app)
-    add_capacity_stacks(app, plan, manifests, governance_files=governance_files)
+    add_capacity_stacks(app, plan, manifests, governance_files=governance_files,
+                        built=predictions.offer if predictions is not None else None)
     add_consumer_stacks(app, plan)
     if nag:
         cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
@@ -265,13 +269,15 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
     # while the app is built: that thread would hold the GIL when each of this one's jsii replies comes (a 300-team
     # capacity stack took 3.6 s beside it, 0.9 s alone). Both are done before this returns or raises.
     large = len(plan.tenants) >= LARGE_PLAN_TEAMS
+    predictions = Predictions(checks, plan) if checks is not None and large else None
     if checks is not None and large:
         checks.warm_up()  # on the other core, while the app is built
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-files") as pool:
         written: Optional[Future[None]] = None
         try:
-            app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
-                            builtin_template_checks=checks is None)
+            with predictions or nullcontext():  # each plain stack's template checked once built, before it is written
+                app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
+                                builtin_template_checks=checks is None, predictions=predictions)
             if checks is not None and large:  # each template checked once written, while the synth writes the next ones
                 checks.watch(_templates(app, assembly_dir))
             written = pool.submit(write_files)

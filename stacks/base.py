@@ -29,8 +29,8 @@ class SpecStack(Stack):
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, what: str, env: Optional[Environment] = None,
                  **kwargs: Any) -> None:
-        super().__init__(scope, id, env=env or capacity_env(plan), description=f"hyperpod-gov {plan.name}: {what}",
-                         **kwargs)
+        self.spec_description = f"hyperpod-gov {plan.name}: {what}"  # kept in Python (stacks/predicted.py)
+        super().__init__(scope, id, env=env or capacity_env(plan), description=self.spec_description, **kwargs)
         Tags.of(self).add(SPEC_TAG, plan.name)
         # The spec's cost-allocation tags (never under hyperpod-gov:, so the generated tag stays as it is).
         tag(self, plan.tags)

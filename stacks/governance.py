@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, Fn, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
+from aws_cdk import ArnFormat, Stack, aws_eks_v2 as eks, aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from hyperpod_gov.charts import Manifests
@@ -15,7 +15,7 @@ from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.identity import plain_identity
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, plain_topics, team_monitoring
-from hyperpod_gov.constructs.plain import Fragment, Runs
+from hyperpod_gov.constructs.plain import Fragment, Runs, ref
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
@@ -204,7 +204,7 @@ class TeamsStack(SpecStack):
                                  key_arn=shared_key.key_arn)
         # ARNs read from jsii once per stack, not once per team (imported topics: read by the first team's alarms)
         topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns),
-                      **{key: Fn.ref(logical) for key, logical in topic_ids.items()}}
+                      **{key: ref(logical) for key, logical in topic_ids.items()}}
         cluster = _cluster(self, plan, capacity)
         cluster_name = cluster.cluster_name
         kubectl_token = cluster.kubectl_provider.service_token  # type: ignore[union-attr]

@@ -6,7 +6,7 @@ instantiates them and orders their deploys.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import aws_cdk as cdk
 from constructs import Construct
@@ -15,6 +15,7 @@ from hyperpod_gov.charts import Manifests
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.slurm.render import files as slurm_files
 
+from .base import SpecStack
 from .capacity import CapacityStack, SlurmCapacityStack
 from .consumer import ConsumerAccountStack
 from .governance import AccessStack, DashboardsStack, GovernanceStack, MonitoringStack, TeamsStack
@@ -22,12 +23,14 @@ from .studio import StudioConnectionsStack
 
 
 def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests, *,
-                        governance_files: Optional[Mapping[str, str]] = None) -> list[cdk.Stack]:
+                        governance_files: Optional[Mapping[str, str]] = None,
+                        built: Optional[Callable[[SpecStack], object]] = None) -> list[cdk.Stack]:
     """The capacity account's stacks, in deploy order: capacity (absent in governance-only mode), governance,
     monitoring (and further cluster dashboard pages), access, the team shards; for a Slurm cluster the capacity
     stack alone (``add_slurm_stacks``; ``governance_files``: the rendered Slurm files, rendered here if not given).
 
     Stack names are set explicitly, so inside a pipeline stage they stay the names ``cdk deploy`` uses.
+    ``built``: called with each access and teams stack once it is built (``predicted.Predictions.offer``).
     """
     s = plan.stacks
     if plan.slurm is not None:
@@ -42,13 +45,18 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests, *,
     stacks: list[cdk.Stack] = [*([capacity] if capacity else []), governance, monitoring]
     for page, name in enumerate(s.dashboards, start=1):
         stacks.append(DashboardsStack(scope, name, plan=plan, page=page, stack_name=name))
+    shards: list[SpecStack] = []
     for shard in s.access:
-        stacks.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
+        shards.append(AccessStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity,
                                   stack_name=shard.name))
+        if built is not None:
+            built(shards[-1])
     for shard in s.teams:
-        stacks.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
+        shards.append(TeamsStack(scope, shard.name, plan=plan, shard=shard, capacity=capacity, governance=governance,
                                  monitoring=monitoring, manifests=manifests, stack_name=shard.name))
-    return stacks
+        if built is not None:
+            built(shards[-1])
+    return [*stacks, *shards]
 
 
 def add_slurm_stacks(scope: Construct, plan: Plan, *,

@@ -22,9 +22,10 @@ import json
 import os
 import re
 import tempfile
-from typing import Any, Mapping, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from aws_cdk import Stack, cloudformation_include as cfn_inc
+from aws_cdk import Fn, Stack, cloudformation_include as cfn_inc
 from constructs import Construct
 
 from ._nag import acknowledge
@@ -59,6 +60,34 @@ def logical_id(components: Sequence[str]) -> str:
     return human[:MAX_HUMAN_LEN] + digest
 
 
+# Tokens made by ``ref`` -> what they render as (in any stack): the predicted templates' tokens that need no jsii
+# call (stacks/predicted.py).
+REFS: dict[str, dict[str, str]] = {}
+
+
+def ref(logical: str) -> str:
+    """``Fn.ref(logical)``, remembered in ``REFS``."""
+    token = Fn.ref(logical)
+    REFS[token] = {"Ref": logical}
+    return token
+
+
+# While a synth predicts its templates (stacks/predicted.py): stack path -> the fragments included into that
+# stack, in order, each {"text": the template file's JSON text, "parameters": its long texts}.
+_included: Optional[dict[str, list[dict[str, Any]]]] = None
+
+
+@contextmanager
+def recording() -> Iterator[dict[str, list[dict[str, Any]]]]:
+    """Record each fragment included while the block runs, by stack path."""
+    global _included
+    _included = {}
+    try:
+        yield _included
+    finally:
+        _included = None
+
+
 def get_att(logical: str, attribute: str) -> dict[str, Any]:
     return {"Fn::GetAtt": [logical, attribute]}
 
@@ -88,7 +117,7 @@ class Fragment:
         """``stack`` and ``components`` (``scope``'s construct ids below it), when the caller knows them: then
         nothing is read from jsii but the stack's path, once per stack."""
         stack_path, self._path_metadata = _stack_facts(stack if stack is not None else Stack.of(scope))
-        self._scope = scope
+        self._scope, self._stack_path = scope, stack_path
         if components is None:
             self.path: str = scope.node.path  # e.g. "acme-teams/ml-research/Monitoring"
             self.components: list[str] = _below(self.path, stack_path)
@@ -145,6 +174,8 @@ class Fragment:
         text = json.dumps(template, ensure_ascii=False, separators=(",", ":"))
         if texts and text.count(f'"{TEXT_PARAMETER}') != 2 * len(texts):  # a name of the fragment's own
             raise ValueError(f"{self.path}: the fragment uses the name {TEXT_PARAMETER}, kept for its long texts")
+        if _included is not None:
+            _included.setdefault(self._stack_path, []).append({"text": text, "parameters": texts})
         handle, name = tempfile.mkstemp(prefix="hyperpod-gov-fragment-", suffix=".json")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as f:
@@ -287,6 +318,11 @@ def _stack_facts(stack: Stack) -> tuple[str, bool]:
         facts = stack.__dict__["_hyperpod_gov_facts"] = (
             stack.node.path, bool(stack.node.try_get_context(PATH_METADATA_CONTEXT)))
     return facts
+
+
+def stack_path(stack: Stack) -> str:
+    """``stack``'s construct path (read from jsii once per stack)."""
+    return _stack_facts(stack)[0]
 
 
 def _below(path: str, stack_path: str) -> list[str]:

@@ -11,7 +11,9 @@
 //   "diagnostics": [...], "reused"?}, ...]}
 //   or {"watch": [{"templatePath", "accountId", "region"}, ...]}, later {"done": true}: the templates CDK is about to
 //   write, each checked once it is whole, while the synth goes on; after "done" the answer, as above, for those
-//   that were written.
+//   that were written;
+//   or {"warmUp": N} (no answer), {"predicted": {...}} (no answer: a template rendered by predict.js, checked
+//   ahead), {"settle": true} (the answer {"settled": N} once every prediction sent is checked).
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
@@ -66,30 +68,86 @@ const checked = new Map();
 const stored = require('./stored').open(resultsDir, crypto.createHash('sha256').update(identity)
   .update(fs.readFileSync(__filename)).digest('hex'));
 
+function keyOf(bytes, accountId, region) {
+  return crypto.createHash('sha256').update(bytes).update(JSON.stringify([accountId ?? null, region ?? null]))
+    .digest('hex');
+}
+
+// The kept fields of the engine's findings for ``template`` (a TemplateFile or TemplateContent).
+function findings(template, stack) {
+  return engine.validateTemplate(template, options(stack)).diagnostics.map((d) => ({
+    ruleId: d.ruleId,
+    severity: d.severity,
+    message: d.message,
+    propertyPath: d.propertyPath ?? null,
+    logicalId: d.entity?.entityType === 'Resource' ? d.entity.logicalId : null,
+    suggestedFix: d.suggestedFix ?? null,
+    category: d.category ?? null,
+  }));
+}
+
 function check(stack) {
-  const key = crypto.createHash('sha256').update(fs.readFileSync(stack.templatePath))
-    .update(JSON.stringify([stack.accountId ?? null, stack.region ?? null])).digest('hex');
+  const key = keyOf(fs.readFileSync(stack.templatePath), stack.accountId, stack.region);
   const known = checked.get(key) ?? stored.get(key);
   if (known !== undefined) {
     checked.set(key, known);
+    if (unconfirmed.delete(key)) stored.set(key, known);
     return { templatePath: stack.templatePath, diagnostics: known, reused: true };
   }
-  const report = engine.validateTemplate(new validate.TemplateFile(stack.templatePath), options(stack));
-  const result = {
-    templatePath: stack.templatePath,
-    diagnostics: report.diagnostics.map((d) => ({
-      ruleId: d.ruleId,
-      severity: d.severity,
-      message: d.message,
-      propertyPath: d.propertyPath ?? null,
-      logicalId: d.entity?.entityType === 'Resource' ? d.entity.logicalId : null,
-      suggestedFix: d.suggestedFix ?? null,
-      category: d.category ?? null,
-    })),
-  };
-  checked.set(key, result.diagnostics);
-  stored.set(key, result.diagnostics);
-  return result;
+  const diagnostics = findings(new validate.TemplateFile(stack.templatePath), stack);
+  checked.set(key, diagnostics);
+  stored.set(key, diagnostics);
+  return { templatePath: stack.templatePath, diagnostics };
+}
+
+// A line {"predicted": {"accountId", "region", ...}}: a stack whose template predict.js can render from the plain-data
+// fragments it includes (the rest of the request), sent by the synth while the app is still built. The rendered
+// template is checked while nothing else is asked of the engine (after the warm-up), and its findings kept by
+// its bytes in this process: when CDK writes the same bytes, the template is answered from them (reused, and
+// only then kept in RESULTS_DIR); a template CDK writes otherwise is checked as it comes, so a prediction that
+// misses costs only the time of a core the build leaves idle. Those not checked when the synth's check
+// answers are dropped.
+const { predict: render } = require('./predict');
+const predicted = [];
+const unconfirmed = new Set();  // keys of rendered templates CDK has not written yet
+let predicting = false;
+let rendered = 0;  // predicted templates rendered and checked (or found checked) so far
+let settling = false;  // a {"settle": true} waits for the predictions queued to be checked: {"settled": rendered}
+
+function settled() {
+  if (!settling || predicted.length) return;
+  settling = false;
+  process.stdout.write(JSON.stringify({ settled: rendered }) + '\n');
+}
+
+function checkPredicted() {
+  const stack = predicted.shift();
+  const template = render(stack);
+  if (template === null) return;
+  rendered += 1;
+  const bytes = Buffer.from(JSON.stringify(template, undefined, 1));
+  const key = keyOf(bytes, stack.accountId, stack.region);
+  if (checked.has(key)) return;
+  const known = stored.get(key);
+  checked.set(key, known ?? findings(new validate.TemplateContent(bytes), stack));
+  if (known === undefined) unconfirmed.add(key);
+}
+
+function predict() {
+  predicting = false;
+  if (watching !== null || predicted.length === 0) return;  // a watch's poll takes them between its templates
+  if (!requested && warmups > 0) {
+    setImmediate(predict);
+    predicting = true;
+    return;
+  }
+  checkPredicted();
+  if (predicted.length) {
+    predicting = true;
+    setImmediate(predict);
+  } else {
+    settled();
+  }
 }
 
 function answer(results) {
@@ -122,7 +180,14 @@ function poll() {
   } else if (watching.done) {
     const { results } = watching;
     watching = null;
+    predicted.length = 0;
+    for (const key of unconfirmed) checked.delete(key);
+    unconfirmed.clear();
     answer(results);
+  } else if (predicted.length) {
+    checkPredicted();
+    settled();
+    setImmediate(poll);
   } else {
     setTimeout(poll, POLL_MS);
   }
@@ -141,6 +206,15 @@ lines.on('line', (line) => {
     requested = true;
     watching = { pending: request.watch, results: [], done: false };
     setImmediate(poll);
+  } else if (request.predicted) {
+    predicted.push(request.predicted);
+    if (!predicting && watching === null) {
+      predicting = true;
+      setImmediate(predict);
+    }
+  } else if (request.settle) {  // the tests: after the predictions, before the templates are checked
+    settling = true;
+    if (!predicting) settled();
   } else if (request.done) {
     if (watching === null) answer([]);
     else watching.done = true;  // the next poll checks what is left and answers

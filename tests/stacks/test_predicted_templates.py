@@ -1,0 +1,140 @@
+"""A template predicted while the app is built (stacks/predicted.py, assets/template_checks/predict.js) is the one
+CDK writes, byte for byte; the check answers a written template with those bytes from the prediction's findings,
+reports what a check of the written files reports, and checks a template written otherwise as it comes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from hyperpod_gov.charts import render
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.spec import parse_spec
+from hyperpod_gov.template_checks import SCRIPT, TemplateChecks
+from stacks import predicted
+from stacks.app import build_app
+from stacks.predicted import Predictions
+from tests.conftest import TODAY
+from tests.scale import many_teams_spec
+
+PREDICT_JS = SCRIPT.with_name("predict.js")
+
+
+class Recorder:
+    """Keeps what ``Predictions`` sends (``TemplateChecks.predict``'s arguments)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[dict[str, Any], Optional[str], Optional[str]]] = []
+
+    def predict(self, request: dict[str, Any], account: Optional[str], region: Optional[str]) -> None:
+        self.requests.append((request, account, region))
+
+
+def _synth(spec, out: Path, checks) -> tuple[Path, Predictions, list[str]]:
+    """Build the app with ``checks`` given its predictions, synthesize it; the assembly, the predictions and the
+    stacks offered."""
+    plan = build_plan(spec)
+    offered: list[str] = []
+    with Predictions(checks, plan) as predictions:
+        offer = predictions.offer
+
+        def counted(stack) -> bool:
+            sent = offer(stack)
+            if sent:
+                offered.append(stack.stack_name)
+            return sent
+        predictions.offer = counted  # type: ignore[method-assign]
+        app = build_app(plan, render(plan), outdir=str(out / "cdk.out"), nag=False, builtin_template_checks=False,
+                        predictions=predictions)
+    app.synth()
+    return out / "cdk.out", predictions, offered
+
+
+def _rendered(requests: list[dict[str, Any]]) -> list[Optional[str]]:
+    """Each request's template as predict.js renders it (None: not predictable)."""
+    node = subprocess.run(["node", str(PREDICT_JS)], input="".join(json.dumps(r) + "\n" for r in requests),
+                          capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in node.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def recorded(enterprise_spec, tmp_path_factory) -> dict[str, tuple[Path, Recorder, list[str]]]:
+    out = {}
+    for name, spec in (("scale-5", parse_spec(many_teams_spec(5), today=TODAY)), ("enterprise", enterprise_spec)):
+        recorder = Recorder()
+        assembly, _, offered = _synth(spec, tmp_path_factory.mktemp(name), recorder)
+        out[name] = (assembly, recorder, offered)
+    return out
+
+
+@pytest.mark.parametrize("name", ["scale-5", "enterprise"])
+def test_every_template_offered_renders_as_cdk_writes_it(recorded, name):
+    assembly, recorder, offered = recorded[name]
+    assert recorder.requests and len(recorder.requests) == len(offered)
+    templates = _rendered([r for r, _, _ in recorder.requests])
+    for stack, template in zip(offered, templates):
+        assert template == (assembly / f"{stack}.template.json").read_text(), stack
+
+
+def test_the_stacks_offered_are_those_of_plain_data_alone(recorded):
+    _, _, scale = recorded["scale-5"]
+    assert scale == ["scale-access", "scale-access-01", "scale-teams-02", "scale-teams-05", "scale-teams-09",
+                     "scale-teams-15"]
+    assembly, _, enterprise = recorded["enterprise"]
+    written = {p.name.removesuffix(".template.json") for p in assembly.glob("*-teams-*.template.json")}
+    # a team with a bucket of its own (a construct) keeps its stack out; every other teams stack is offered
+    assert "acme-ml-teams-06" in written and "acme-ml-teams-06" not in enterprise
+    assert written - {"acme-ml-teams-06"} <= set(enterprise)
+
+
+def test_the_export_names_are_cdks():
+    assert predicted.export_name("scale-capacity", {"Ref": "EksBC5472D2"}) == \
+        "scale-capacity:ExportsOutputRefEksBC5472D27F5E192C"
+    assert predicted.export_name("scale-monitoring", {"Fn::GetAtt": ["AlarmTopicsKey1622932D", "Arn"]}) == \
+        "scale-monitoring:ExportsOutputFnGetAttAlarmTopicsKey1622932DArnCC493F98"
+
+
+def _checks(*, keep: bool = True) -> TemplateChecks:
+    """A check process of its own; ``keep=False``: without the kept findings (every template checked here)."""
+    started = TemplateChecks.start()
+    if started is None:
+        pytest.skip("the template check is not available here")
+    if keep:
+        return started
+    command = started._command[:-1]  # the last argument is the folder of kept findings
+    started.close()
+    return TemplateChecks(command)
+
+
+def _settle(checks: TemplateChecks) -> int:
+    """Wait until the check process has checked every prediction sent (check.js, "settle"); how many it rendered."""
+    process = checks._processes[0]
+    checks._send(process, {"settle": True})
+    return json.loads(process.stdout.readline())["settled"]
+
+
+def _report(checks: TemplateChecks, assembly: Path) -> tuple[str, int]:
+    outcome = checks.finish(assembly)
+    return json.dumps(outcome.report, sort_keys=True), outcome.reused
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["as-cdk-writes", "names-broken"])
+def test_the_check_answers_from_the_predictions_what_a_check_of_the_files_answers(broken, monkeypatch, tmp_path):
+    if broken:  # every import renders under another name: no prediction matches what CDK writes
+        monkeypatch.setattr(predicted, "export_name", lambda producer, resolved: f"{producer}:Elsewhere")
+    checks, baseline = _checks(keep=False), _checks(keep=False)
+    try:
+        assembly, predictions, offered = _synth(parse_spec(many_teams_spec(5), today=TODAY), tmp_path, checks)
+        assert predictions.sent == len(offered) == 6
+        assert _settle(checks) == 6  # each rendered and checked before any written template is asked for
+        report, reused = _report(checks, assembly)
+        expected, none = _report(baseline, assembly)
+    finally:
+        checks.close()
+        baseline.close()
+    assert none == 0 and report == expected
+    assert reused == (0 if broken else 6)
