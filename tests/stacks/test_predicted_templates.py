@@ -34,9 +34,8 @@ class Recorder:
         self.requests.append((request, account, region))
 
 
-def _synth(spec, out: Path, checks) -> tuple[Path, Predictions, list[str]]:
-    """Build the app with ``checks`` given its predictions, synthesize it; the assembly, the predictions and the
-    stacks offered."""
+def _build(spec, outdir: Path, checks) -> tuple[Any, Predictions, list[str]]:
+    """Build the app with ``checks`` given its predictions; the app, the predictions and the stacks offered."""
     plan = build_plan(spec)
     offered: list[str] = []
     with Predictions(checks, plan) as predictions:
@@ -48,10 +47,9 @@ def _synth(spec, out: Path, checks) -> tuple[Path, Predictions, list[str]]:
                 offered.append(stack.stack_name)
             return sent
         predictions.offer = counted  # type: ignore[method-assign]
-        app = build_app(plan, render(plan), outdir=str(out / "cdk.out"), nag=False, builtin_template_checks=False,
+        app = build_app(plan, render(plan), outdir=str(outdir), nag=False, builtin_template_checks=False,
                         predictions=predictions)
-    app.synth()
-    return out / "cdk.out", predictions, offered
+    return app, predictions, offered
 
 
 def _rendered(requests: list[dict[str, Any]]) -> list[Optional[str]]:
@@ -59,43 +57,6 @@ def _rendered(requests: list[dict[str, Any]]) -> list[Optional[str]]:
     node = subprocess.run(["node", str(PREDICT_JS)], input="".join(json.dumps(r) + "\n" for r in requests),
                           capture_output=True, text=True, check=True)
     return [json.loads(line) for line in node.stdout.splitlines()]
-
-
-@pytest.fixture(scope="module")
-def recorded(enterprise_spec, tmp_path_factory) -> dict[str, tuple[Path, Recorder, list[str]]]:
-    out = {}
-    for name, spec in (("scale-5", parse_spec(many_teams_spec(5), today=TODAY)), ("enterprise", enterprise_spec)):
-        recorder = Recorder()
-        assembly, _, offered = _synth(spec, tmp_path_factory.mktemp(name), recorder)
-        out[name] = (assembly, recorder, offered)
-    return out
-
-
-@pytest.mark.parametrize("name", ["scale-5", "enterprise"])
-def test_every_template_offered_renders_as_cdk_writes_it(recorded, name):
-    assembly, recorder, offered = recorded[name]
-    assert recorder.requests and len(recorder.requests) == len(offered)
-    templates = _rendered([r for r, _, _ in recorder.requests])
-    for stack, template in zip(offered, templates):
-        assert template == (assembly / f"{stack}.template.json").read_text(), stack
-
-
-def test_the_stacks_offered_are_those_of_plain_data_alone(recorded):
-    _, _, scale = recorded["scale-5"]
-    assert scale == ["scale-access", "scale-access-01", "scale-teams-02", "scale-teams-05", "scale-teams-09",
-                     "scale-teams-15"]
-    assembly, _, enterprise = recorded["enterprise"]
-    written = {p.name.removesuffix(".template.json") for p in assembly.glob("*-teams-*.template.json")}
-    # a team with a bucket of its own (a construct) keeps its stack out; every other teams stack is offered
-    assert "acme-ml-teams-06" in written and "acme-ml-teams-06" not in enterprise
-    assert written - {"acme-ml-teams-06"} <= set(enterprise)
-
-
-def test_the_export_names_are_cdks():
-    assert predicted.export_name("scale-capacity", {"Ref": "EksBC5472D2"}) == \
-        "scale-capacity:ExportsOutputRefEksBC5472D27F5E192C"
-    assert predicted.export_name("scale-monitoring", {"Fn::GetAtt": ["AlarmTopicsKey1622932D", "Arn"]}) == \
-        "scale-monitoring:ExportsOutputFnGetAttAlarmTopicsKey1622932DArnCC493F98"
 
 
 def _checks(*, keep: bool = True) -> TemplateChecks:
@@ -122,19 +83,90 @@ def _report(checks: TemplateChecks, assembly: Path) -> tuple[str, int]:
     return json.dumps(outcome.report, sort_keys=True), outcome.reused
 
 
-@pytest.mark.parametrize("broken", [False, True], ids=["as-cdk-writes", "names-broken"])
-def test_the_check_answers_from_the_predictions_what_a_check_of_the_files_answers(broken, monkeypatch, tmp_path):
-    if broken:  # every import renders under another name: no prediction matches what CDK writes
-        monkeypatch.setattr(predicted, "export_name", lambda producer, resolved: f"{producer}:Elsewhere")
+class Recording(Recorder):
+    """A check process that also keeps what it is sent to predict."""
+
+    def __init__(self, checks: TemplateChecks) -> None:
+        super().__init__()
+        self.checks = checks
+
+    def predict(self, request: dict[str, Any], account: Optional[str], region: Optional[str]) -> None:
+        super().predict(request, account, region)
+        self.checks.predict(request, account, region)
+
+
+@pytest.fixture(scope="module")
+def scale(tmp_path_factory):
+    """The 5-team spec built with a check process given its predictions, synthesized, the predictions checked:
+    (assembly, recorder, offered, the check's report and how many templates it answered from them, the report of
+    another process that checks the written files anew)."""
     checks, baseline = _checks(keep=False), _checks(keep=False)
     try:
-        assembly, predictions, offered = _synth(parse_spec(many_teams_spec(5), today=TODAY), tmp_path, checks)
-        assert predictions.sent == len(offered) == 6
-        assert _settle(checks) == 6  # each rendered and checked before any written template is asked for
-        report, reused = _report(checks, assembly)
-        expected, none = _report(baseline, assembly)
+        recorder = Recording(checks)
+        out = tmp_path_factory.mktemp("scale-5") / "cdk.out"
+        app, predictions, offered = _build(parse_spec(many_teams_spec(5), today=TODAY), out, recorder)
+        app.synth()
+        assert predictions.sent == len(offered) == _settle(checks)  # each checked before a written one is asked for
+        report, reused = _report(checks, out)
+        expected, none = _report(baseline, out)
     finally:
         checks.close()
         baseline.close()
-    assert none == 0 and report == expected
-    assert reused == (0 if broken else 6)
+    assert none == 0
+    return out, recorder, offered, (report, reused), expected
+
+
+@pytest.fixture(scope="module")
+def enterprise_offered(enterprise_spec, enterprise, tmp_path_factory):
+    """The enterprise example built (not synthesized) with its predictions kept, and the folder where the session's
+    synth of it (the same app, so the same bytes) wrote its templates."""
+    recorder = Recorder()
+    _, _, offered = _build(enterprise_spec, tmp_path_factory.mktemp("enterprise") / "cdk.out", recorder)
+    return enterprise.out_dir / "cdk.out", recorder, offered
+
+
+def test_every_template_offered_renders_as_cdk_writes_it(scale, enterprise_offered):
+    for assembly, recorder, offered in (scale[:3], enterprise_offered):
+        assert recorder.requests and len(recorder.requests) == len(offered)
+        templates = _rendered([r for r, _, _ in recorder.requests])
+        for stack, template in zip(offered, templates):
+            assert template == (assembly / f"{stack}.template.json").read_text(), stack
+
+
+def test_the_stacks_offered_are_those_of_plain_data_alone(scale, enterprise_offered):
+    assert scale[2] == ["scale-access", "scale-access-01", "scale-teams-02", "scale-teams-05", "scale-teams-09",
+                        "scale-teams-15"]
+    assembly, _, enterprise = enterprise_offered
+    written = {p.name.removesuffix(".template.json") for p in assembly.glob("*-teams-*.template.json")}
+    # a team with a bucket of its own (a construct) keeps its stack out; every other teams stack is offered
+    assert "acme-ml-teams-06" in written and "acme-ml-teams-06" not in enterprise
+    assert written - {"acme-ml-teams-06"} <= set(enterprise)
+
+
+def test_the_export_names_are_cdks():
+    assert predicted.export_name("scale-capacity", {"Ref": "EksBC5472D2"}) == \
+        "scale-capacity:ExportsOutputRefEksBC5472D27F5E192C"
+    assert predicted.export_name("scale-monitoring", {"Fn::GetAtt": ["AlarmTopicsKey1622932D", "Arn"]}) == \
+        "scale-monitoring:ExportsOutputFnGetAttAlarmTopicsKey1622932DArnCC493F98"
+
+
+def test_the_check_answers_from_the_predictions_what_a_check_of_the_files_answers(scale):
+    _, _, offered, (report, reused), expected = scale
+    assert reused == len(offered) == 6 and report == expected
+
+
+def test_a_prediction_that_misses_is_checked_as_written(scale):
+    """The same requests with every import under another name: rendered and checked, none matches the files, each
+    written template is checked as it comes and the report is the same."""
+    assembly, recorder, _, _, expected = scale
+    checks = _checks(keep=False)
+    try:
+        for request, account, region in recorder.requests:
+            tokens = {k: ({"Fn::ImportValue": "elsewhere"} if "Fn::ImportValue" in v else v)
+                      for k, v in request["tokens"].items()}
+            checks.predict({**request, "tokens": tokens}, account, region)
+        assert _settle(checks) == 6
+        report, reused = _report(checks, assembly)
+    finally:
+        checks.close()
+    assert reused == 0 and report == expected
