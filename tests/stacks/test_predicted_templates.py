@@ -117,6 +117,19 @@ def scale(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def tagged(tmp_path_factory):
+    """The 5-team spec with tags of its own on every resource (keys whose order differs by case), built with its
+    predictions kept and synthesized."""
+    data = many_teams_spec(5)
+    data["tags"] = {"acme:cost-center": "ml", "Acme:Owner": "platform", "ZONE": "eu"}
+    recorder = Recorder()
+    out = tmp_path_factory.mktemp("tagged") / "cdk.out"
+    app, _, offered = _build(parse_spec(data, today=TODAY), out, recorder)
+    app.synth()
+    return out, recorder, offered
+
+
+@pytest.fixture(scope="module")
 def enterprise_offered(enterprise_spec, enterprise, tmp_path_factory):
     """The enterprise example built (not synthesized) with its predictions kept, and the folder where the session's
     synth of it (the same app, so the same bytes) wrote its templates."""
@@ -125,17 +138,20 @@ def enterprise_offered(enterprise_spec, enterprise, tmp_path_factory):
     return enterprise.out_dir / "cdk.out", recorder, offered
 
 
-def test_every_template_offered_renders_as_cdk_writes_it(scale, enterprise_offered):
-    for assembly, recorder, offered in (scale[:3], enterprise_offered):
+def test_every_template_offered_renders_as_cdk_writes_it(scale, tagged, enterprise_offered):
+    for assembly, recorder, offered in (scale[:3], tagged, enterprise_offered):
         assert recorder.requests and len(recorder.requests) == len(offered)
         templates = _rendered([r for r, _, _ in recorder.requests])
         for stack, template in zip(offered, templates):
             assert template == (assembly / f"{stack}.template.json").read_text(), stack
 
 
-def test_the_stacks_offered_are_those_of_plain_data_alone(scale, enterprise_offered):
+def test_the_stacks_offered_are_those_of_plain_data_alone(scale, tagged, enterprise_offered):
     assert scale[2] == ["scale-access", "scale-access-01", "scale-teams-02", "scale-teams-05", "scale-teams-09",
                         "scale-teams-15"]
+    tags = [t["Key"] for t in json.loads((tagged[0] / "scale-teams-02.template.json").read_text())["Resources"][
+        "AlarmTopicsfinanceexamplecomD29CFF0C"]["Properties"]["Tags"]]
+    assert tags == ["acme:cost-center", "Acme:Owner", "hyperpod-gov:spec", "ZONE"] and tagged[2] == scale[2]
     assembly, _, enterprise = enterprise_offered
     written = {p.name.removesuffix(".template.json") for p in assembly.glob("*-teams-*.template.json")}
     # a team with a bucket of its own (a construct) keeps its stack out; every other teams stack is offered
