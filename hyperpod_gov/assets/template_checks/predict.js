@@ -11,7 +11,8 @@
 //   string that is one token is its value, a string with text around tokens an Fn::Join (CloudFormationLang);
 // - each resource is rendered by its type's L1 class: its attributes in CfnResource's order, its properties in the
 //   order of the class's property renderer (the names in code-unit order, at every level of a property type),
-//   but for properties typed as JSON (policy documents), kept as written; a type not in SHAPES is not predicted;
+//   but for properties typed as JSON (policy documents), kept as written; custom resources and the types in
+//   GENERIC as written; a stack with another type is not predicted;
 // - taggable types get the stack's tags (the Tags aspect; TagManager renders them sorted by localeCompare of key);
 // - outputs render Description before Value (CfnOutput).
 
@@ -26,7 +27,6 @@ const SHAPES = {
   'AWS::EKS::PodIdentityAssociation': [true, []],
   'AWS::IAM::Policy': [false, [['PolicyDocument']]],
   'AWS::IAM::Role': [true, [['AssumeRolePolicyDocument'], ['Policies', '*', 'PolicyDocument']]],
-  'AWS::SageMaker::ComputeQuota': [true, []],
   'AWS::SNS::Subscription': [false, [['FilterPolicy'], ['DeliveryPolicy'], ['RedrivePolicy'], ['ReplayPolicy']]],
   'AWS::SNS::Topic': [true, []],
   'AWS::SNS::TopicPolicy': [false, [['PolicyDocument']]],
@@ -69,8 +69,7 @@ function append(out, part, delimiter) {
 }
 
 function resolveText(text, tokens) {
-  const found = text.match(TOKEN);
-  if (found === null) return text;
+  if (!text.includes('${Token[')) return text;
   const parts = [];
   let at = 0;
   for (const match of text.matchAll(TOKEN)) {
@@ -83,7 +82,8 @@ function resolveText(text, tokens) {
   return joined.length === 1 ? joined[0] : { 'Fn::Join': ['', joined] };
 }
 
-// ``value`` with parameters and tokens resolved; object keys sorted unless ``keep`` (JSON-typed, intrinsic).
+// ``value`` with parameters and tokens resolved, and with ``sort`` (a property type's fields) its objects' keys
+// sorted at every level, but for an intrinsic function's arguments.
 function render(value, context, sort) {
   if (typeof value === 'string') return resolveText(value, context.tokens);
   if (Array.isArray(value)) return value.map((v) => render(v, context, sort));
