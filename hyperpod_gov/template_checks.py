@@ -97,12 +97,13 @@ class TemplateChecks:
         self.grow(1)
 
     @classmethod
-    def start(cls, *, tier_up: bool = True) -> Optional["TemplateChecks"]:
+    def start(cls, *, tier_up: bool = True, keep_findings: bool = True) -> Optional["TemplateChecks"]:
         """Start building the engine; ``None`` where it is not available here (CDK's built-in check stays on).
         ``tier_up``: V8 optimizes the engine's hot WebAssembly functions as it runs, on threads of their own (for a
         large app, ``LARGE_PLAN_TEAMS``, or a process that checks many apps: the tests); else it runs the engine as
         its baseline compiler (Liftoff) compiled it: the same checks, the same findings, less than half the CPU for
-        one small app."""
+        one small app. ``keep_findings=False``: no kept findings (``RESULTS``) read or written, every template checked
+        in the process (the tests)."""
         if os.environ.get("CDK_VALIDATION") == "false":
             return None
         node = os.environ.get("JSII_NODE") or shutil.which("node")
@@ -113,8 +114,9 @@ class TemplateChecks:
         if files is None:
             return None
         engine, rules = files
+        kept = (str(engine.parent / RESULTS),) if keep_findings else ()
         return cls([*_yielding(), node, *(() if tier_up else ("--liftoff-only",)), str(SCRIPT), str(engine),
-                    str(rules), str(engine.parent / IMAGES), str(engine.parent / RESULTS)])
+                    str(rules), str(engine.parent / IMAGES), *kept])
 
     def grow(self, processes: int) -> None:
         """Have at least ``processes`` processes (each builds an engine: 2 to 5 s of CPU, on another core)."""

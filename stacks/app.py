@@ -269,8 +269,9 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
     # while the app is built: that thread would hold the GIL when each of this one's jsii replies comes (a 300-team
     # capacity stack took 3.6 s beside it, 0.9 s alone). Both are done before this returns or raises.
     large = len(plan.tenants) >= LARGE_PLAN_TEAMS
-    predictions = Predictions(checks, plan) if checks is not None and large else None
+    predictions: Optional[Predictions] = None
     if checks is not None and large:
+        predictions = Predictions(checks, plan)
         checks.warm_up()  # on the other core, while the app is built
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-files") as pool:
         written: Optional[Future[None]] = None

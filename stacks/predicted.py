@@ -107,6 +107,7 @@ class Predictions:
             for text in fragment["parameters"].values():
                 found.update(TOKEN.findall(text))
         out: dict[str, Any] = {}
+        name: Optional[str] = None  # the stack's, read from jsii once a reference needs it
         for token in found:
             if token in plain.REFS:
                 out[token] = plain.REFS[token]
@@ -115,8 +116,8 @@ class Predictions:
             if reference is None:
                 return None
             producer, resolved = reference
-            out[token] = resolved if producer == stack.stack_name else {
-                "Fn::ImportValue": export_name(producer, resolved)}
+            name = name or stack.stack_name
+            out[token] = resolved if producer == name else {"Fn::ImportValue": export_name(producer, resolved)}
         return out
 
     def _reference(self, token: str) -> Optional[tuple[str, Any]]:

@@ -59,16 +59,12 @@ def _rendered(requests: list[dict[str, Any]]) -> list[Optional[str]]:
     return [json.loads(line) for line in node.stdout.splitlines()]
 
 
-def _checks(*, keep: bool = True) -> TemplateChecks:
-    """A check process of its own; ``keep=False``: without the kept findings (every template checked here)."""
-    started = TemplateChecks.start()
+def _checks() -> TemplateChecks:
+    """A check process of its own, without the kept findings (every template checked in it)."""
+    started = TemplateChecks.start(keep_findings=False)
     if started is None:
         pytest.skip("the template check is not available here")
-    if keep:
-        return started
-    command = started._command[:-1]  # the last argument is the folder of kept findings
-    started.close()
-    return TemplateChecks(command)
+    return started
 
 
 def _settle(checks: TemplateChecks) -> int:
@@ -100,7 +96,7 @@ def scale(tmp_path_factory):
     """The 5-team spec built with a check process given its predictions, synthesized, the predictions checked:
     (assembly, recorder, offered, the check's report and how many templates it answered from them, the report of
     another process that checks the written files anew)."""
-    checks, baseline = _checks(keep=False), _checks(keep=False)
+    checks, baseline = _checks(), _checks()
     try:
         recorder = Recording(checks)
         out = tmp_path_factory.mktemp("scale-5") / "cdk.out"
@@ -175,7 +171,7 @@ def test_a_prediction_that_misses_is_checked_as_written(scale):
     """The same requests with every import under another name: rendered and checked, none matches the files, each
     written template is checked as it comes and the report is the same."""
     assembly, recorder, _, _, expected = scale
-    checks = _checks(keep=False)
+    checks = _checks()
     try:
         for request, account, region in recorder.requests:
             tokens = {k: ({"Fn::ImportValue": "elsewhere"} if "Fn::ImportValue" in v else v)
