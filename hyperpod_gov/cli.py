@@ -173,8 +173,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
             future.result()
     from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
+    counts: dict[str, int] = {}
     try:
-        assembly = synth(plan, out, checks=checks)
+        assembly = synth(plan, out, checks=checks, resource_counts=counts)
     except OSError as exc:  # a full disk...
         raise _cannot_write(out, exc) from None
     except PolicyValidationError as exc:
@@ -187,10 +188,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
     code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
     for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
         template = out / "cdk.out" / stack.template_file
-        # Read from the file CDK wrote: through jsii (stack.template) Node.js sends each template whole, seconds
-        # at 300 teams.
-        resources = json.loads(template.read_text()).get("Resources", {})
-        print(f"{stack.stack_name}: {len(resources)} resources -> {template}")
+        count = counts.get(template.name)  # counted by the synth, while the template check finished
+        if count is None:  # a stack the app does not hold itself
+            count = len(json.loads(template.read_text()).get("Resources", {}))
+        print(f"{stack.stack_name}: {count} resources -> {template}")
     return code
 
 

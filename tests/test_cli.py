@@ -150,6 +150,12 @@ def test_synth_strict_passes_when_the_spec_acknowledges_every_warning_and_prints
     out, err = capsys.readouterr()
     assert "warning" not in err and "dependenciesChartMissing" not in err, err
     assert "startup-capacity: " in out
+    # each stack's line: its template's resources, counted while the template check finished
+    printed = {line.split(" -> ")[1]: int(line.split(": ")[1].split()[0]) for line in out.splitlines()
+               if " resources -> " in line}
+    templates = sorted((tmp_path / "out" / "cdk.out").glob("*.template.json"))
+    assert len(printed) == len(templates) > 1
+    assert printed == {str(t): len(json.loads(t.read_text())["Resources"]) for t in templates}
 
 
 def test_synth_leaves_out_only_the_cdk_warnings_a_spec_rule_reported():
