@@ -12,7 +12,8 @@ What to reuse (a new test should take one of these rather than synthesize an exa
 - ``tests.synth_helpers.cfn_lint(path, region)``: cfn-lint's matches for a template, the rule set built once per
   process and a template with the same bytes linted once.
 - A variant app of a module's own: a ``scope="module"`` fixture around ``synthesize(parse_spec(data), folder)``;
-  a construct's properties: the construct alone on a ``cdk.Stack`` and ``Template.from_stack``, not a whole app.
+  a construct's properties: the construct alone on a ``cdk.Stack`` of a ``tests.synth_helpers.minimal_app()`` (CDK's
+  template check off: the whole apps are checked) and ``Template.from_stack``, not a whole app.
 
 Under pytest-xdist (``-n 2``) session fixtures run once per worker; the synthesized examples are built by the first
 worker that needs them and read back by the others (``once_per_run``). Run a module's tests on one worker

@@ -93,6 +93,18 @@ def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[
 CDK_CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True}
 
 
+def minimal_app(**kwargs: Any):
+    """A ``cdk.App`` for a test of its own stacks (a construct alone on a ``cdk.Stack``, a pipeline's layout):
+    CDK's template check off unless asked for. Building its engine costs 2 to 5 s of CPU in each test process and
+    checking a template a little more; over the suite's minimal stacks that was about a tenth of its CPU. Every app
+    the suite synthesizes whole is checked: ``synthesize`` (``stacks.app.synth``) and the session fixtures, the
+    ``pipeline`` fixture by CDK's own plugin."""
+    import aws_cdk as cdk
+
+    kwargs.setdefault("builtin_cloud_formation_validation", False)
+    return cdk.App(**kwargs)
+
+
 def build_app_for(spec: GovernanceSpec, **kwargs: Any):
     """The CDK app of a spec, as ``cdk synth`` builds it (not synthesized yet)."""
     from hyperpod_gov.charts import render

@@ -63,7 +63,8 @@ def test_an_unacknowledged_finding_fails_the_synth(enterprise_spec, tmp_path):
 
     from tests.synth_helpers import build_app_for
 
-    app = build_app_for(enterprise_spec, outdir=str(tmp_path))
+    # cdk-nag alone: CDK's template check (its engine built in this process) has its own tests
+    app = build_app_for(enterprise_spec, outdir=str(tmp_path), builtin_template_checks=False)
     stack = app.node.find_child("acme-ml-capacity")
     role = iam.Role(stack, "Careless", assumed_by=iam.ServicePrincipal("ec2.amazonaws.com"))
     role.add_to_policy(iam.PolicyStatement(actions=["s3:*"], resources=["*"]))
@@ -95,7 +96,7 @@ def test_an_annotation_carries_no_stack_trace_so_two_synths_write_the_same_metad
 
     from tests.synth_helpers import build_app_for
 
-    app = build_app_for(enterprise_spec, outdir=str(tmp_path), nag=False)
+    app = build_app_for(enterprise_spec, outdir=str(tmp_path), nag=False, builtin_template_checks=False)
     cdk.Annotations.of(app.node.find_child("acme-ml-monitoring")).add_warning_v2("test:near-limit", "a warning")
     app.synth()
     entries = json.loads((tmp_path / "acme-ml-monitoring.metadata.json").read_text())["/acme-ml-monitoring"]

@@ -1,6 +1,7 @@
 """How the test run is laid out (tests/conftest.py). Under pytest-xdist every test that needs the real Slurm daemons
 runs on one worker (scope_of): a second worker would start a second set on the machine's one default munge socket.
-Each worker's garbage collector is tuned to its large, long-lived heap (GC_THRESHOLDS)."""
+Each worker's garbage collector is tuned to its large, long-lived heap (GC_THRESHOLDS). A test's own CDK app leaves
+CDK's template check out (tests.synth_helpers.minimal_app): the whole apps are checked."""
 
 from __future__ import annotations
 
@@ -87,3 +88,25 @@ def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tes
     assert first == ["tests/stacks/test_scale.py::test_one", "tests/slurm/test_live_dump.py::test_a"]
     live = next(w for w in workers if collection[w.sent[0]].startswith("tests/slurm/"))
     assert [collection[i] for i in live.sent[:2]] == collection[1:3]  # one unit: the live Slurm modules together
+
+
+# Where a test may make a ``cdk.App`` itself: the helper, and the ``pipeline`` fixture, whose report from CDK's own
+# template check tests/stacks/test_template_checks.py compares with the check's.
+OWN_APPS = {"tests/synth_helpers.py", "tests/conftest.py"}
+
+
+def test_a_tests_own_cdk_app_comes_from_minimal_app_and_leaves_cdks_template_check_out(tmp_path):
+    import aws_cdk as cdk
+
+    from tests.synth_helpers import minimal_app
+
+    root = Path(__file__).resolve().parents[1]
+    making = re.compile(r"\bcdk\.App\(")
+    found = sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("*.py") if making.search(p.read_text()))
+    assert found == sorted(OWN_APPS), "make a test's own app with tests.synth_helpers.minimal_app()"
+    # a template with a finding of CDK's check (a property against its schema): no report, the check is out
+    app = minimal_app(outdir=str(tmp_path))
+    cdk.CfnResource(cdk.Stack(app, "S"), "Queue", type="AWS::SQS::Queue", properties={"VisibilityTimeout": "soon"})
+    app.synth()
+    assert not (tmp_path / "validation-report.json").exists()
+

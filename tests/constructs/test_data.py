@@ -17,7 +17,7 @@ from hyperpod_gov.spec import parse_spec
 from stacks.app import apply_feature_flags
 from tests.conftest import TODAY
 from tests.iam_eval import Request, decision, resolve
-from tests.synth_helpers import resources
+from tests.synth_helpers import minimal_app, resources
 
 ACCOUNT = "111111111111"
 SUBMITTER_A = "arn:aws:iam::111111111111:role/A"
@@ -28,7 +28,7 @@ ROLE_B = "arn:aws:iam::111111111111:role/acme-team-b-loader"
 
 
 def _stack() -> cdk.Stack:
-    app = cdk.App(analytics_reporting=False)
+    app = minimal_app(analytics_reporting=False)
     apply_feature_flags(app)  # as the app synthesizes (server access logs by bucket policy, among others)
     return cdk.Stack(app, "s", env=cdk.Environment(account=ACCOUNT, region="us-east-1"))
 

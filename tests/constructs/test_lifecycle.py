@@ -11,12 +11,13 @@ import aws_cdk as cdk
 
 from hyperpod_gov.constructs.lifecycle import SLURM_LIFECYCLE_DIR, LifecycleScripts
 from stacks.app import FEATURE_FLAGS
+from tests.synth_helpers import minimal_app
 
 
 def _asset_files(tmp_path, source) -> tuple[str, list[str]]:
     """The asset hash and the files staged for the lifecycle bucket's deployment of ``source``."""
     out = tmp_path / "out"
-    app = cdk.App(outdir=str(out), analytics_reporting=False, context=FEATURE_FLAGS)
+    app = minimal_app(outdir=str(out), analytics_reporting=False, context=FEATURE_FLAGS)
     stack = cdk.Stack(app, "S", env=cdk.Environment(account="111111111111", region="us-west-2"))
     LifecycleScripts(stack, "Lifecycle", bucket_name="sagemaker-x-111111111111-us-west-2", source=source)
     app.synth()

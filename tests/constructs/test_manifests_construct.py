@@ -6,10 +6,11 @@ import aws_cdk as cdk
 from aws_cdk import aws_eks_v2 as eks
 
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, AppliedManifests
+from tests.synth_helpers import minimal_app
 
 
 def test_an_oversized_manifest_is_a_synth_error():
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "S")
     provider = eks.KubectlProvider.from_kubectl_provider_attributes(
         stack, "Provider", service_token="arn:aws:lambda:us-east-1:111111111111:function:handler",

@@ -21,6 +21,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec
 
 from stacks.app import apply_feature_flags
+from tests.synth_helpers import minimal_app
 
 
 def _monitor(stack: cdk.Stack, monitoring) -> None:
@@ -39,7 +40,7 @@ def app_templates(startup_spec, today, tmp_path_factory):
     from tests.conftest import BASE
 
     no_contracts = parse_spec(json.loads(json.dumps(BASE)), today=today)
-    app = cdk.App(outdir=str(tmp_path_factory.mktemp("monitoring")), analytics_reporting=False)
+    app = minimal_app(outdir=str(tmp_path_factory.mktemp("monitoring")), analytics_reporting=False)
     apply_feature_flags(app)
     env = cdk.Environment(account="444444444444", region="us-east-1")
     stacks = {}
@@ -257,7 +258,7 @@ def test_quota_not_honoured_does_not_page_normal_queueing_of_a_team_with_two_typ
 def test_a_dashboard_body_written_in_python_resolves_as_to_json_string_does(value):
     from hyperpod_gov.constructs.dashboard_widgets import dashboard_body
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     alarm = cdk.aws_cloudwatch.CfnAlarm(stack, "A", comparison_operator="GreaterThanThreshold",
                                         evaluation_periods=1, threshold=1, metric_name="m", namespace="n",
                                         period=60, statistic="Sum")

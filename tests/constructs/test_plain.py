@@ -16,6 +16,7 @@ from hyperpod_gov.constructs import plain
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Fragment, get_att, join, logical_id
 from hyperpod_gov.plan import build_plan
 from tests.contracts.helpers import plan_of
+from tests.synth_helpers import minimal_app
 
 PATHS = [
     ["Alarm"],
@@ -40,7 +41,7 @@ def _nest(stack: cdk.Stack, components: list[str]) -> Construct:
 
 
 def test_logical_ids_are_the_ones_cdk_gives_at_the_same_paths():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     for i, components in enumerate(PATHS):
         parent = Construct(stack, f"P{i}")
         element = cdk.CfnResource(_nest(parent, components) if len(components) > 1 else parent,
@@ -52,7 +53,7 @@ def test_logical_ids_are_the_ones_cdk_gives_at_the_same_paths():
 
 
 def test_join_renders_as_cdk_renders_a_string_with_tokens():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     alarm = cw.CfnAlarm(stack, "A", comparison_operator="GreaterThanThreshold", evaluation_periods=1, threshold=1,
                         metric_name="m", namespace="n", period=60, statistic="Sum")
     arn = get_att(stack.resolve(alarm.logical_id), "Arn")
@@ -77,7 +78,7 @@ def test_included_access_entries_render_as_the_l1_construct_does(startup_spec, s
     context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
     templates = []
     for included in (False, True):
-        app = cdk.App(context=context)
+        app = minimal_app(context=context)
         stack = cdk.Stack(app, "acme-access")
         cluster = cdk.Fn.import_value("ClusterName")  # a token, as the capacity stack's cluster name is
         if included:
@@ -95,7 +96,7 @@ def test_included_access_entries_render_as_the_l1_construct_does(startup_spec, s
 
 
 def test_a_fragment_names_two_resources_at_one_logical_id_as_an_error():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     fragment = Fragment(Construct(stack, "T"))
     fragment.add(["A", "Resource"], "AWS::SNS::Topic", {})
     with pytest.raises(ValueError, match="two resources"):
@@ -104,7 +105,7 @@ def test_a_fragment_names_two_resources_at_one_logical_id_as_an_error():
 
 
 def test_references_inside_a_fragment_and_tokens_from_outside_resolve():
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "S")
     topic = cdk.aws_sns.CfnTopic(stack, "Topic")
     scope = Construct(stack, "T")
@@ -134,7 +135,7 @@ def _long_texts_stack(monkeypatch, threshold: int) -> tuple[dict, list[dict]]:
 
     real = plain.cfn_inc.CfnInclude
     monkeypatch.setattr(plain.cfn_inc, "CfnInclude", recording)
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "S")
     topic = cdk.aws_sns.CfnTopic(stack, "Topic")
     fragment = Fragment(Construct(stack, "T"))
@@ -171,7 +172,7 @@ def test_long_texts_reach_the_include_as_parameters_and_render_in_place(monkeypa
 
 
 def test_a_fragment_with_the_long_text_parameters_name_is_an_error():
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     fragment = Fragment(Construct(stack, "T"))
     fragment.add(["A", "Resource"], "AWS::SNS::Topic", {"DisplayName": "x" * 300,
                                                          "TopicName": {"Ref": f"{plain.TEXT_PARAMETER}0"}})
@@ -192,7 +193,7 @@ def test_plain_identities_render_as_workload_identity_roles_do(startup_spec, pat
     context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
     templates = []
     for plain in (False, True):
-        app = cdk.App(context=context)
+        app = minimal_app(context=context)
         stack = cdk.Stack(app, "acme-teams")
         cluster = cdk.Fn.import_value("ClusterName")
         for n, (plan, identity) in enumerate(identities):
@@ -216,7 +217,7 @@ def test_an_identity_with_grants_is_not_plain(enterprise_spec):
 
     plan = build_plan(enterprise_spec)
     granted = next(i for i in plan.identities if not i.grants.empty)
-    fragment = Fragment(Construct(cdk.Stack(cdk.App(), "S"), "T"))
+    fragment = Fragment(Construct(cdk.Stack(minimal_app(), "S"), "T"))
     assert not plain_identity(fragment, ["I"], cluster_name="c", identity=granted, account=plan.account,
                               cluster_arn=plan.cluster.eks_arn)
     assert fragment.resources == {}
@@ -226,7 +227,7 @@ def test_team_monitoring_gives_its_included_alarms_and_dashboard_as_l1_objects(s
     from hyperpod_gov.constructs.monitoring import AlarmTopics, TeamAlarms, TeamMonitoring
 
     monitoring = build_plan(startup_spec).monitoring
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     topics = AlarmTopics(stack, "Topics", topics=monitoring.topics)
     watch = monitoring.teams[0]
     team = TeamMonitoring(stack, "Team", watch=watch, topics=topics.topics, region=monitoring.region)

@@ -21,6 +21,7 @@ from hyperpod_gov.constructs.monitoring import AlarmTopics, plain_topics
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Runs, logical_id
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
 from hyperpod_gov.plan import build_plan
+from tests.synth_helpers import minimal_app
 
 KUBECTL = "arn:aws:lambda:us-east-1:111111111111:function:kubectl"
 KEY = "arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -37,7 +38,7 @@ ODD_OBJECTS = [
 
 
 def _app(path_metadata: bool) -> tuple[cdk.App, cdk.Stack, eks.ICluster]:
-    app = cdk.App(context={PATH_METADATA_CONTEXT: True} if path_metadata else {})
+    app = minimal_app(context={PATH_METADATA_CONTEXT: True} if path_metadata else {})
     stack = cdk.Stack(app, "acme-teams")
     provider = eks.KubectlProvider.from_kubectl_provider_attributes(stack, "Kubectl", service_token=KUBECTL)
     cluster = eks.Cluster.from_cluster_attributes(stack, "Cluster", cluster_name="ml-eks", kubectl_provider=provider)

@@ -16,6 +16,7 @@ import pytest
 from botocore.stub import Stubber
 
 from hyperpod_gov.constructs.task_governance_provider import HANDLER_DIR
+from tests.synth_helpers import minimal_app
 
 REGION = "us-west-2"
 ACCOUNT = "111111111111"
@@ -424,7 +425,7 @@ def synthesized(tmp_path_factory):
     from stacks.app import apply_feature_flags
 
     out = tmp_path_factory.mktemp("sdk-task-governance")
-    app = cdk.App(outdir=str(out), analytics_reporting=False)
+    app = minimal_app(outdir=str(out), analytics_reporting=False)
     apply_feature_flags(app)
     built = {}
     for name, env, cluster_arn in (("Pinned", cdk.Environment(account=ACCOUNT, region=REGION), CLUSTER),
@@ -572,7 +573,7 @@ def test_a_resource_without_a_required_property_is_refused_at_synth(kind, missin
 
     from hyperpod_gov.constructs import task_governance_provider as module
 
-    stack = cdk.Stack(cdk.App(), "S")
+    stack = cdk.Stack(minimal_app(), "S")
     provider = module.TaskGovernanceProvider(stack, "TaskGovernance", cluster_arn=CLUSTER, eks_cluster_name="e")
     properties = {k: v for k, v in {**POLICY, **QUOTA}.items() if k != missing}
     with pytest.raises(ValueError, match=f"S/Thing: properties lack {missing} .*; pass the properties of "

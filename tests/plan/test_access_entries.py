@@ -13,6 +13,7 @@ from hyperpod_gov.plan.views import governance_changes
 from hyperpod_gov.spec import SpecError, parse_spec
 from tests.conftest import TODAY
 from tests.contracts.helpers import PROJECT_ROLE, connected, contract, plan_of
+from tests.synth_helpers import minimal_app
 
 A_SUBMITTER = "arn:aws:iam::111111111111:role/A"
 A_VIEWER = "arn:aws:iam::111111111111:role/AViewer"
@@ -58,7 +59,7 @@ def test_a_principal_submitting_to_two_interactive_teams_gets_one_policy_over_bo
 
 def test_the_access_entry_carries_the_policies_cloudformation_takes():
     plan = plan_of(interactive())
-    stack = cdk.Stack(cdk.App(), "T")
+    stack = cdk.Stack(minimal_app(), "T")
     TeamAccessEntry(stack, "E", cluster_name="ml-eks", access=_access(plan, A_SUBMITTER))
     Template.from_stack(stack).has_resource_properties("AWS::EKS::AccessEntry", {
         "PrincipalArn": A_SUBMITTER, "KubernetesGroups": ["hyperpod-ns-team-a-submitters"],

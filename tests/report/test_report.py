@@ -22,6 +22,7 @@ from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, EXAMPLES, TODAY
 from tests.report import recorded
 from tests.report.recorded import END, HOURS, NOW, result
+from tests.synth_helpers import minimal_app
 
 Values = Callable[[Query], list[tuple[str, Callable[[dt.datetime], Optional[float]]]]]
 
@@ -359,7 +360,7 @@ def test_the_usage_metric_of_the_dashboards_is_the_one_the_report_reads(startup_
 
     plan = build_plan(startup_spec)
     watch = plan.monitoring.teams[0]
-    stack = cdk.Stack(cdk.App(analytics_reporting=False), "dashboards",
+    stack = cdk.Stack(minimal_app(analytics_reporting=False), "dashboards",
                       env=cdk.Environment(account="444444444444", region="us-east-1"))
     TeamDashboard(stack, "Team", watch=watch, region=plan.region)
     (dashboard,) = cdk.assertions.Template.from_stack(stack).find_resources("AWS::CloudWatch::Dashboard").values()

@@ -10,6 +10,7 @@ import pytest
 
 from hyperpod_gov.constructs.task_governance_provider import HYPERPOD_ACCESS_POLICY, TaskGovernanceProvider
 from tests.security.iam_eval import Request, evaluate
+from tests.synth_helpers import minimal_app
 
 REGION, ACCOUNT, OTHER = "us-west-2", "111111111111", "999999999999"
 CLUSTER = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:cluster/abcdef123456"
@@ -38,7 +39,7 @@ def _plain(value):
 def role_policy() -> dict:
     import aws_cdk as cdk
 
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "Governance", env=cdk.Environment(account=ACCOUNT, region=REGION))
     TaskGovernanceProvider(stack, "TaskGovernance", cluster_arn=CLUSTER, eks_cluster_name=EKS)
     template = app.synth().get_stack_by_name("Governance").template

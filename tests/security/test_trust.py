@@ -12,7 +12,7 @@ from hyperpod_gov.constructs.eks import EksCluster
 from hyperpod_gov.constructs.execution_role import execution_role
 from hyperpod_gov.constructs.network import Network
 from hyperpod_gov.plan import build_plan
-from tests.synth_helpers import resources
+from tests.synth_helpers import minimal_app, resources
 
 SERVICE_CONDITIONS = {
     # Workload source roles add the session tags (namespace, service account, cluster ARN): tests/constructs/test_data.py.
@@ -56,7 +56,7 @@ def test_eks_cluster_arn_names_the_region_so_a_same_named_cluster_elsewhere_does
 
 
 def _stack():
-    return cdk.Stack(cdk.App(analytics_reporting=False), "s", env=cdk.Environment(account="111111111111",
+    return cdk.Stack(minimal_app(analytics_reporting=False), "s", env=cdk.Environment(account="111111111111",
                                                                                   region="us-east-1"))
 
 

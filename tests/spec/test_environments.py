@@ -14,6 +14,7 @@ from hyperpod_gov.spec import SpecError
 from hyperpod_gov.spec.environments import environment_data, merge
 from hyperpod_gov.spec.loader import load_spec
 from tests.conftest import EXAMPLES, TODAY
+from tests.synth_helpers import minimal_app
 
 # A staging account of its own, whose administrators (in the startup's account) the spec trusts.
 STAGING = {"name": "staging", "accounts": {"capacity": {"id": "222222222222"}, "trusted": ["444444444444"]},
@@ -103,8 +104,6 @@ def test_diff_compares_two_environments_of_one_spec(tmp_path, capsys):
 
 def test_the_pipeline_deploys_the_environments_in_order_checked_and_approved(tmp_path):
     """staging's waves, its capacity stage, a read-only drift check of staging after it, an approval, then prod."""
-    import aws_cdk as cdk
-
     from hyperpod_gov.charts import render
     from hyperpod_gov.plan import build_plan
     from stacks.app import build_pipeline_app
@@ -113,7 +112,7 @@ def test_the_pipeline_deploys_the_environments_in_order_checked_and_approved(tmp
     plans = [(e, build_plan(load_spec(path, environment=e, today=TODAY))) for e in ("staging", "prod")]
     rendered = [(e, p, render(p)) for e, p in plans]
     out = tmp_path / "out"
-    app = cdk.App(outdir=str(out), context={"pipelineRepository": "startup/gov", "pipelineConnectionArn":
+    app = minimal_app(outdir=str(out), context={"pipelineRepository": "startup/gov", "pipelineConnectionArn":
                                             "arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123"})
     build_pipeline_app(plans[0][1], rendered[0][2], spec_path=str(path.relative_to(tmp_path)), app=app,
                        environments=rendered, nag=False)

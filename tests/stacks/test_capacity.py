@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.synth_helpers import resources
+from tests.synth_helpers import minimal_app, resources
 
 
 def one(template, type_):
@@ -266,7 +266,7 @@ def test_the_kubectl_layer_follows_the_clusters_kubernetes_version(version):
 
     from hyperpod_gov.constructs.eks import kubectl_layer
 
-    stack = cdk.Stack(cdk.App())
+    stack = cdk.Stack(minimal_app())
     kubectl_layer(stack, "Layer", version)
     (layer,) = Template.from_stack(stack).find_resources("AWS::Lambda::LayerVersion").values()
     assert f"kubectl {version}" in layer["Properties"]["Description"]

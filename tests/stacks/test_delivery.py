@@ -9,7 +9,7 @@ import pytest
 
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import cfn_lint, resources
+from tests.synth_helpers import cfn_lint, minimal_app, resources
 from tests.test_app_quality import KEPT_WARNINGS
 
 CAPACITY = "111111111111"
@@ -238,7 +238,7 @@ def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
     from tests.synth_helpers import build_pipeline_app_for
 
     # where the pipeline takes its repository from: cdk-nag and CDK's template check (the pipeline fixture's) are off
-    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False, context={
+    app = minimal_app(outdir=str(tmp_path), context={
         "pipelineRepository": "startup/gov",
         "pipelineConnectionArn": "arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123",
     })

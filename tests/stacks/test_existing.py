@@ -12,7 +12,7 @@ import pytest
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import cfn_lint, resources, synthesize
+from tests.synth_helpers import cfn_lint, minimal_app, resources, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
 ARN = "arn:aws:sagemaker:{region}:111111111111:cluster/abcd1234efgh"
@@ -193,7 +193,7 @@ def test_the_pipeline_deploys_the_same_stacks_without_a_capacity_stack(tmp_path)
     from stacks.app import build_pipeline_app
 
     plan = build_plan(_spec("us-west-2", installs=False))
-    app = cdk.App(outdir=str(tmp_path), context={
+    app = minimal_app(outdir=str(tmp_path), context={
         "pipelineRepository": "acme/ml-governance",
         "pipelineConnectionArn": "arn:aws:codeconnections:us-west-2:111111111111:connection/"
                                  "4f7e2a10-9c1b-4d2e-8f3a-6b5c4d3e2f1a"})

@@ -14,7 +14,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.slurm.render import files
 from hyperpod_gov.spec import load_spec, parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
-from tests.synth_helpers import cfn_lint, resources, snapshot_parts, synthesize
+from tests.synth_helpers import cfn_lint, minimal_app, resources, snapshot_parts, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
 EXAMPLES_SLURM = ("startup-slurm", "enterprise-slurm")
@@ -261,7 +261,7 @@ def test_the_pipeline_deploys_the_slurm_capacity_stack_alone(tmp_path):
 
     spec = load_spec(EXAMPLES / "enterprise-slurm.yaml", today=TODAY)
     # the stages' layout only: cdk-nag and CDK's template check (the slurm templates' own tests run both) are off
-    app = cdk.App(outdir=str(tmp_path), analytics_reporting=False, builtin_cloud_formation_validation=False)
+    app = minimal_app(outdir=str(tmp_path), analytics_reporting=False)
     build_pipeline_app_for(spec, spec_path="examples/enterprise-slurm.yaml", app=app, nag=False).synth()
     (stage,) = sorted(tmp_path.glob("assembly-*Capacity"))
     (template,) = stage.glob("*.template.json")

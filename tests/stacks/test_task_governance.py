@@ -12,6 +12,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan import task_governance as tg
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
+from tests.synth_helpers import minimal_app
 
 ARN = "arn:aws:sagemaker:us-east-1:111111111111:cluster/abc"
 
@@ -22,7 +23,7 @@ def plan():
 
 
 def _template(plan, backend: str) -> Template:
-    stack = cdk.Stack(cdk.App(analytics_reporting=False), "tg",
+    stack = cdk.Stack(minimal_app(analytics_reporting=False), "tg",
                       env=cdk.Environment(account="111111111111", region="us-east-1"))
     cluster = GovernedCluster(ARN, plan.eks_cluster_name, backend)  # type: ignore[arg-type]
     policy = ClusterPolicy(stack, "ClusterPolicy", policy=plan.cluster_policy, cluster=cluster)
