@@ -95,10 +95,10 @@ CDK_CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-m
 
 def minimal_app(**kwargs: Any):
     """A ``cdk.App`` for a test of its own stacks (a construct alone on a ``cdk.Stack``, a pipeline's layout):
-    CDK's template check off unless asked for. Building its engine costs 2 to 5 s of CPU in each test process and
-    checking a template a little more; over the suite's minimal stacks that was about a tenth of its CPU. Every app
-    the suite synthesizes whole is checked: ``synthesize`` (``stacks.app.synth``) and the session fixtures, the
-    ``pipeline`` fixture by CDK's own plugin."""
+    CDK's template check off unless asked for. Building its engine costs 2 to 5 s of CPU in a test process that
+    has not built it yet, and checking each template a little more: the construct modules run alone take a fifth
+    less CPU without it (docs/test-suite.md). Every app the suite synthesizes whole is checked: ``synthesize``
+    (``stacks.app.synth``) and the session fixtures, the ``pipeline`` fixture by CDK's own plugin."""
     import aws_cdk as cdk
 
     kwargs.setdefault("builtin_cloud_formation_validation", False)
