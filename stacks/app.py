@@ -285,13 +285,12 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
             with predictions or nullcontext():  # each plain stack's template checked once built, before it is written
                 app = build_app(plan, manifests, outdir=str(assembly_dir), nag=nag, governance_files=files,
                                 builtin_template_checks=checks is None, predictions=predictions)
-            templates = _templates(app, assembly_dir) if resource_counts is not None or large else []
             if checks is not None and large:  # each template checked once written, while the synth writes the next ones
-                checks.watch(templates)
+                checks.watch(_templates(app, assembly_dir))
             written = pool.submit(write_files)
             assembly = app.synth()
-            if resource_counts is not None:  # after the files, on the same thread
-                counted = pool.submit(_resource_counts, [path for path, *_ in templates])
+            if resource_counts is not None:  # after the files, on the same thread: every stack the assembly holds
+                counted = pool.submit(_resource_counts, [assembly_dir / s.template_file for s in assembly.stacks])
             errors, report = checks.check(assembly_dir) if checks is not None else ([], None)
         except SpecError:
             raise
