@@ -5,6 +5,7 @@ CDK's template check out (tests.synth_helpers.minimal_app): the whole apps are c
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -95,15 +96,37 @@ def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tes
 OWN_APPS = {"tests/synth_helpers.py", "tests/conftest.py"}
 
 
+def _makes_a_cdk_app(source: str) -> bool:
+    """Whether the source calls aws-cdk-lib's ``App`` (``cdk.App(...)``, ``App(...)`` imported from aws_cdk, under
+    any name); cdk8s's ``App`` is another class."""
+    tree = ast.parse(source)
+    modules, classes = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name == "aws_cdk"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "aws_cdk":
+            classes |= {a.asname or a.name for a in node.names if a.name == "App"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in classes:
+                return True
+            if isinstance(f, ast.Attribute) and f.attr == "App" and isinstance(f.value, ast.Name) \
+                    and f.value.id in modules:
+                return True
+    return False
+
+
 def test_a_tests_own_cdk_app_comes_from_minimal_app_and_leaves_cdks_template_check_out(tmp_path):
     import aws_cdk as cdk
 
     from tests.synth_helpers import minimal_app
 
     root = Path(__file__).resolve().parents[1]
-    making = re.compile(r"\bcdk\.App\(")
-    found = sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("*.py") if making.search(p.read_text()))
+    found = sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("*.py") if _makes_a_cdk_app(p.read_text()))
     assert found == sorted(OWN_APPS), "make a test's own app with tests.synth_helpers.minimal_app()"
+    assert _makes_a_cdk_app("from aws_cdk import App as A, Stack\nStack(A(), 'S')\n")  # however it is spelled
+    assert _makes_a_cdk_app("import aws_cdk\naws_cdk.App()\n") and not _makes_a_cdk_app("from cdk8s import App\nApp()\n")
     # a template with a finding of CDK's check (a property against its schema): no report, the check is out
     app = minimal_app(outdir=str(tmp_path))
     cdk.CfnResource(cdk.Stack(app, "S"), "Queue", type="AWS::SQS::Queue", properties={"VisibilityTimeout": "soon"})

@@ -280,12 +280,13 @@ def test_private_subnets_are_tagged_for_internal_load_balancers(all_operators):
 
 def test_fsx_csi_addon_is_created_once_per_scope():
     # Another feature that needs the FSx CSI driver calls the same function: one add-on, one role.
-    from aws_cdk import App, Environment, Stack, aws_eks_v2 as eks
+    from aws_cdk import Environment, Stack, aws_eks_v2 as eks
     from aws_cdk.assertions import Template
 
     from hyperpod_gov.constructs.operators import fsx_csi_addon
+    from tests.synth_helpers import minimal_app
 
-    stack = Stack(App(), "Fsx", env=Environment(account="111111111111", region="us-east-1"))
+    stack = Stack(minimal_app(), "Fsx", env=Environment(account="111111111111", region="us-east-1"))
     cluster = eks.Cluster(stack, "Eks", version=eks.KubernetesVersion.of("1.33"))
     arn = "arn:aws:eks:us-east-1:111111111111:cluster/ml-eks"
     first = fsx_csi_addon(stack, cluster, "v1.6.0-eksbuild.1", account="111111111111", eks_arn=arn)

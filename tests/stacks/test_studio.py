@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import App
 from aws_cdk.assertions import Match, Template
 
 from hyperpod_gov.plan import build_plan
 from stacks.studio import StudioConnectionsStack
-from tests.synth_helpers import cfn_lint, resources
+from tests.synth_helpers import cfn_lint, minimal_app, resources
 
 STUDIO = "acme-ml-studio-444444444444-us-east-1"
 PROJECT_ROLE = "arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr_c1ncty2ag0mhmf"
@@ -18,7 +17,7 @@ PROJECT_ROLE = "arn:aws:iam::111111111111:role/datazone_usr_role_5b3jcjsy4ar7zr_
 def test_connection_has_the_hyperpod_properties_cfn_lint_accepts_and_nothing_else(enterprise_spec):
     plan = build_plan(enterprise_spec)
     (studio,) = plan.contracts.studio
-    stack = StudioConnectionsStack(App(), studio.name, plan=plan, studio=studio)
+    stack = StudioConnectionsStack(minimal_app(), studio.name, plan=plan, studio=studio)
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::DataZone::Connection", 1)
     assert set(template.to_json()["Resources"]) == {"appliedresearchConnection8828FFB2"}
@@ -84,7 +83,7 @@ def test_access_role_goes_to_the_connections_aws_location_and_region_defaults_to
     data["teams"][0]["contract"]["unifiedStudio"]["accessRoleArn"] = "arn:aws:iam::111111111111:role/studio-access"
     plan = plan_of(data)
     (studio,) = plan.contracts.studio
-    template = Template.from_stack(StudioConnectionsStack(App(), studio.name, plan=plan, studio=studio))
+    template = Template.from_stack(StudioConnectionsStack(minimal_app(), studio.name, plan=plan, studio=studio))
     template.has_resource_properties("AWS::DataZone::Connection", {
         "AwsLocation": {"AwsAccountId": "111111111111", "AwsRegion": "us-east-1",
                         "AccessRole": "arn:aws:iam::111111111111:role/studio-access"},
