@@ -126,7 +126,8 @@ def test_a_tests_own_cdk_app_comes_from_minimal_app_and_leaves_cdks_template_che
     found = sorted(str(p.relative_to(root)) for p in (root / "tests").rglob("*.py") if _makes_a_cdk_app(p.read_text()))
     assert found == sorted(OWN_APPS), "make a test's own app with tests.synth_helpers.minimal_app()"
     assert _makes_a_cdk_app("from aws_cdk import App as A, Stack\nStack(A(), 'S')\n")  # however it is spelled
-    assert _makes_a_cdk_app("import aws_cdk\naws_cdk.App()\n") and not _makes_a_cdk_app("from cdk8s import App\nApp()\n")
+    assert _makes_a_cdk_app("import aws_cdk\naws_cdk.App()\n")
+    assert not _makes_a_cdk_app("from cdk8s import App\nApp()\n")
     # a template with a finding of CDK's check (a property against its schema): no report, the check is out
     app = minimal_app(outdir=str(tmp_path))
     cdk.CfnResource(cdk.Stack(app, "S"), "Queue", type="AWS::SQS::Queue", properties={"VisibilityTimeout": "soon"})
