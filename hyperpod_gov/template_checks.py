@@ -100,10 +100,10 @@ class TemplateChecks:
     def start(cls, *, tier_up: bool = True, keep_findings: bool = True) -> Optional["TemplateChecks"]:
         """Start building the engine; ``None`` where it is not available here (CDK's built-in check stays on).
         ``tier_up``: V8 optimizes the engine's hot WebAssembly functions as it runs, on threads of their own (for a
-        large app, ``LARGE_PLAN_TEAMS``, or a process that checks many apps: the tests); else it runs the engine as
-        its baseline compiler (Liftoff) compiled it: the same checks, the same findings, less than half the CPU for
-        one small app. ``keep_findings=False``: no kept findings (``RESULTS``) read or written, every template checked
-        in the process (the tests)."""
+        large app, ``LARGE_PLAN_TEAMS``); else it runs the engine as its baseline compiler (Liftoff) compiled it: the
+        same checks, the same findings, less than half the CPU for one small app (and for the test workers, which
+        check many small apps: tests/conftest.py). ``keep_findings=False``: no kept findings (``RESULTS``) read or
+        written, every template checked in the process (the tests)."""
         if os.environ.get("CDK_VALIDATION") == "false":
             return None
         node = os.environ.get("JSII_NODE") or shutil.which("node")

@@ -134,3 +134,18 @@ def test_a_tests_own_cdk_app_comes_from_minimal_app_and_leaves_cdks_template_che
     app.synth()
     assert not (tmp_path / "validation-report.json").exists()
 
+
+
+def test_the_workers_check_runs_on_the_baseline_compiler(monkeypatch):
+    """Each worker's shared check is started when collection ends, on V8's baseline compiler (``--liftoff-only``):
+    the hook asks for it, and this worker's running check was started so."""
+    from hyperpod_gov import template_checks
+    from tests import conftest
+
+    running = template_checks.shared()
+    assert running is None or "--liftoff-only" in running._command
+    asked = []
+    monkeypatch.setattr(template_checks, "shared", lambda **kwargs: asked.append(kwargs))
+    monkeypatch.setattr(conftest.gc, "freeze", lambda: None)  # the hook's other half, tested above
+    conftest.pytest_collection_finish(None)
+    assert asked == [{"tier_up": False}]
