@@ -110,8 +110,10 @@ def fill_file_system(manifest: Sequence[Mapping[str, Any]],
                      values: Optional[Mapping[str, str]]) -> list[dict[str, Any]]:
     """``manifest`` with each of the plan's file system placeholders replaced by its deploy-time value; a
     placeholder left with no value (no created file system) is an error, never applied."""
-    if not values and not any(p in json.dumps(list(manifest)) for p in PLACEHOLDERS.values()):
-        return list(manifest)  # nothing to fill (the common case: no created file system)
+    if not values:  # the manifest's text searched once for all the placeholders (it was dumped once for each)
+        text = json.dumps(list(manifest))
+        if not any(p in text for p in PLACEHOLDERS.values()):
+            return list(manifest)  # nothing to fill (the common case: no created file system)
     by_text = {PLACEHOLDERS[attr]: value for attr, value in (values or {}).items()}
 
     def fill(value: Any) -> Any:
