@@ -34,7 +34,7 @@ from typing import Iterator
 
 import pytest
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.beside"]
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -90,9 +90,9 @@ RUN_FIRST = ("tests/stacks/test_scale.py", "tests/slurm/test_live_", "tests/test
              "tests/stacks/test_predicted_templates.py")
 
 
-# Under xdist the modules under each of these path prefixes are one scope (one worker runs all their tests): the live
-# Slurm tests share one set of real Slurm daemons on the machine's default munge socket, which a second worker would
-# start again.
+# Under xdist the modules under each of these path prefixes are one scope (one process runs all their tests): the live
+# Slurm tests share one set of real Slurm daemons on the machine's default munge socket, which a second process would
+# start again. Under dev.sh's --dist loadscope that process is the one beside the workers (tests/beside.py).
 ONE_WORKER = ("tests/slurm/test_live_",)
 
 
@@ -120,8 +120,10 @@ def pytest_collection_finish(session) -> None:
     # CPU than they save (the same findings under both: tests/stacks/test_template_checks.py). The whole suite:
     # 0.961 of the CPU and 0.948 of the wall time against the optimizing compiler (2 pairs, 3 December).
     from hyperpod_gov.template_checks import shared
+    from tests.beside import in_beside_process
 
-    shared(tier_up=False)
+    if not in_beside_process():  # the live Slurm tests check no template
+        shared(tier_up=False)
 
 
 def _first(item) -> int:
@@ -139,16 +141,27 @@ def scope_of(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadscope`` (dev.sh's default) with the scopes of ``scope_of``, sent out in the order collected
-    (``RUN_FIRST``, then as collected); other modes as xdist makes them."""
+    (``RUN_FIRST``, then as collected), but for the units of ``tests.beside.BESIDE``, which a pytest process of their
+    own runs beside the workers; other modes as xdist makes them."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     config.option.loadscopereorder = False
 
+    from tests import beside
+
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return scope_of(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # The BESIDE units go to a pytest process of their own (tests/beside.py), never to a worker; once.
+            units = [scope for scope in self.workqueue if beside.is_beside(scope)]
+            if units:
+                beside.start(config, [nodeid for scope in units for nodeid in self.workqueue.pop(scope)])
+            if self.workqueue:
+                super()._assign_work_unit(node)
 
     return Scheduling(config, log)
 

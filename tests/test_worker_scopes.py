@@ -1,5 +1,6 @@
 """How the test run is laid out (tests/conftest.py). Under pytest-xdist every test that needs the real Slurm daemons
-runs on one worker (scope_of): a second worker would start a second set on the machine's one default munge socket.
+is in one unit (scope_of), which runs in one process, beside the workers (tests/beside.py): a second process would
+start a second set of daemons on the machine's one default munge socket.
 Each worker's garbage collector is tuned to its large, long-lived heap (GC_THRESHOLDS). A test's own CDK app leaves
 CDK's template check out (tests.synth_helpers.minimal_app): the whole apps are checked."""
 
@@ -57,6 +58,7 @@ class _Worker:
         self.gateway = SimpleNamespace(id=name)
         self.shutting_down = False
         self.sent: list[int] = []
+        self.done: list[int] = []
 
     def send_runtest_some(self, indexes: list[int]) -> None:
         self.sent.extend(indexes)
@@ -65,12 +67,15 @@ class _Worker:
         self.shutting_down = True
 
 
-def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tests(pytester):
+def test_workers_are_sent_the_run_first_units_first_and_never_the_live_slurm_unit(pytester, monkeypatch):
     """xdist (3.6 and later) sends the scopes with the most tests first unless told otherwise; the scheduler made
     here keeps the collected order (RUN_FIRST, then as collected), so that long single-test units do not end the run
-    on one worker."""
+    on one worker. The live Slurm unit goes to the process beside the workers (tests/beside.py), once, whole."""
+    from tests import beside
     from tests.conftest import RUN_FIRST, pytest_xdist_make_scheduler
 
+    handed: list[list[str]] = []
+    monkeypatch.setattr(beside, "start", lambda config, nodeids: handed.append(list(nodeids)))
     config = pytester.parseconfig("--tx", "2*popen", "--dist", "loadscope")
     assert config.option.loadscopereorder is True  # xdist's default
     scheduler = pytest_xdist_make_scheduler(config, None)
@@ -86,9 +91,17 @@ def test_workers_are_sent_the_run_first_units_first_whatever_their_number_of_tes
         scheduler.add_node_collection(worker, collection)
     scheduler.schedule()
     first = sorted((collection[w.sent[0]] for w in workers), key=collection.index)
-    assert first == ["tests/stacks/test_scale.py::test_one", "tests/slurm/test_live_dump.py::test_a"]
-    live = next(w for w in workers if collection[w.sent[0]].startswith("tests/slurm/"))
-    assert [collection[i] for i in live.sent[:2]] == collection[1:3]  # one unit: the live Slurm modules together
+    assert first == ["tests/stacks/test_scale.py::test_one", "tests/test_app_quality.py::test_one"]
+    assert handed == [collection[1:3]]  # one unit: the live Slurm modules together
+    sent = {collection[i] for w in workers for i in w.sent}
+    assert not any(beside.is_beside(nodeid) for nodeid in sent)
+    for _ in collection:  # the workers finish what they are sent: then the run is done, without the live unit
+        for worker in workers:
+            for index in [i for i in worker.sent if i not in worker.done]:
+                worker.done.append(index)
+                scheduler.mark_test_complete(worker, index)
+    assert scheduler.tests_finished
+    assert {collection[i] for w in workers for i in w.sent} | set(collection[1:3]) == set(collection)
 
 
 # Where a test may make a ``cdk.App`` itself: the helper, and the ``pipeline`` fixture, whose report from CDK's own
