@@ -75,6 +75,11 @@ case "$job" in
     setup
     # One worker per core (pytest-xdist), a module's tests on one worker (tests/conftest.py: scope_of).
     # Later arguments win: `./dev.sh test -n 0 tests/x.py` runs in this process.
+    # pytest keeps its assertion-rewritten test modules (tests/**/__pycache__) only where Python may write bytecode.
+    # Where PYTHONDONTWRITEBYTECODE is set (CI machines), every worker rewrote every test module in every run: a
+    # collection took 4.5 to 5.6 s, 3.1 to 3.2 s with them kept (`pytest --collect-only`, 5 December, 2 runs each).
+    # Everything else a test process imports is compiled already (setup).
+    unset PYTHONDONTWRITEBYTECODE
     exec python -m pytest -n "${HYPERPOD_GOV_TEST_WORKERS:-auto}" --dist loadscope "$@"
     ;;
   cdk)
