@@ -121,9 +121,17 @@ def pytest_collection_finish(session) -> None:
     # 0.961 of the CPU and 0.948 of the wall time against the optimizing compiler (2 pairs, 3 December).
     from hyperpod_gov.template_checks import shared
     from tests.beside import in_beside_process
+    from tests.synth_helpers import use_asset_pool
 
-    if not in_beside_process():  # the live Slurm tests check no template
+    if not in_beside_process():  # the live Slurm tests check no template and synthesize no app
         shared(tier_up=False)
+        use_asset_pool(_run_folder(session.config) / "asset-pool")
+
+
+def _run_folder(config) -> Path:
+    """The folder of this run's temporary folders: under xdist the one holding every worker's (as ``once_per_run``)."""
+    base = config._tmp_path_factory.getbasetemp()  # pytest's tmp_path plugin sets it
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _first(item) -> int:

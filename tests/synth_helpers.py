@@ -3,13 +3,15 @@ rule set loaded once per process."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from hyperpod_gov.spec.models import GovernanceSpec
 
@@ -123,6 +125,81 @@ def build_pipeline_app_for(spec: GovernanceSpec, **kwargs: Any):
     plan = build_plan(spec)
     return build_pipeline_app(plan, render(plan), **kwargs)
 
+
+
+# CDK stages a file asset by copying it into the assembly folder when the asset is constructed, and keeps a staged
+# file that is there already (aws-cdk-lib core/lib/asset-staging: the file's name is the hash of its content). An app
+# with the EKS cluster carries two Lambda layers (kubectl 35 MB, the AWS CLI 21 MB): about 90 copies and 2.6 GB
+# written per test run. With ``use_asset_pool`` those are hard links to the run's first copy instead.
+POOLED_BYTES = 1 << 20  # smaller staged files are copied as CDK does
+_asset_pool: Optional[Path] = None
+
+
+def use_asset_pool(folder: Path) -> None:
+    """From now on in this process, a ``cdk.App`` given an ``outdir`` starts with the pool's staged files linked
+    into it under their staged names, so that CDK finds them staged, and its ``synth`` then takes out those no asset
+    manifest of the assembly names (the folder holds what CDK writes, no more) and adds the large files CDK staged
+    itself to the pool. ``folder``: on the file system of the run's temporary folders, shared by the workers
+    (tests/conftest.py)."""
+    import aws_cdk as cdk
+
+    global _asset_pool
+    folder.mkdir(parents=True, exist_ok=True)
+    if _asset_pool is None:
+        init, synth = cdk.App.__init__, cdk.App.synth
+
+        def pooled_init(self, **kwargs: Any) -> None:
+            init(self, **kwargs)
+            if kwargs.get("outdir") is not None:
+                _seed(Path(kwargs["outdir"]))
+
+        def pooled_synth(self, **kwargs: Any):
+            assembly = synth(self, **kwargs)
+            _settle(Path(assembly.directory))
+            return assembly
+
+        cdk.App.__init__, cdk.App.synth = pooled_init, pooled_synth
+    _asset_pool = folder
+
+
+_SEEDED: dict[Path, list[Path]] = {}  # assembly folder -> the pool's files linked into it and not settled yet
+
+
+def _seed(assembly_dir: Path) -> None:
+    pool = _asset_pool
+    if pool is None:
+        return
+    assembly_dir.mkdir(parents=True, exist_ok=True)
+    seeded = _SEEDED.setdefault(assembly_dir.resolve(), [])
+    for staged in pool.iterdir():
+        target = assembly_dir / staged.name
+        if not target.exists():
+            with contextlib.suppress(OSError):  # another file system: CDK copies it
+                os.link(staged, target)
+                seeded.append(target)
+
+
+def _settle(assembly_dir: Path) -> None:
+    pool = _asset_pool
+    named = _named_assets(assembly_dir)
+    for target in _SEEDED.pop(assembly_dir.resolve(), []):
+        if target.name not in named:
+            target.unlink(missing_ok=True)
+    if pool is None:
+        return
+    for staged in assembly_dir.glob("asset.*"):
+        if staged.name in named and staged.is_file() and staged.stat().st_size >= POOLED_BYTES:
+            with contextlib.suppress(OSError):  # there already (another worker's), or another file system
+                os.link(staged, pool / staged.name)
+
+
+def _named_assets(assembly_dir: Path) -> set[str]:
+    """The file names of the file assets the asset manifests of an assembly (and of its stages' nested ones) stage."""
+    names = set()
+    for manifest in assembly_dir.rglob("*.assets.json"):
+        for asset in json.loads(manifest.read_text()).get("files", {}).values():
+            names.add(Path(asset["source"]["path"]).name)
+    return names
 
 
 @functools.cache

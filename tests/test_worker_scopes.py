@@ -149,16 +149,59 @@ def test_a_tests_own_cdk_app_comes_from_minimal_app_and_leaves_cdks_template_che
 
 
 
-def test_the_workers_check_runs_on_the_baseline_compiler(monkeypatch):
+def test_the_workers_check_runs_on_the_baseline_compiler_and_their_apps_share_staged_assets(request, monkeypatch):
     """Each worker's shared check is started when collection ends, on V8's baseline compiler (``--liftoff-only``):
-    the hook asks for it, and this worker's running check was started so."""
+    the hook asks for it, and this worker's running check was started so; the same hook gives the worker's apps the
+    run's pool of staged assets."""
     from hyperpod_gov import template_checks
-    from tests import conftest
+    from tests import conftest, synth_helpers
 
     running = template_checks.shared()
     assert running is None or "--liftoff-only" in running._command
-    asked = []
+    asked, pools = [], []
     monkeypatch.setattr(template_checks, "shared", lambda **kwargs: asked.append(kwargs))
+    monkeypatch.setattr(synth_helpers, "use_asset_pool", pools.append)
     monkeypatch.setattr(conftest.gc, "freeze", lambda: None)  # the hook's other half, tested above
-    conftest.pytest_collection_finish(None)
+    conftest.pytest_collection_finish(request.session)
     assert asked == [{"tier_up": False}]
+    assert [p.name for p in pools] == ["asset-pool"] and synth_helpers._asset_pool == pools[0]
+
+
+def test_an_app_links_the_pools_staged_files_and_keeps_only_those_its_assets_name(tmp_path, monkeypatch):
+    """A staged file of the pool is linked into an app's folder (one inode, CDK does not copy it), the pool's files
+    an app does not stage are gone from its folder once it is synthesized, and what an app staged itself joins the
+    pool; small files are copied as CDK does."""
+    import os
+
+    import aws_cdk as cdk
+    from aws_cdk import aws_s3_assets as s3_assets
+
+    from tests import synth_helpers
+    from tests.synth_helpers import POOLED_BYTES, minimal_app
+
+    pool = tmp_path / "pool"
+    synth_helpers.use_asset_pool(pool)  # the worker's own (tests/conftest.py), set again below to a pool of our own
+    monkeypatch.setattr(synth_helpers, "_asset_pool", pool)
+    sources = {}
+    for name, size in (("big", POOLED_BYTES), ("other", POOLED_BYTES + 1), ("small", 10)):
+        sources[name] = tmp_path / f"{name}.bin"
+        sources[name].write_bytes(name.encode() * (size // len(name) + 1))
+
+    def staged(folder_name: str, *names: str) -> dict[str, os.stat_result]:
+        folder = tmp_path / folder_name
+        app = minimal_app(outdir=str(folder))
+        stack = cdk.Stack(app, "S")
+        for name in names:
+            s3_assets.Asset(stack, name, path=str(sources[name]))
+        app.synth()
+        return {f.name: f.stat() for f in folder.glob("asset.*")}
+
+    first = staged("first", "big", "small")
+    assert {f.name for f in pool.iterdir()} == {n for n, s in first.items() if s.st_size >= POOLED_BYTES}
+    other = staged("other", "other")
+    assert len(other) == 1  # the pool's file of "big" was linked in and taken out again: no asset names it
+    again = staged("again", "big", "small")
+    assert again.keys() == first.keys()
+    big, small = (next(n for n, s in again.items() if (s.st_size >= POOLED_BYTES) == large) for large in (True, False))
+    assert again[big].st_ino == first[big].st_ino == (pool / big).stat().st_ino
+    assert again[small].st_ino != first[small].st_ino
