@@ -125,13 +125,7 @@ def pytest_collection_finish(session) -> None:
 
     if not in_beside_process():  # the live Slurm tests check no template and synthesize no app
         shared(tier_up=False)
-        use_asset_pool(_run_folder(session.config) / "asset-pool")
-
-
-def _run_folder(config) -> Path:
-    """The folder of this run's temporary folders: under xdist the one holding every worker's (as ``once_per_run``)."""
-    base = config._tmp_path_factory.getbasetemp()  # pytest's tmp_path plugin sets it
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        use_asset_pool(run_folder(session.config._tmp_path_factory) / "asset-pool")  # pytest's tmp_path plugin sets it
 
 
 def _first(item) -> int:
@@ -199,6 +193,12 @@ def startup_spec():
     return load_spec(EXAMPLES / "startup.yaml", today=TODAY)
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The folder of this run's temporary folders: its base one, and under xdist the one holding every worker's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @contextlib.contextmanager
 def once_per_run(tmp_path_factory, name: str) -> Iterator[tuple[Path, bool]]:
     """A folder for what ``name`` builds, and whether it still has to be built into it.
@@ -210,7 +210,7 @@ def once_per_run(tmp_path_factory, name: str) -> Iterator[tuple[Path, bool]]:
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         yield tmp_path_factory.mktemp(name), True
         return
-    root = tmp_path_factory.getbasetemp().parent / "once-per-run"
+    root = run_folder(tmp_path_factory) / "once-per-run"
     root.mkdir(exist_ok=True)
     folder, done = root / name, root / f"{name}.done"
     with open(root / f"{name}.lock", "w") as lock:
