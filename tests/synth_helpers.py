@@ -141,25 +141,30 @@ def use_asset_pool(folder: Path) -> None:
     manifest of the assembly names (the folder holds what CDK writes, no more) and adds the large files CDK staged
     itself to the pool. ``folder``: on the file system of the run's temporary folders, shared by the workers
     (tests/conftest.py)."""
-    import aws_cdk as cdk
-
     global _asset_pool
     folder.mkdir(parents=True, exist_ok=True)
-    if _asset_pool is None:
-        init, synth = cdk.App.__init__, cdk.App.synth
-
-        def pooled_init(self, **kwargs: Any) -> None:
-            init(self, **kwargs)
-            if kwargs.get("outdir") is not None:
-                _seed(Path(kwargs["outdir"]))
-
-        def pooled_synth(self, **kwargs: Any):
-            assembly = synth(self, **kwargs)
-            _settle(Path(assembly.directory))
-            return assembly
-
-        cdk.App.__init__, cdk.App.synth = pooled_init, pooled_synth
+    _pool_apps()
     _asset_pool = folder
+
+
+@functools.cache
+def _pool_apps() -> None:
+    """``cdk.App``'s ``__init__`` and ``synth`` wrapped for the pool, once per process."""
+    import aws_cdk as cdk
+
+    init, synth = cdk.App.__init__, cdk.App.synth
+
+    def pooled_init(self, **kwargs: Any) -> None:
+        init(self, **kwargs)
+        if kwargs.get("outdir") is not None:
+            _seed(Path(kwargs["outdir"]))
+
+    def pooled_synth(self, **kwargs: Any):
+        assembly = synth(self, **kwargs)
+        _settle(Path(assembly.directory))
+        return assembly
+
+    cdk.App.__init__, cdk.App.synth = pooled_init, pooled_synth
 
 
 _SEEDED: dict[Path, list[Path]] = {}  # assembly folder -> the pool's files linked into it and not settled yet

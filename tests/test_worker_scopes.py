@@ -180,8 +180,9 @@ def test_an_app_links_the_pools_staged_files_and_keeps_only_those_its_assets_nam
     from tests.synth_helpers import POOLED_BYTES, minimal_app
 
     pool = tmp_path / "pool"
-    synth_helpers.use_asset_pool(pool)  # the worker's own (tests/conftest.py), set again below to a pool of our own
-    monkeypatch.setattr(synth_helpers, "_asset_pool", pool)
+    pool.mkdir()
+    synth_helpers._pool_apps()  # as tests/conftest.py does in each worker
+    monkeypatch.setattr(synth_helpers, "_asset_pool", pool)  # the worker's own pool again after this test
     sources = {}
     for name, size in (("big", POOLED_BYTES), ("other", POOLED_BYTES + 1), ("small", 10)):
         sources[name] = tmp_path / f"{name}.bin"
