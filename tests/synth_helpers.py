@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -155,6 +156,10 @@ def _pool_apps() -> None:
     init, synth = cdk.App.__init__, cdk.App.synth
 
     def pooled_init(self, **kwargs: Any) -> None:
+        if kwargs.get("outdir") is None and _asset_pool is not None and not os.environ.get("CDK_OUTDIR"):
+            # CDK would make a folder of its own in the system's temporary folder (never removed) and copy the
+            # layers into it; one beside the pool, which the run's temporary folders keep, gets them linked
+            kwargs["outdir"] = tempfile.mkdtemp(prefix="cdk.out", dir=_asset_pool.parent)
         init(self, **kwargs)
         if kwargs.get("outdir") is not None:
             _seed(Path(kwargs["outdir"]))

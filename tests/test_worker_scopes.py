@@ -206,3 +206,9 @@ def test_an_app_links_the_pools_staged_files_and_keeps_only_those_its_assets_nam
     big, small = (next(n for n, s in again.items() if (s.st_size >= POOLED_BYTES) == large) for large in (True, False))
     assert again[big].st_ino == first[big].st_ino == (pool / big).stat().st_ino
     assert again[small].st_ino != first[small].st_ino
+    # an app given no folder gets one beside the pool (CDK would make one in the system's temporary folder and copy)
+    monkeypatch.delenv("CDK_OUTDIR", raising=False)
+    app = minimal_app()
+    s3_assets.Asset(cdk.Stack(app, "S"), "big", path=str(sources["big"]))
+    unnamed = Path(app.synth().directory)
+    assert unnamed.parent == tmp_path and (unnamed / big).stat().st_ino == first[big].st_ino

@@ -85,5 +85,9 @@ def test_an_engine_from_its_image_finds_what_a_built_engine_finds(templates, tmp
     assert found["unknown-type"] == {("F3006", "FATAL")} and found["reference"] == {("F1020", "FATAL")}
     assert found["clean"] == set()
     _damage(written[0])
-    rebuilt = _check(images, templates)  # the damage is found part-way into the restore: built in a fresh instance
-    assert rebuilt["restored"] is False and rebuilt["results"] == built["results"]
+    # the damage is found part-way into the restore: built in a fresh instance (asked the crafted findings alone:
+    # checking the example's templates on that engine too cost about 1.5 s of CPU and tells nothing more)
+    crafted = [t for t in templates if t.name.split(".")[0] in CRAFTED]
+    rebuilt = _check(images, crafted)
+    assert rebuilt["restored"] is False
+    assert rebuilt["results"] == [r for r in built["results"] if Path(r["templatePath"]) in crafted]
