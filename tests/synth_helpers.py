@@ -157,8 +157,8 @@ def _pool_apps() -> None:
 
     def pooled_init(self, **kwargs: Any) -> None:
         if kwargs.get("outdir") is None and _asset_pool is not None and not os.environ.get("CDK_OUTDIR"):
-            # CDK would make a folder of its own in the system's temporary folder (never removed) and copy the
-            # layers into it; one beside the pool, which the run's temporary folders keep, gets them linked
+            # CDK would make a folder of its own in the system's temporary folder (removed when its Node.js ends)
+            # and copy the layers into it; one beside the pool, among the run's temporary folders, gets them linked
             kwargs["outdir"] = tempfile.mkdtemp(prefix="cdk.out", dir=_asset_pool.parent)
         init(self, **kwargs)
         if kwargs.get("outdir") is not None:
