@@ -10,14 +10,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import aws_cdk as cdk
-
+from hyperpod_gov.cdk_start import resolve_modules_once
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.process import exit_with
 from hyperpod_gov.spec import SpecError, SpecIssue, load_spec, read_yaml
 from hyperpod_gov.spec.environments import environment_names
 from hyperpod_gov.template_checks import shared
-from stacks.app import build_app, build_pipeline_app, governance_manifests, synth_error
+
+resolve_modules_once()  # before the first import of aws_cdk, which starts jsii's Node.js with this environment
+
+import aws_cdk as cdk  # noqa: E402
+
+from stacks.app import build_app, build_pipeline_app, governance_manifests, synth_error  # noqa: E402
 
 # CDK's template check in a process of its own, building its engine while the app is (hyperpod_gov.template_checks;
 # where it is not available, CDK checks inside the synth as usual).

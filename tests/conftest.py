@@ -34,7 +34,13 @@ from typing import Iterator
 
 import pytest
 
+from hyperpod_gov.cdk_start import resolve_modules_once
+
 pytest_plugins = ["pytester", "tests.beside"]
+
+# Before any test imports aws_cdk (which starts jsii's Node.js with this process's environment), as the CLI and
+# app.py do: the test processes' jsii and the commands they run resolve each module specifier once.
+resolve_modules_once()
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

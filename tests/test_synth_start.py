@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,81 @@ def test_the_synth_command_line_imports_neither_the_live_tools_nor_boto3():
             "'hyperpod_gov.simulate.cli'))))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _node_with(options: str, script: Path) -> subprocess.CompletedProcess:
+    import os
+    import shutil
+
+    env = {**os.environ, "NODE_OPTIONS": options}
+    return subprocess.run([shutil.which("node"), str(script)], env=env, capture_output=True, text=True, timeout=60)
+
+
+# A module that a file in another folder loaded first, then required 50 times from this one (CfnInclude's
+# `require("aws-cdk-lib")` for each resource, aws-cdk-lib being loaded by jsii's kernel): Node.js keeps a shortcut
+# per folder and specifier only for the call that loads a module, so each of these resolves the specifier again. COUNTING, preloaded before the preload under test, registers its hook first, so it
+# sits under it and counts the resolutions that reach Node.js's own resolver.
+_COUNTING = """
+const { registerHooks } = require("node:module");
+globalThis.reached = 0;
+registerHooks({ resolve(specifier, context, next) {
+  if (specifier === "./x" && context.parentURL.endsWith("/main.js")) globalThis.reached += 1;
+  return next(specifier, context);
+} });
+"""
+_MAIN = """
+require("./elsewhere/first");
+const answers = new Set();
+for (let i = 0; i < 50; i++) answers.add(require("./x"));
+console.log(JSON.stringify({ reached: globalThis.reached, answers: [...answers] }));
+"""
+
+
+def test_jsii_node_resolves_each_specifier_once_and_keeps_node_options_given(monkeypatch, tmp_path):
+    """`resolve_modules_once` adds the preload to NODE_OPTIONS once, after what was there, in a form Node.js reads
+    from a folder whose name has a space (and not where the file is missing); with it, a specifier that another file loaded first reaches Node.js's
+    resolver once from this file however often it is required, with the same answer; without it, every time."""
+    import os
+    import shutil
+
+    from hyperpod_gov import cdk_start
+
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    preload = folder / "resolve once.js"
+    shutil.copy(cdk_start.RESOLVE_ONCE, preload)
+    monkeypatch.setenv("NODE_OPTIONS", "--max-old-space-size=2048")
+    monkeypatch.setattr(cdk_start, "RESOLVE_ONCE", folder / "missing.js")
+    cdk_start.resolve_modules_once()  # Node.js does not start with a preload it cannot find
+    assert os.environ["NODE_OPTIONS"] == "--max-old-space-size=2048"
+    monkeypatch.setattr(cdk_start, "RESOLVE_ONCE", preload)
+    cdk_start.resolve_modules_once()
+    cdk_start.resolve_modules_once()
+    options = os.environ["NODE_OPTIONS"]
+    assert options == f'--max-old-space-size=2048 --require="{preload}"'
+
+    (folder / "counting.js").write_text(_COUNTING)
+    (folder / "x.js").write_text("module.exports = 'x';")
+    (folder / "elsewhere").mkdir()
+    (folder / "elsewhere" / "first.js").write_text("require('../x');")
+    (folder / "main.js").write_text(_MAIN)
+    counting = f'--require="{folder / "counting.js"}"'
+    once = _node_with(f"{counting} {options}", folder / "main.js")
+    assert once.returncode == 0, once.stderr
+    assert json.loads(once.stdout) == {"reached": 1, "answers": ["x"]}
+    every_time = _node_with(f"{counting} --max-old-space-size=2048", folder / "main.js")
+    assert json.loads(every_time.stdout) == {"reached": 50, "answers": ["x"]}, every_time.stderr
+
+
+def test_the_synth_command_and_the_cdk_app_start_jsii_with_the_preload(monkeypatch):
+    """`hyperpod-gov synth` and app.py (the CDK CLI's app) add it before they import aws_cdk, which starts jsii's
+    Node.js with the environment of that moment."""
+    from hyperpod_gov import cdk_start
+
+    monkeypatch.delenv("NODE_OPTIONS", raising=False)
+    loading, imported = cdk_start.start_cdk_imports()
+    with loading:
+        imported.result()
+    assert str(cdk_start.RESOLVE_ONCE) in __import__("os").environ["NODE_OPTIONS"]
+    source = (ROOT / "app.py").read_text()
+    assert source.index("resolve_modules_once()") < source.index("import aws_cdk")
