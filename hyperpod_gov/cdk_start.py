@@ -32,7 +32,8 @@ def resolve_modules_once() -> None:
 
 
 def _quoted(path: str) -> str:
-    """``path`` as one NODE_OPTIONS word: double-quoted, with ``\\`` and ``"`` escaped, where it has a space."""
+    """``path`` as one NODE_OPTIONS word: where it has white space, a quote or a backslash, double-quoted, with ``\\``
+    and ``"`` escaped."""
     if not any(c.isspace() or c in '"\\' for c in path):
         return path
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -366,8 +366,9 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # synth: Node.js starts and loads the CDK's packages while the parser's modules are imported and the spec read
-    from .cdk_start import start_cdk_imports
+    from .cdk_start import resolve_modules_once, start_cdk_imports
 
+    resolve_modules_once()  # for whichever command starts jsii's Node.js: synth, and diff's two synths
     cdk_imports = start_cdk_imports() if argv[:1] == ["synth"] else None
     try:
         # the command the arguments name (argparse takes no abbreviation of a command); "" before an option

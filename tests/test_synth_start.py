@@ -153,12 +153,16 @@ def test_jsii_node_resolves_each_specifier_once_and_keeps_node_options_given(mon
     assert json.loads(every_time.stdout) == {"reached": 50, "answers": ["x"]}, every_time.stderr
 
 
-def test_the_synth_command_and_the_cdk_app_start_jsii_with_the_preload(monkeypatch):
-    """`hyperpod-gov synth` and app.py (the CDK CLI's app) add it before they import aws_cdk, which starts jsii's
-    Node.js with the environment of that moment."""
+def test_the_commands_and_the_cdk_app_start_jsii_with_the_preload(monkeypatch):
+    """`hyperpod-gov` (any command: synth, and diff, whose synths start jsii too) and app.py (the CDK CLI's app) add
+    it before they import aws_cdk, which starts jsii's Node.js with the environment of that moment."""
     from hyperpod_gov import cdk_start
+    from hyperpod_gov.cli import main
 
     monkeypatch.delenv("NODE_OPTIONS", raising=False)
+    assert main(["validate", str(ROOT / "examples" / "startup.yaml")]) == 0
+    assert os.environ["NODE_OPTIONS"] == f"--require={cdk_start.RESOLVE_ONCE}"
+    monkeypatch.delenv("NODE_OPTIONS")
     loading, imported = cdk_start.start_cdk_imports()
     with loading:
         imported.result()
