@@ -18,6 +18,9 @@ with the cost per team above the 5-team spec and the peak resident memory of the
 of the Python process or of its Node.js child, whichever is larger). CPU seconds (user + system, Python and
 Node.js) are printed too: on a shared machine they move far less than wall time. Not part of the test suite.
 
+After the medians, each size's wall time over the smallest spec's in the same round, as the median and range of those
+ratios (``print_paired``): the goal's ratio measured pair by pair, which a machine whose speed drifts moves less.
+
 With ``--parts`` the CPU is also split by process (``PARTS``: the synth run by a few lines of Python that read its
 own CPU, then end the template check's process and read that one's): Python, jsii's Node.js (the rest) and the
 check, each as a median and per team above the smallest spec. The ratio of two sizes' wall times can only be as
@@ -156,8 +159,24 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{c:8} {n!s:>5} {med:7.1f} {med / small:5.2f} {med_cpu:7.1f} {med_cpu / small_cpu:5.2f}"
                   f" {per_team:10.3f} {peak[c, n]:9}")
 
+    print_paired(checkouts, sizes, min(args.teams), times)
     if args.parts:
         print_parts(checkouts, sizes, min(args.teams), split)
+
+
+def print_paired(checkouts: dict[str, Path], sizes: list, smallest: int,
+                 times: dict[tuple[str, object], list[float]]) -> None:
+    """Each size's wall time over the smallest spec's in the same round (the two run within seconds of each other),
+    as the median and range of those round by round ratios: on a machine whose speed drifts within the hour the ratio
+    of two medians can pair a fast round's small spec with a slow round's large one."""
+    print(f"\n{'checkout':8} {'teams':>5} {'x small':>8} {'min':>6} {'max':>6}  (wall time over the {smallest}-team "
+          "spec's, round by round: median and range)")
+    for c in checkouts:
+        for size in sizes:
+            if size == smallest:
+                continue
+            ratios = [big / small for big, small in zip(times[c, size], times[c, smallest])]
+            print(f"{c:8} {size!s:>5} {statistics.median(ratios):8.2f} {min(ratios):6.2f} {max(ratios):6.2f}")
 
 
 def print_parts(checkouts: dict[str, Path], sizes: list, smallest: int,
