@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hyperpod_gov.cdk_start import RESOLVE_ONCE  # noqa: E402
+from hyperpod_gov.cdk_start import preload_option  # noqa: E402
 from hyperpod_gov.template_engine import cdk_tarball  # noqa: E402
 
 LOOP = """
@@ -44,7 +44,7 @@ console.log(JSON.stringify({ ms: (spent.user + spent.system) / 1000 }));
 def loop_ms(node: str, lib: Path, times: int, preload: bool) -> float:
     env = {k: v for k, v in os.environ.items() if k != "NODE_OPTIONS"}
     if preload:
-        env["NODE_OPTIONS"] = f'--require="{RESOLVE_ONCE}"'
+        env["NODE_OPTIONS"] = preload_option()
     done = subprocess.run([node, "--preserve-symlinks", "-e", LOOP, str(lib), str(times)], env=env,
                           capture_output=True, text=True, check=True, timeout=300)
     return json.loads(done.stdout)["ms"]

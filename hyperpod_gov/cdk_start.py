@@ -25,10 +25,15 @@ def resolve_modules_once() -> None:
     of CPU resolving instead of 0.56 s (``bench/module_resolution.py``, docs/synth-performance.md)."""
     if not RESOLVE_ONCE.is_file():  # a copy without its assets: Node.js would not start with a preload it cannot find
         return
-    option = "--require=" + _quoted(str(RESOLVE_ONCE))
+    option = preload_option()
     current = os.environ.get("NODE_OPTIONS", "")
     if option not in current:
         os.environ["NODE_OPTIONS"] = f"{current} {option}".strip()
+
+
+def preload_option() -> str:
+    """The NODE_OPTIONS word that preloads ``RESOLVE_ONCE``."""
+    return "--require=" + _quoted(str(RESOLVE_ONCE))
 
 
 def _quoted(path: str) -> str:
