@@ -8,26 +8,30 @@ only waits while the workers run, keeps them from the workers (tests/conftest.py
 their node ids, as the workers collected them: ``-k`` and ``-m`` are applied already). The workers run the rest
 meanwhile.
 
-That process sends its reports back as xdist's workers do: serialized by pytest's own
-``pytest_report_to_serializable``, one JSON line each, in a file (``REPORTS``). Once the workers are done, the
-controller logs them (:func:`pytest_runtestloop`): they count in the summary and fail the run like any other
-test's. A test the process did not report to its end (it died, or never got there) is reported failed, with the
-end of the process's output.
+That process sends its reports back as xdist's workers do: made plain data by pytest's own
+``pytest_report_to_serializable``, then serialized by execnet, the library that carries a worker's reports to xdist's
+controller, one length-prefixed record each, in a file (``REPORTS``). Not JSON: execnet keeps tuples, and a skip's
+``longrepr`` must come back as the tuple (path, line, reason) that pytest's summary of skips asserts on (as a JSON
+list it ended the run in an internal error, with no summary line). Once the workers are done, the controller logs
+them (:func:`pytest_runtestloop`): they count in the summary and fail the run like any other test's. A test the
+process did not report to its end (it died, or never got there) is reported failed, with the end of the process's
+output.
 
 Without xdist (``-n 0``) or under another ``--dist``, these modules run where the others do.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
+import execnet
 import pytest
 
 BESIDE = ("tests/slurm/test_live_",)  # node id prefixes; each is one scope of tests/conftest.py's ONE_WORKER
@@ -53,8 +57,8 @@ class BesideRun:
     def __init__(self, nodeids: Sequence[str], folder: Path, rootdir: Path) -> None:
         self.nodeids = list(nodeids)
         folder.mkdir(parents=True, exist_ok=True)
-        self.reports, self.output = folder / "reports.jsonl", folder / "output.txt"
-        self.reports.write_text("")
+        self.reports, self.output = folder / "reports.bin", folder / "output.txt"
+        self.reports.write_bytes(b"")
         command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider",
                    "--basetemp", str(folder / "tmp"), *self.nodeids]
         with open(self.output, "wb") as out:
@@ -77,8 +81,8 @@ class BesideRun:
         finished: set[str] = set()
         started: set[str] = set()
         hook = config.hook
-        for line in self.reports.read_text().splitlines():
-            report = hook.pytest_report_from_serializable(config=config, data=json.loads(line))
+        for data in _records(self.reports.read_bytes()):
+            report = hook.pytest_report_from_serializable(config=config, data=data)
             if isinstance(report, pytest.CollectReport):
                 hook.pytest_collectreport(report=report)
                 continue
@@ -103,6 +107,22 @@ class BesideRun:
                 hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
             hook.pytest_runtest_logreport(report=report)
             hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+
+_LENGTH = struct.Struct("!I")  # each record's length, before it
+
+
+def _records(data: bytes):
+    """The reports in the file, in order; a last record cut short (its process killed while writing) is left out:
+    its test is one the process did not finish."""
+    at = 0
+    while at + _LENGTH.size <= len(data):
+        (size,) = _LENGTH.unpack_from(data, at)
+        at += _LENGTH.size
+        if at + size > len(data):
+            return
+        yield execnet.loads(data[at:at + size])
+        at += size
 
 
 def _environment(reports: str) -> dict[str, str]:
@@ -144,9 +164,9 @@ class _Reporter:
         self._config, self._path = config, path
 
     def _send(self, report) -> None:
-        data = self._config.hook.pytest_report_to_serializable(config=self._config, report=report)
-        with open(self._path, "a") as f:
-            f.write(json.dumps(data) + "\n")
+        record = execnet.dumps(self._config.hook.pytest_report_to_serializable(config=self._config, report=report))
+        with open(self._path, "ab") as f:
+            f.write(_LENGTH.pack(len(record)) + record)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._send(report)

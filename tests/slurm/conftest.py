@@ -24,8 +24,8 @@ PARTITIONS = {"gpu": ("g1", "g2"), "cpu": ("c1",)}
 def _unavailable() -> str:
     missing = missing_tools()
     if missing:
-        return (f"Slurm is not installed here ({', '.join(missing)} missing): apt-get install slurm-wlm slurmdbd "
-                "munge mariadb-server iproute2 (.ci/run does)")
+        return (f"Slurm, munge or MariaDB is not installed here ({', '.join(missing)} missing): apt-get install "
+                "slurm-wlm slurmdbd munge mariadb-server iproute2 (.ci/run does)")
     if os.geteuid() != 0:
         return "the Slurm daemons and the test users need root"
     return ""
