@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Any, Iterable, Optional
 
 from .plan import Plan
 from .plan.data import data_paths, team_storage
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import dedicated_groups, shared_file_system, team_columns
+from .plan.quotas import Allocated, Amounts, TeamPlan
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
-__all__ = ["explain", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
+__all__ = ["explain", "explain_json", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
 
 WIDTH = 100  # explain fits a 100-column terminal (and a pull request's comment box)
 GAP = "  "
@@ -137,6 +139,74 @@ def explain(plan: Plan) -> str:
     for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")
     return _fit("\n".join(parts)) + "\n"
+
+
+def _amounts(a: Optional[Amounts]) -> Optional[dict[str, Any]]:
+    if a is None:
+        return None
+    return {"accelerators": a.accelerators, "vcpu": a.vcpu, "memoryGib": a.memory_gib,
+            "partitions": {resource: n for resource, n in a.partitions}}
+
+
+def _allocated(a: Allocated) -> dict[str, Any]:
+    return {"instanceType": a.instance_type, "count": a.count, "accelerators": a.accelerators, "vcpu": a.vcpu,
+            "memoryGib": a.memory_gib,
+            "partition": {"profile": a.partition[0], "count": a.partition[1]} if a.partition else None}
+
+
+def _team_json(plan: Plan, t: TeamPlan) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "namespace": t.namespace,
+        "sharedPool": t.is_shared_pool,
+        "active": t.active,
+        "quota": [{"instanceType": f.instance_type, "acceleratorKind": f.accelerator_kind,
+                   "migResource": f.mig_resource, **_amounts(f.nominal),  # type: ignore[dict-item]
+                   "lendingLimit": _amounts(f.lending_limit), "borrowingLimit": _amounts(f.borrowing_limit)}
+                  for f in t.owned],
+        "sharing": {"strategy": t.strategy, "canLend": t.can_lend, "canBorrow": t.can_borrow,
+                    "borrowLimitPercent": t.borrow_limit_percent,
+                    "absoluteBorrowLimits": [_allocated(a) for a in t.absolute_borrow_limits]},
+        "fairShareWeight": t.fair_share_weight,
+        "preemptTeamTasks": t.preempt_team_tasks,
+        "priorityClasses": list(t.priority_classes),
+        "viewers": list(t.viewers),
+        "submitters": list(t.submitters),
+        "identities": [{"serviceAccount": i.service_account, "sourceRoleArn": i.source_role_arn,
+                        "targetRoleArn": i.target_role_arn, "consumer": i.consumer}
+                       for i in plan.identities if i.team == t.name],
+        "words": {"owns": owns(t), "lends": lends(t), "borrows": borrows(t)},
+    }
+
+
+def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optional[str] = None) -> dict[str, Any]:
+    """``explain`` as one JSON document (``hyperpod_gov/schemas/explain.json``), every value taken from the plan.
+
+    ``warnings``: the spec rules' and plan invariants' findings the spec does not acknowledge (``cli.review_of``).
+    Teams in the plan's order (the shared pool, if any, marked ``sharedPool``); capacity per instance type;
+    ``stacks``: every stack's name in deploy order (``StackLayout.all_names``).
+    """
+    from .schemas import issue_json
+
+    return {
+        "spec": plan.name,
+        "environment": environment,
+        "cluster": plan.cluster_name,
+        "orchestrator": "slurm" if plan.slurm is not None else "eks",
+        "mode": plan.mode,
+        "idleCompute": plan.idle_compute,
+        "idleResourceSharing": plan.idle_resource_sharing,
+        "capacity": [{"instanceType": f.instance_type, "instances": f.instances, "acceleratorKind": f.accelerator_kind,
+                      "migResource": f.mig_resource, "accelerators": f.capacity.accelerators,
+                      "acceleratorsPerInstance": f.per_instance.accelerators, "vcpu": f.capacity.vcpu,
+                      "memoryGib": f.capacity.memory_gib,
+                      "partitions": {resource: n for resource, n in f.capacity.partitions}} for f in plan.flavors],
+        "priorityClasses": [{"name": p.name, "weight": p.weight}
+                            for p in sorted(plan.priority_classes, key=lambda p: (-p.weight, p.name))],
+        "teams": [_team_json(plan, t) for t in plan.teams],
+        "stacks": list(plan.stacks.all_names),
+        "warnings": [issue_json(w, environment) for w in warnings],
+    }
 
 
 def _operators(plan: Plan) -> str:
