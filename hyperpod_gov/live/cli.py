@@ -26,9 +26,10 @@ EXIT_OK, EXIT_DRIFT, EXIT_CANNOT_CHECK = 0, 1, 2
 EXIT_IMPORT_NEEDS_EDITS = 1
 
 
-def _aws_options(parser: argparse.ArgumentParser) -> None:
+def _aws_options(parser: argparse.ArgumentParser, region: str) -> None:
+    """--profile, and --region with its default (``region``: what the command reads when it is not given)."""
     parser.add_argument("--profile", help="AWS profile (default: the default credential chain)")
-    parser.add_argument("--region", help="AWS region (default for drift: the spec's capacity region)")
+    parser.add_argument("--region", help=f"AWS region (default: {region})")
 
 
 def _slurm_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -45,7 +46,7 @@ def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--environment", metavar="NAME", help="compare this environment of the spec (environments[])")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    _aws_options(parser)
+    _aws_options(parser, "the spec's capacity region")
     _slurm_options(parser, "compare")
     k8s = parser.add_argument_group("Kubernetes side (the objects hyperpod-gov owns; read-only)")
     k8s.add_argument("--kubeconfig", help="kubeconfig to reach the API with (default: KUBECONFIG or ~/.kube/config "
@@ -61,7 +62,8 @@ def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def configure_import(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add import's arguments to ``parser`` (a subparser) and make ``run_import`` its ``func``."""
     parser.add_argument("--cluster-name", required=True, help="name of the HyperPod cluster to import")
-    _aws_options(parser)
+    _aws_options(parser, "the region of the AWS profile or environment (AWS_REGION, AWS_DEFAULT_REGION), where the "
+                 "cluster is looked up")
     parser.add_argument("--out", help="file to write the spec to (default: standard output)")
     _slurm_options(parser, "import")
     parser.add_argument("--new-cluster", action="store_true",

@@ -21,7 +21,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--trace", metavar="TRACE.csv", help="simulate this workload trace (on both specs with --base)")
     parser.add_argument("--report", metavar="REPORT.json",
                         help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage")
-    parser.add_argument("--out", required=True, metavar="DIR", help="folder for index.html, summary.md and the SVGs")
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder to write DIR/index.html, DIR/summary.md and the SVG charts to")
     parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="contract status as of this date (default: today)")
     parser.set_defaults(func=run)

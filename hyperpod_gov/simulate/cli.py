@@ -24,7 +24,8 @@ MAX_WAITING_SHOWN = 10
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add the simulate arguments: SPEC (optional), --scenario, --trace, --compare, --cycles, --format."""
     parser.add_argument("spec", nargs="?", help="governance spec to simulate (with --trace)")
-    parser.add_argument("--scenario", metavar="FILE", help="queue-level scenario (YAML, see SIMULATOR.md)")
+    parser.add_argument("--scenario", metavar="FILE",
+                        help="queue-level scenario (YAML; its format: docs/simulator-contract.md)")
     parser.add_argument("--trace", metavar="TRACE.csv", help="workload trace to run on the spec's queues")
     parser.add_argument("--compare", metavar="OTHER_SPEC", help="run the same trace on this spec too and show the change")
     parser.add_argument("--cycles", type=int, metavar="N", help="stop after N scheduling cycles in total")
