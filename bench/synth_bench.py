@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from hyperpod_gov.plan import build_plan
     from hyperpod_gov.spec import load_spec
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     def empty(out: Path) -> None:
         cdk.App(outdir=str(out)).synth()

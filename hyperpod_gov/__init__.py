@@ -1,0 +1,43 @@
+"""hyperpod-gov: govern a shared Amazon SageMaker HyperPod cluster from one typed spec.
+
+The public API (docs/library.md)::
+
+    import aws_cdk as cdk
+    from hyperpod_gov import HyperPodGovernance, HyperPodGovernanceStage, load_spec
+
+    app = cdk.App()
+    gov = HyperPodGovernance(app, "Gov", spec=load_spec("governance.yaml"))
+
+The names are imported on first use, so that ``import hyperpod_gov`` (and the ``hyperpod-gov`` command's
+validate, explain and diff) does not start the CDK's Node.js.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .construct import HyperPodGovernance, HyperPodGovernanceStage
+    from .spec import GovernanceSpec, SpecError, load_spec
+
+__all__ = ["GovernanceSpec", "HyperPodGovernance", "HyperPodGovernanceStage", "SpecError", "__version__",
+           "load_spec"]
+
+_LAZY = {"HyperPodGovernance": ".construct", "HyperPodGovernanceStage": ".construct", "GovernanceSpec": ".spec",
+         "SpecError": ".spec", "load_spec": ".spec"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'hyperpod_gov' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -38,7 +38,7 @@ def synth_snapshot(spec: Union[str, Path, GovernanceSpec, "Plan"], *, today: dt.
 
     ``spec``: a spec file, a ``GovernanceSpec``, or a plan already built from one.
     """
-    from stacks.app import governance_manifests, synth  # the composition root
+    from hyperpod_gov.stacks.app import governance_manifests, synth  # the composition root
 
     if isinstance(spec, Plan):
         plan = spec

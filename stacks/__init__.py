@@ -1,8 +1,1 @@
-"""Deployable stacks that compose the constructs; thin by design. ``stacks.app`` composes them into an app."""
-
-from .capacity import CapacityStack, SlurmCapacityStack
-from .consumer import ConsumerAccountStack
-from .governance import AccessStack, DashboardsStack, GovernanceStack, MonitoringStack, TeamsStack
-
-__all__ = ["AccessStack", "CapacityStack", "ConsumerAccountStack", "DashboardsStack", "GovernanceStack",
-           "MonitoringStack", "SlurmCapacityStack", "TeamsStack"]
+"""The reference app's delivery pipeline (``stacks.pipeline``), written on the library ``hyperpod_gov``."""

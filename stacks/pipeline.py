@@ -1,50 +1,30 @@
-"""The multi-account delivery pipeline (CDK Pipelines): test, synth, consumer accounts, approval, capacity."""
+"""The reference app's multi-account delivery pipeline (CDK Pipelines), written on hyperpod-gov's public API.
+
+Source -> synth (the README's test command, then `cdk synth`) -> for each environment of the spec, in order: a
+person approves, then one ``HyperPodGovernanceStage`` deploys every stack of that environment (consumer accounts'
+roles, the capacity account's stacks, the Unified Studio connections, in the order their dependencies give), then,
+before the next environment, `hyperpod-gov drift` checks what was deployed. A team's own pipeline adds the same
+stage with ``pipeline.add_stage(HyperPodGovernanceStage(...))`` (docs/library.md, docs/pipeline.md).
+"""
 
 from __future__ import annotations
 
+import json
 import shlex
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
-from typing import Any, Sequence
-
-from aws_cdk import Environment, Stack, Stage, aws_codepipeline as codepipeline, aws_iam as iam, pipelines
+import aws_cdk as cdk
+from aws_cdk import Environment, Stack, Tags, aws_codepipeline as codepipeline, aws_iam as iam, pipelines
+from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
-from hyperpod_gov.charts import Manifests
-from hyperpod_gov.constructs._nag import acknowledge, wildcard
-from hyperpod_gov.plan import Plan
-from hyperpod_gov.plan.contracts import StudioStack
-from hyperpod_gov.plan.plan import ConsumerStack
-
-from .base import SpecStack, capacity_env
-from .consumer import ConsumerAccountStack
-from .layout import add_capacity_stacks
-from .studio import StudioConnectionsStack
+from hyperpod_gov import GovernanceSpec, HyperPodGovernanceStage, SpecError
+from hyperpod_gov.spec import SpecIssue
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
-
-
-class CapacityStage(Stage):
-    """The capacity account: capacity, governance and team stacks."""
-
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, manifests: Manifests, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=capacity_env(plan), **kwargs)
-        self.stacks = add_capacity_stacks(self, plan, manifests)
-
-
-class ConsumerStage(Stage):
-    """One consumer account and region: the target roles workloads assume there."""
-
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, consumer: ConsumerStack, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=Environment(account=consumer.account, region=consumer.region), **kwargs)
-        self.stack = ConsumerAccountStack(self, consumer.name, plan=plan, consumer=consumer, stack_name=consumer.name)
-
-
-class StudioStage(Stage):
-    """One Unified Studio account and region: the projects' connections to the cluster."""
-
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, studio: StudioStack, **kwargs: Any) -> None:
-        super().__init__(scope, id, env=Environment(account=studio.account, region=studio.region), **kwargs)
-        self.stack = StudioConnectionsStack(self, studio.name, plan=plan, studio=studio, stack_name=studio.name)
+NAG_PACK = "AwsSolutions"  # cdk-nag's plugin: an acknowledgement's id is "AwsSolutions::<rule>"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def synth_command(context: dict[str, str]) -> str:
@@ -52,15 +32,58 @@ def synth_command(context: dict[str, str]) -> str:
     return "./dev.sh cdk synth " + " ".join(f"-c {k}={shlex.quote(v)}" for k, v in context.items())
 
 
-class PipelineStack(SpecStack):
-    """Source -> synth (the test suite, then `cdk synth`) -> consumer accounts -> approval -> capacity account."""
+def add_pipeline(app: cdk.App, spec: GovernanceSpec, *, spec_path: str, nag: bool = True) -> "PipelineStack":
+    """The pipeline stack and one ``HyperPodGovernanceStage`` per environment of ``spec`` (or one for the spec
+    itself when it lists none), in ``app``. The pipeline's account, region, repository and branch are the first
+    environment's ``deployment.pipeline``; what the spec leaves unset comes from the context (``-c
+    pipelineRepository=...``, ``-c pipelineConnectionArn=...``)."""
+    names: list[Optional[str]] = [e.name for e in spec.environments] or [None]
+    stages = [HyperPodGovernanceStage(app, env or "Deploy", spec=spec, environment=env, nag=nag) for env in names]
+    plan = stages[0].governance.plan
+    p = plan.pipeline
+    repository = p.repository or app.node.try_get_context("pipelineRepository")
+    connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
+    missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
+                                      ("connectionArn", connection, "pipelineConnectionArn")) if not v]
+    if missing:
+        raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
+                                   f"set it in the spec or pass -c {c}=...") for k, c in missing])
+    # What CodeBuild runs to rebuild this app: the spec as a path of the repository it checks out, and every
+    # context value this synth took from the command line rather than the spec.
+    context = {"spec": repository_path(spec_path), "pipeline": "true"}
+    if not p.repository:
+        context["pipelineRepository"] = repository
+    if not p.connection_arn:
+        context["pipelineConnectionArn"] = connection
+    pipeline = PipelineStack(app, plan.stacks.pipeline, stages=stages, synth_context=context, repository=repository,
+                             connection_arn=connection, toolchain=toolchain_versions())
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return pipeline
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, synth_context: dict[str, str], repository: str,
-                 connection_arn: str, deployments: Sequence[tuple[str, Plan, Manifests]],
-                 toolchain: dict[str, str], **kwargs: Any) -> None:
+
+def build_pipeline_app(spec: GovernanceSpec, *, spec_path: str, app: Optional[cdk.App] = None,
+                       outdir: Optional[str] = None, nag: bool = True) -> cdk.App:
+    """``add_pipeline`` in ``app`` (a new one unless given): what ``app.py`` builds with ``-c pipeline=true``."""
+    if app is None:
+        app = cdk.App(outdir=outdir, analytics_reporting=False)
+    add_pipeline(app, spec, spec_path=spec_path, nag=nag)
+    return app
+
+
+class PipelineStack(Stack):
+    """Source -> synth -> per environment: approval, the environment's stage, a drift check before the next."""
+
+    def __init__(self, scope: Construct, id: str, *, stages: Sequence[HyperPodGovernanceStage],
+                 synth_context: dict[str, str], repository: str, connection_arn: str,
+                 toolchain: dict[str, str]) -> None:
+        plan = stages[0].governance.plan
         p = plan.pipeline
-        super().__init__(scope, id, plan=plan, env=Environment(account=p.account, region=p.region),
-                         what="delivery pipeline", **kwargs)
+        super().__init__(scope, id, env=Environment(account=p.account, region=p.region), stack_name=id,
+                         description=f"hyperpod-gov {plan.name}: delivery pipeline")
+        Tags.of(self).add("hyperpod-gov:spec", plan.name)
+        for key, value in plan.tags:
+            Tags.of(self).add(key, value)
         source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn)
         self.pipeline = pipelines.CodePipeline(
             self,
@@ -79,46 +102,21 @@ class PipelineStack(SpecStack):
                 primary_output_directory="cdk.out",
             ),
         )
-        self.stages: list[Stage] = []
-        named = len(deployments) > 1 or any(env for env, _, _ in deployments)
-        for i, (env, env_plan, env_manifests) in enumerate(deployments):
-            prefix = f"{env}-" if named else ""
-            # Before every environment but the first: the previous one was checked, and a person approves.
-            pre = [pipelines.ManualApprovalStep(f"Approve-{env}", comment=(
-                f"{deployments[i - 1][0]} is deployed and its drift check passed: deploy environment {env}?"))] \
-                if i > 0 else []
-            last = self._add_environment(env_plan, env_manifests, prefix, pre)
-            if i < len(deployments) - 1:
-                last.add_post(drift_check(env, env_plan, source, synth_context["spec"]))
+        self.stages = list(stages)
+        for i, stage in enumerate(stages):
+            env_plan = stage.governance.plan
+            name = stage.stage_name
+            # Before every environment, the first too: nothing of it (not even a consumer account's role) deploys
+            # before a person approves; after each but the last, its drift check.
+            comment = (f"Deploy {env_plan.name} (consumer accounts, capacity account {env_plan.account}, Unified "
+                       "Studio)?") if i == 0 else (f"{stages[i - 1].stage_name} is deployed and its drift check "
+                                                   f"passed: deploy {env_plan.name}?")
+            post = [drift_check(name, env_plan, source, synth_context["spec"])] if i < len(stages) - 1 else []
+            self.pipeline.add_stage(stage, pre=[pipelines.ManualApprovalStep(f"Approve-{name}", comment=comment)],
+                                    post=post)
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
         acknowledge_pipeline(self, self.pipeline)
-
-    def _add_environment(self, plan: Plan, manifests: Manifests, prefix: str,
-                         pre: list[pipelines.Step]) -> pipelines.StageDeployment:
-        """One environment's waves in order (consumer accounts, the capacity account after an approval, Unified
-        Studio); ``pre`` runs before its first. Returns the capacity stage's deployment (its post-deploy steps)."""
-        if plan.stacks.consumers:
-            wave = self.pipeline.add_wave(f"{prefix}ConsumerAccounts", pre=pre)
-            pre = []
-            for consumer in plan.stacks.consumers:
-                stage = ConsumerStage(self, f"{prefix}Consumer-{consumer.account_name}", plan=plan, consumer=consumer)
-                self.stages.append(stage)
-                wave.add_stage(stage)
-        capacity = CapacityStage(self, f"{prefix}Capacity", plan=plan, manifests=manifests)
-        self.stages.append(capacity)
-        deployment = self.pipeline.add_stage(
-            capacity,
-            pre=[*pre, pipelines.ManualApprovalStep(f"{prefix}ApproveCapacity", comment=(
-                f"Deploy {plan.name} to the capacity account {plan.account}?"))],
-        )
-        if plan.stacks.studio:  # after the capacity stage: a connection names the cluster and needs its entry
-            wave = self.pipeline.add_wave(f"{prefix}UnifiedStudio")
-            for studio in plan.stacks.studio:
-                stage = StudioStage(self, f"{prefix}Studio-{studio.account}-{studio.region}", plan=plan, studio=studio)
-                self.stages.append(stage)
-                wave.add_stage(stage)
-        return deployment
 
 
 # The read-only role `cdk bootstrap` creates in every account it bootstraps (qualifier hnb659fds, the default),
@@ -126,7 +124,7 @@ class PipelineStack(SpecStack):
 LOOKUP_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-lookup-role-{account}-{region}"
 
 
-def drift_check(env: str, plan: Plan, source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
+def drift_check(env: str, plan: Any, source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
     """After a non-final environment: `hyperpod-gov drift` against it, from CodeBuild, read-only (the bootstrap
     lookup role of its capacity account). The private EKS API is out of CodeBuild's reach, so the AWS side is
     compared (--no-kubernetes); a drift stops the pipeline before the next environment's approval."""
@@ -204,3 +202,33 @@ def acknowledge_pipeline(stack: Stack, pipeline: pipelines.CodePipeline) -> None
     ]
     acknowledge(pipeline, findings)
 
+
+def toolchain_versions() -> dict[str, str]:
+    """The CDK CLI and cdk-assets versions this repository pins (package.json), for the pipeline's own steps."""
+    deps = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    return {"cli": deps["aws-cdk"], "cdk_assets": deps["cdk-assets"]}
+
+
+def repository_path(spec_path: str, root: Optional[Path] = None) -> str:
+    """``spec_path`` relative to the repository root (``root``, default the directory ``cdk synth`` runs in, where
+    cdk.json is), in POSIX form: the path the pipeline's CodeBuild checkout has the spec at."""
+    root = (root or Path.cwd()).resolve()
+    path = Path(spec_path)
+    resolved = (path if path.is_absolute() else root / path).resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        raise SpecError([SpecIssue(
+            "(pipeline)", f"the spec is outside the repository the pipeline builds ({root})", spec_path,
+            "keep the spec in the repository (e.g. specs/governance.yaml) and pass -c spec= with that path")]) from None
+
+
+def wildcard(kind: str, value: str) -> str:
+    """The AwsSolutions-IAM5 finding for a wildcard ``Action`` or ``Resource``."""
+    return f"{NAG_PACK}-IAM5[{kind}::{value}]"
+
+
+def acknowledge(construct: Construct, findings: Sequence[tuple[str, str]]) -> None:
+    """Acknowledge ``(finding, reason)`` pairs on ``construct`` and the resources below it (CDK's validations)."""
+    cdk.Validations.of(construct).acknowledge(
+        *(cdk.Acknowledgment(id=f"{NAG_PACK}::{rule}", reason=reason) for rule, reason in findings))

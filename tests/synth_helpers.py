@@ -38,7 +38,7 @@ class Synthesized:
 def synthesize(spec: GovernanceSpec, out_dir: Path, *, nag: bool = True) -> Synthesized:
     """``stacks.app.synth`` of the spec (``nag=False``: without cdk-nag, for a test of what constructs attach)."""
     from hyperpod_gov.plan import build_plan
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     return _synthesized(spec, out_dir, synth(build_plan(spec), out_dir, nag=nag))
 
@@ -51,7 +51,7 @@ def synthesized_in(spec: GovernanceSpec, out_dir: Path) -> Synthesized:
 
 
 def _synthesized(spec: GovernanceSpec, out_dir: Path, assembly) -> Synthesized:
-    from stacks.app import assembly_warnings
+    from hyperpod_gov.stacks.app import assembly_warnings
 
     templates = {s.stack_name: s.template for s in assembly.stacks}
     return Synthesized(spec, out_dir, templates, assembly_warnings(assembly))
@@ -112,19 +112,16 @@ def build_app_for(spec: GovernanceSpec, **kwargs: Any):
     """The CDK app of a spec, as ``cdk synth`` builds it (not synthesized yet)."""
     from hyperpod_gov.charts import render
     from hyperpod_gov.plan import build_plan
-    from stacks.app import build_app
+    from hyperpod_gov.stacks.app import build_app
 
     plan = build_plan(spec)
     return build_app(plan, render(plan), **kwargs)
 
 
 def build_pipeline_app_for(spec: GovernanceSpec, **kwargs: Any):
-    from hyperpod_gov.charts import render
-    from hyperpod_gov.plan import build_plan
-    from stacks.app import build_pipeline_app
+    from stacks.pipeline import build_pipeline_app
 
-    plan = build_plan(spec)
-    return build_pipeline_app(plan, render(plan), **kwargs)
+    return build_pipeline_app(spec, **kwargs)
 
 
 

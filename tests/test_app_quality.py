@@ -186,7 +186,7 @@ def test_a_cdk_error_during_synth_is_reported_like_a_spec_error(startup_spec, tm
 
     from hyperpod_gov.plan import AdminPlan, build_plan
     from hyperpod_gov.spec import SpecError
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     plan = build_plan(startup_spec)
     clash = (AdminPlan("arn:aws:iam::444444444444:role/A-B", "Same", path="cluster.admins[0]"),
@@ -205,7 +205,7 @@ def test_an_oversized_team_manifest_names_the_team_before_cdk_runs(startup_spec,
     from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES
     from hyperpod_gov.plan import build_plan
     from hyperpod_gov.spec import SpecError
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     plan = build_plan(startup_spec)
     manifests = render(plan)
@@ -219,7 +219,7 @@ def test_an_oversized_team_manifest_names_the_team_before_cdk_runs(startup_spec,
 
 def test_cdk_json_carries_every_feature_flag_the_app_sets(startup):
     """So that `cdk synth` builds what the tests build, and the CDK CLI reports no unconfigured flag."""
-    from stacks.app import FEATURE_FLAGS
+    from hyperpod_gov.stacks.base import FEATURE_FLAGS
 
     context = json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"]
     assert {k: v for k, v in context.items() if k != "spec"} == FEATURE_FLAGS

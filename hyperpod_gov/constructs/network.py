@@ -43,21 +43,27 @@ class Network(Construct):
     EKS and HyperPod constructs use either way.
     """
 
-    def __init__(self, scope: Construct, id: str, *, network: NetworkPlan) -> None:
+    def __init__(self, scope: Construct, id: str, *, network: NetworkPlan, vpc: Optional[ec2.IVpc] = None) -> None:
         super().__init__(scope, id)
         self.flow_logs_key: Optional[kms.Key] = None
         self.flow_log: Optional[ec2.FlowLog] = None
         self.endpoint_security_group: Optional[ec2.SecurityGroup] = None
         existing = network.existing
+        self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         if existing is None:
             self.vpc: ec2.IVpc = self._new_vpc(network)
+        elif existing.vpc_id is None:  # cluster.vpc.fromApp: the app's VPC (HyperPodGovernance's vpc=)
+            if vpc is None:
+                raise ValueError("cluster.vpc.fromApp: the app gives the VPC (vpc=), and none was given")
+            self.vpc = vpc
+            if not vpc.private_subnets:  # a VPC without egress: its isolated subnets are its private ones
+                self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
         else:
             self.vpc = ec2.Vpc.from_vpc_attributes(
                 self, "Resource", vpc_id=existing.vpc_id, vpc_cidr_block=network.cidr,
                 availability_zones=list(network.availability_zones),
                 private_subnet_ids=list(existing.private_subnet_ids),
             )
-        self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         if network.flow_logs:
             # Under the new VPC's scope, as Vpc.add_flow_log puts it (its logical ids stay as they were).
             self._flow_logs(self.vpc if isinstance(self.vpc, ec2.Vpc) else self)

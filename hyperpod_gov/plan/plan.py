@@ -143,9 +143,10 @@ class InstanceGroupPlan:
 
 @dataclass(frozen=True)
 class ExistingVpcPlan:
-    """An existing VPC the cluster goes into (``cluster.vpc.vpcId``): nothing is looked up at synth."""
+    """An existing VPC the cluster goes into (``cluster.vpc.vpcId``; or, with ``vpc_id`` None, the ``ec2.IVpc`` the
+    CDK app gives ``HyperPodGovernance``, ``cluster.vpc.fromApp``): nothing is looked up at synth."""
 
-    vpc_id: str
+    vpc_id: Optional[str]
     private_subnet_ids: tuple[str, ...]  # in the spec's order, one per availability_zones entry
     create_endpoints: bool
     create_flow_logs: bool
@@ -480,7 +481,7 @@ def availability_zones(spec: GovernanceSpec) -> tuple[str, ...]:
     if vpc.availability_zones:
         return tuple(vpc.availability_zones)
     region = spec.accounts.capacity.region
-    count = len(vpc.private_subnet_ids) if vpc.vpc_id else vpc.max_azs
+    count = len(vpc.private_subnet_ids) if vpc.vpc_id else vpc.max_azs  # fromApp: the app's VPC has its own
     return tuple(f"{region}{'abcdefghijklmnop'[i % 16]}" for i in range(count))
 
 
@@ -488,7 +489,7 @@ def network_plan(spec: GovernanceSpec) -> NetworkPlan:
     vpc = spec.cluster.vpc
     private, public = subnet_masks(vpc.cidr, vpc.max_azs)
     existing = None
-    if vpc.vpc_id is not None:
+    if vpc.vpc_id is not None or vpc.from_app:
         existing = ExistingVpcPlan(vpc.vpc_id, tuple(vpc.private_subnet_ids), bool(vpc.create_endpoints),
                                    vpc.create_flow_logs)
     wanted = SLURM_INTERFACE_ENDPOINTS if spec.cluster.orchestrator == "slurm" else INTERFACE_ENDPOINTS

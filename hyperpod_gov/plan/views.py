@@ -118,7 +118,9 @@ def _vpc(plan: "Plan") -> str:
         return f"{plan.cluster.existing.vpc_id} ({n.cidr}), not created"
     if n.existing is not None:
         e = n.existing
-        return (f"existing {e.vpc_id} ({n.cidr}) in {', '.join(e.private_subnet_ids)}; endpoints: "
+        where = (f"existing {e.vpc_id} ({n.cidr}) in {', '.join(e.private_subnet_ids)}" if e.vpc_id is not None
+                 else f"the CDK app's VPC ({n.cidr}, vpc= of HyperPodGovernance), its private subnets")
+        return (f"{where}; endpoints: "
                 f"{'created' if e.create_endpoints else 'the VPC own'}; flow logs: "
                 f"{'created' if e.create_flow_logs else 'the VPC own'}")
     return f"{n.cidr} over {', '.join(n.availability_zones)}"

@@ -78,6 +78,12 @@ class Vpc(SpecModel):
         description="An existing VPC to use instead of creating one (with privateSubnetIds, cidr and "
         "createEndpoints); hyperpod-gov then creates no VPC, subnets or NAT gateway (default: a new VPC).",
     )
+    from_app: bool = Field(
+        default=False,
+        description="The VPC comes from the CDK app: HyperPodGovernance(..., vpc=network.vpc) gives it (an "
+        "ec2.IVpc of another stack) and the cluster uses its private subnets; with cidr (the VPC's) and "
+        "createEndpoints, as for vpcId. hyperpod-gov synth, which has no app, refuses such a spec (default: false).",
+    )
     private_subnet_ids: tuple[str, ...] = Field(
         default=(),
         max_length=16,
@@ -135,6 +141,16 @@ class Vpc(SpecModel):
     @model_validator(mode="after")
     def _existing(self) -> "Vpc":
         given = self.model_fields_set
+        if self.from_app:
+            if self.vpc_id is not None or self.private_subnet_ids:
+                raise spec_error("sets fromApp with vpcId or privateSubnetIds", "give the VPC once: fromApp (the "
+                                 "app's ec2.IVpc) or vpcId with privateSubnetIds")
+            missing = [alias for k, alias in (("cidr", "cidr"), ("create_endpoints", "createEndpoints"))
+                       if k not in given]
+            if missing:
+                raise spec_error(f"sets fromApp but does not give {', '.join(missing)}",
+                                 "add them: cidr: the app's VPC's CIDR, createEndpoints: true or false")
+            return self
         if self.vpc_id is None:
             extra = [k for k, alias in (("private_subnet_ids", "privateSubnetIds"),
                                         ("create_endpoints", "createEndpoints"),

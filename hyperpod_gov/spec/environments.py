@@ -18,13 +18,16 @@ The merge works on the YAML data (camelCase keys), before validation, so an over
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from pydantic import Field, field_validator
 
 from ._base import SpecModel, check_label
 from .errors import NO_VALUE, SpecError, SpecIssue
 from .types import MAX_NAME, MAX_PREFIX
+
+if TYPE_CHECKING:
+    from .models import GovernanceSpec
 
 REMOVE = "remove"
 
@@ -114,6 +117,23 @@ def environment_data(data: Mapping[str, Any], name: str) -> dict[str, Any]:
             f"use a shorter environment name (e.g. {name[:max(1, MAX_PREFIX - len(str(base.get('name'))) - 1)]!r}) "
             "or a shorter spec name")])
     merged["name"] = spec_name
+    return merged
+
+
+def spec_of_environment(spec: "GovernanceSpec", name: str) -> "GovernanceSpec":
+    """The spec of environment ``name`` of a spec already loaded or built in Python: what ``load_spec(path,
+    environment=name)`` gives for its file (the base with the environment's accounts and overrides merged on),
+    checked by every rule. Raises ``SpecError``."""
+    from .loader import parse_spec
+
+    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    source = f"environment {name}"
+    try:
+        chosen = chosen_environment(data, name)
+    except SpecError as exc:
+        raise SpecError(exc.issues, source) from None
+    merged = parse_spec(chosen, source=source)
+    merged._source_dir = getattr(spec, "_source_dir", None)
     return merged
 
 

@@ -203,6 +203,7 @@ def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None =
         raise SpecError(exc.issues, source) from None
     spec = parse_spec(data, strict=strict, today=today, source=source, known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
+    spec._source_dir = Path(path).resolve().parent  # relative paths of the spec, for HyperPodGovernance
     return spec
 
 

@@ -7,9 +7,10 @@ deployment); this module holds the whole spec and re-exports them, so
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from ._base import SpecModel, check_label, spec_error
 from .acknowledgements import Acknowledgement
@@ -61,6 +62,9 @@ __all__ = [
 
 class GovernanceSpec(SpecModel):
     """The whole governance spec of one shared HyperPod cluster."""
+
+    # The folder of the file load_spec read it from (relative paths of the spec); None for a spec built in Python.
+    _source_dir: Optional[Path] = PrivateAttr(default=None)
 
     name: str = Field(description=f"DNS-1123 label, at most {MAX_PREFIX} characters; prefixes AWS resource names.")
     accounts: Accounts = Field(description="The capacity account and the consumer accounts.")

@@ -14,7 +14,7 @@ from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.data import team_storage
 from hyperpod_gov.spec import parse_spec
-from stacks.app import apply_feature_flags
+from hyperpod_gov.stacks.base import apply_feature_flags
 from tests.conftest import TODAY
 from tests.iam_eval import Request, decision, resolve
 from tests.synth_helpers import minimal_app, resources

@@ -10,7 +10,7 @@ import shutil
 import aws_cdk as cdk
 
 from hyperpod_gov.constructs.lifecycle import SLURM_LIFECYCLE_DIR, LifecycleScripts
-from stacks.app import FEATURE_FLAGS
+from hyperpod_gov.stacks.base import FEATURE_FLAGS
 from tests.synth_helpers import minimal_app
 
 

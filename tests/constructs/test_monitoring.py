@@ -20,7 +20,7 @@ from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec
 
-from stacks.app import apply_feature_flags
+from hyperpod_gov.stacks.base import apply_feature_flags
 from tests.synth_helpers import minimal_app
 
 

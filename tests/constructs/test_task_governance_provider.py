@@ -422,7 +422,7 @@ def synthesized(tmp_path_factory):
         SdkComputeQuota,
         TaskGovernanceProvider,
     )
-    from stacks.app import apply_feature_flags
+    from hyperpod_gov.stacks.base import apply_feature_flags
 
     out = tmp_path_factory.mktemp("sdk-task-governance")
     app = minimal_app(outdir=str(out), analytics_reporting=False)

@@ -14,7 +14,7 @@ from cdk_nag import NIST80053R5Checks
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.plan import build_plan
-from stacks.app import build_app
+from hyperpod_gov.stacks.app import build_app
 
 # Measured 2026-11-30 on examples/enterprise.yaml: 32 before issue 9, 31 after (the flow logs are KMS-encrypted now).
 # None of the rest concerns tenant isolation: inline policies, Lambda concurrency/DLQ/VPC of CDK's own handlers,

@@ -103,28 +103,27 @@ def test_diff_compares_two_environments_of_one_spec(tmp_path, capsys):
 
 
 def test_the_pipeline_deploys_the_environments_in_order_checked_and_approved(tmp_path):
-    """staging's waves, its capacity stage, a read-only drift check of staging after it, an approval, then prod."""
-    from hyperpod_gov.charts import render
-    from hyperpod_gov.plan import build_plan
-    from stacks.app import build_pipeline_app
+    """staging approved, deployed (consumer accounts, capacity account, Studio in one stage), then a read-only
+    drift check of staging; then prod, approved before anything of it deploys."""
+    from stacks.pipeline import build_pipeline_app
 
     path, _ = _with_environments(tmp_path)
-    plans = [(e, build_plan(load_spec(path, environment=e, today=TODAY))) for e in ("staging", "prod")]
-    rendered = [(e, p, render(p)) for e, p in plans]
     out = tmp_path / "out"
     app = minimal_app(outdir=str(out), context={"pipelineRepository": "startup/gov", "pipelineConnectionArn":
                                             "arn:aws:codeconnections:us-east-1:444444444444:connection/abc-123"})
-    build_pipeline_app(plans[0][1], rendered[0][2], spec_path=str(path.relative_to(tmp_path)), app=app,
-                       environments=rendered, nag=False)
+    build_pipeline_app(load_spec(path, today=TODAY), spec_path=str(path.relative_to(tmp_path)), app=app, nag=False)
     app.synth()
     template = json.loads(next(out.glob("*pipeline*.template.json")).read_text())
     (pipeline,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::CodePipeline::Pipeline"]
     names = [s["Name"] for s in pipeline["Stages"]]
-    assert names[-2:] == ["staging-Capacity", "prod-Capacity"], names
+    assert names[-2:] == ["staging", "prod"], names
     staging, prod = pipeline["Stages"][-2]["Actions"], pipeline["Stages"][-1]["Actions"]
     order = lambda actions, name: next(a["RunOrder"] for a in actions if a["Name"] == name)  # noqa: E731
-    assert order(staging, "staging-ApproveCapacity") < order(staging, "Check-staging")
-    assert order(prod, "Approve-prod") <= order(prod, "prod-ApproveCapacity")
+    deploys = lambda actions: [a["RunOrder"] for a in actions if a["ActionTypeId"]["Category"] == "Deploy"]  # noqa
+    assert order(staging, "Approve-staging") < min(deploys(staging)) <= max(deploys(staging)) < \
+        order(staging, "Check-staging")
+    assert order(prod, "Approve-prod") < min(deploys(prod))
+    assert not [a for a in prod if a["Name"].startswith("Check-")]  # the last environment has no check after it
     builds = [json.loads(r["Properties"]["Source"]["BuildSpec"]) for r in template["Resources"].values()
               if r["Type"] == "AWS::CodeBuild::Project" and "drift" in r["Properties"]["Source"].get("BuildSpec", "")]
     (check,) = builds

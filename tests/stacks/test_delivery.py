@@ -167,19 +167,34 @@ def _stages(out: Path) -> list[dict]:
     return props["Stages"]
 
 
-def test_pipeline_stages_run_tests_then_consumers_then_approval_then_capacity(pipeline):
+def test_pipeline_runs_tests_then_an_approval_before_anything_of_the_environment_deploys(pipeline):
     stages = _stages(pipeline)
     assert [s["Name"] for s in stages][:3] == ["Source", "Build", "UpdatePipeline"]
-    # The connection names the cluster, so its stage comes after the capacity account's.
-    assert [s["Name"] for s in stages][-3:] == ["ConsumerAccounts", "Capacity", "Studio-444444444444-us-east-1"]
-    capacity = stages[-2]["Actions"]
-    approval = [a for a in capacity if a["ActionTypeId"]["Category"] == "Approval"]
-    deploys = [a for a in capacity if a["ActionTypeId"]["Category"] == "Deploy"]
+    assert [s["Name"] for s in stages][-1] == "Deploy"  # one HyperPodGovernanceStage: the spec has no environments
+    actions = stages[-1]["Actions"]
+    approval = [a for a in actions if a["ActionTypeId"]["Category"] == "Approval"]
+    deploys = [a for a in actions if a["ActionTypeId"]["Category"] == "Deploy"]
     assert len(approval) == 1 and deploys
-    assert approval[0]["RunOrder"] < min(a["RunOrder"] for a in deploys)
+    assert approval[0]["RunOrder"] < min(a["RunOrder"] for a in deploys)  # consumer accounts' roles included
     source = stages[0]["Actions"][0]["Configuration"]
     assert source["FullRepositoryId"] == "acme/ml-governance" and source["BranchName"] == "main"
     assert source["ConnectionArn"].startswith("arn:aws:codeconnections:us-east-1:111111111111:connection/")
+
+
+def test_the_stage_deploys_consumer_roles_and_access_entries_before_teams_and_the_cluster_before_studio(pipeline):
+    """Within the stage, CDK Pipelines orders the deploys by the stacks' dependencies (stacks.layout)."""
+    actions = _stages(pipeline)[-1]["Actions"]
+    deployed = {}
+    for a in actions:
+        if a["ActionTypeId"]["Category"] == "Deploy" and a["Configuration"].get("ActionMode") == "CHANGE_SET_EXECUTE":
+            deployed[a["Configuration"]["StackName"]] = a["RunOrder"]
+    teams = [v for k, v in deployed.items() if "-teams-" in k]
+    consumers = [v for k, v in deployed.items() if "-consumer-" in k]
+    access = [v for k, v in deployed.items() if k.endswith("-access") or "-access-" in k]
+    studio = [v for k, v in deployed.items() if "-studio-" in k]
+    assert teams and consumers and access and studio, deployed
+    assert max(consumers + access) < min(teams)
+    assert deployed["acme-ml-capacity"] < min(studio)
 
 
 def test_synth_step_runs_the_readme_test_command_before_the_synth(pipeline):
@@ -197,17 +212,15 @@ def test_stage_accounts_match_the_spec_and_deploy_with_cross_account_roles(pipel
         manifest = json.loads((assembly / "manifest.json").read_text())
         for artifact in manifest["artifacts"].values():
             if artifact["type"] == "aws:cloudformation:stack":
-                envs[artifact["displayName"]] = artifact["environment"]
-    assert envs["acme-ml-pipeline/Consumer-research-data/acme-ml-consumer-research-data"] == \
-        "aws://222222222222/us-east-1"
-    assert envs["acme-ml-pipeline/Consumer-product-data/acme-ml-consumer-product-data"] == \
-        "aws://333333333333/us-east-1"
-    capacity = {v for k, v in envs.items() if "/Capacity/" in k}
+                envs[artifact["properties"]["stackName"]] = artifact["environment"]
+    assert envs["acme-ml-consumer-research-data"] == "aws://222222222222/us-east-1"
+    assert envs["acme-ml-consumer-product-data"] == "aws://333333333333/us-east-1"
+    capacity = {v for k, v in envs.items() if "-consumer-" not in k and "-studio-" not in k}
     assert capacity == {f"aws://{CAPACITY}/us-east-1"}
-    assert any("/Capacity/acme-ml-teams-" in k for k in envs)
-    studio = {v for k, v in envs.items() if "/Studio-" in k}
+    assert any(k.startswith("acme-ml-teams-") for k in envs)
+    studio = {v for k, v in envs.items() if "-studio-" in k}
     assert studio == {"aws://444444444444/us-east-1"}
-    roles = json.dumps(_stages(pipeline)[-3:])
+    roles = json.dumps(_stages(pipeline)[-1:])
     assert "cdk-hnb659fds-deploy-role-222222222222-us-east-1" in roles
     assert "cdk-hnb659fds-deploy-role-333333333333-us-east-1" in roles
     assert f"cdk-hnb659fds-deploy-role-{CAPACITY}-us-east-1" in roles
@@ -245,8 +258,7 @@ def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
     build_pipeline_app_for(startup_spec, spec_path="examples/startup.yaml", app=app, nag=False).synth()
     source = _stages(tmp_path)[0]["Actions"][0]["Configuration"]
     assert source["FullRepositoryId"] == "startup/gov"
-    assert [s["Name"] for s in _stages(tmp_path)][-1] == "Capacity"
-    assert "ConsumerAccounts" not in [s["Name"] for s in _stages(tmp_path)]
+    assert [s["Name"] for s in _stages(tmp_path)][-1] == "Deploy"
     # CodeBuild rebuilds the same app: the context values this synth took from the command line travel along.
     (buildspec,) = [json.loads(p["Source"]["BuildSpec"]) for _, p in resources(_pipeline_template(tmp_path),
                     "AWS::CodeBuild::Project") if "dev.sh" in p["Source"].get("BuildSpec", "")]
@@ -258,7 +270,7 @@ def test_pipeline_repository_can_come_from_cdk_context(startup_spec, tmp_path):
 def test_the_pipeline_names_the_spec_by_its_path_in_the_repository(tmp_path):
     """An absolute path of the machine that ran `cdk synth` means nothing in CodeBuild's checkout."""
     from hyperpod_gov.spec import SpecError
-    from stacks.app import repository_path
+    from stacks.pipeline import repository_path
     from tests.conftest import ROOT
 
     assert repository_path(str(ROOT / "examples" / "startup.yaml"), root=ROOT) == "examples/startup.yaml"
@@ -283,7 +295,7 @@ def test_pipeline_stages_deploy_the_stacks_under_the_names_cdk_deploy_uses(pipel
 
 
 def test_pipeline_installs_the_pinned_cdk_cli_and_cdk_assets_never_latest(pipeline):
-    from stacks.app import toolchain_versions
+    from stacks.pipeline import toolchain_versions
 
     pins = toolchain_versions()
     specs = json.dumps([p["Source"]["BuildSpec"] for _, p in resources(_pipeline_template(pipeline),

@@ -189,15 +189,15 @@ def test_the_plans_resource_estimate_holds_for_team_and_access_stacks(governed):
 def test_the_pipeline_deploys_the_same_stacks_without_a_capacity_stack(tmp_path):
     import aws_cdk as cdk
 
-    from hyperpod_gov.charts import render
-    from stacks.app import build_pipeline_app
+    from stacks.pipeline import build_pipeline_app
 
-    plan = build_plan(_spec("us-west-2", installs=False))
+    spec = _spec("us-west-2", installs=False)
+    plan = build_plan(spec)
     app = minimal_app(outdir=str(tmp_path), context={
         "pipelineRepository": "acme/ml-governance",
         "pipelineConnectionArn": "arn:aws:codeconnections:us-west-2:111111111111:connection/"
                                  "4f7e2a10-9c1b-4d2e-8f3a-6b5c4d3e2f1a"})
-    pipeline_app = build_pipeline_app(plan, render(plan), spec_path="spec.yaml", app=app, nag=False)
+    pipeline_app = build_pipeline_app(spec, spec_path="spec.yaml", app=app, nag=False)
     (stage,) = pipeline_app.node.find_child(plan.stacks.pipeline).stages  # no consumer or studio stage here
     names = sorted(s.stack_name for s in stage.stacks)
     assert names == sorted(plan.stacks.all_names)

@@ -15,9 +15,9 @@ from hyperpod_gov.charts import render
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec
 from hyperpod_gov.template_checks import SCRIPT, TemplateChecks
-from stacks import predicted
-from stacks.app import build_app
-from stacks.predicted import Predictions
+from hyperpod_gov.stacks import predicted
+from hyperpod_gov.stacks.app import build_app
+from hyperpod_gov.stacks.predicted import Predictions
 from tests.conftest import TODAY
 from tests.scale import many_teams_spec
 

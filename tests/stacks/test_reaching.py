@@ -144,7 +144,7 @@ def test_a_foreign_principal_gets_iam_json_and_only_same_account_roles_are_attac
 
 
 def test_iam_json_of_a_team_that_no_longer_has_foreign_principals_is_removed(base, tmp_path):
-    from stacks.app import write_tools_documents
+    from hyperpod_gov.stacks.app import write_tools_documents
 
     base["accounts"]["trusted"] = ["444444444444"]
     base["teams"][0]["access"]["viewers"] = [PARTNER]

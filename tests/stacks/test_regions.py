@@ -21,7 +21,7 @@ CHART = {"apiVersion": "v2", "name": "hyperpod-dependencies", "version": "0.1.0"
 @pytest.fixture(scope="module")
 def west(tmp_path_factory):
     """BASE in us-west-2 with a directory chart, synthesized once."""
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     root = tmp_path_factory.mktemp("west")
     chart = root / "charts" / "hyperpod-dependencies"

@@ -91,7 +91,7 @@ def test_adding_a_team_to_300_moves_nothing_in_the_plan():
 
 def _resources(plan, out_dir) -> dict[tuple[str, str], dict]:
     """(stack, logical id) -> definition of every resource of the synthesized app (cdk-nag off: it makes no ids)."""
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     assembly = synth(plan, out_dir, nag=False)
     return {(s.stack_name, logical_id): r for s in assembly.stacks for logical_id, r in s.template["Resources"].items()}

@@ -194,7 +194,7 @@ def test_synth_writes_the_governance_files_under_slurm_and_no_kubernetes_objects
 
 
 def test_a_slurm_synth_into_an_eks_output_removes_the_kubernetes_objects_and_stale_files(tmp_path):
-    from stacks.app import synth
+    from hyperpod_gov.stacks.app import synth
 
     spec = load_spec(EXAMPLES / "startup-slurm.yaml", today=TODAY)
     (tmp_path / "k8s" / "teams").mkdir(parents=True)
@@ -266,7 +266,7 @@ def test_the_pipeline_deploys_the_slurm_capacity_stack_alone(tmp_path):
     # the stages' layout only: cdk-nag and CDK's template check (the slurm templates' own tests run both) are off
     app = minimal_app(outdir=str(tmp_path), analytics_reporting=False)
     build_pipeline_app_for(spec, spec_path="examples/enterprise-slurm.yaml", app=app, nag=False).synth()
-    (stage,) = sorted(tmp_path.glob("assembly-*Capacity"))
+    (stage,) = sorted(tmp_path.glob("assembly-Deploy"))
     (template,) = stage.glob("*.template.json")
     assert "acmemlslurmcapacity" in template.name
     assert list(resources(json.loads(template.read_text()), "AWS::SageMaker::Cluster"))

@@ -7,7 +7,7 @@ import json
 from aws_cdk.assertions import Match, Template
 
 from hyperpod_gov.plan import build_plan
-from stacks.studio import StudioConnectionsStack
+from hyperpod_gov.stacks.studio import StudioConnectionsStack
 from tests.synth_helpers import cfn_lint, minimal_app, resources
 
 STUDIO = "acme-ml-studio-444444444444-us-east-1"
@@ -61,19 +61,20 @@ def test_synth_writes_one_contract_page_per_team_beside_the_manifests(enterprise
     assert "acme-ml-applied-research" in (enterprise.out_dir / "contracts" / "applied-research.md").read_text()
 
 
-def test_pipeline_deploys_the_connections_in_a_wave_after_the_capacity_stage(pipeline):
+def test_pipeline_deploys_the_connections_after_the_cluster_and_the_access_entries(pipeline):
     (path,) = pipeline.glob("*-pipeline.template.json")
     (props,) = [p for _, p in resources(json.loads(path.read_text()), "AWS::CodePipeline::Pipeline")]
-    names = [s["Name"] for s in props["Stages"]]
-    # A wave of one stage is named after the stage (CDK Pipelines), of several "UnifiedStudio".
-    assert names[names.index("Capacity") + 1:] == ["Studio-444444444444-us-east-1"]
+    actions = props["Stages"][-1]["Actions"]  # the environment's one stage: order comes from the dependencies
+    run = {a["Configuration"]["StackName"]: a["RunOrder"] for a in actions
+           if a["ActionTypeId"]["Category"] == "Deploy" and a["Configuration"].get("ActionMode") == "CHANGE_SET_EXECUTE"}
+    assert run[STUDIO] > run["acme-ml-capacity"] and run[STUDIO] > run["acme-ml-access"]
     envs = {}
     for assembly in sorted(pipeline.glob("assembly-*")):
         manifest = json.loads((assembly / "manifest.json").read_text())
         for artifact in manifest["artifacts"].values():
             if artifact["type"] == "aws:cloudformation:stack":
-                envs[artifact["displayName"]] = artifact["environment"]
-    assert envs[f"acme-ml-pipeline/Studio-444444444444-us-east-1/{STUDIO}"] == "aws://444444444444/us-east-1"
+                envs[artifact["properties"]["stackName"]] = artifact["environment"]
+    assert envs[STUDIO] == "aws://444444444444/us-east-1"
 
 
 def test_access_role_goes_to_the_connections_aws_location_and_region_defaults_to_the_capacity_region():

@@ -70,7 +70,7 @@ def test_every_stack_takes_its_common_settings_from_one_base():
     import ast
     from pathlib import Path
 
-    stacks_dir = Path(__file__).resolve().parents[2] / "stacks"
+    stacks_dir = Path(__file__).resolve().parents[2] / "hyperpod_gov" / "stacks"  # the reference pipeline: its own
     found = {}
     for path in sorted(stacks_dir.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -158,7 +158,7 @@ def test_the_synth_watches_each_template_as_the_assembly_names_it(tmp_path):
     """What ``synth`` asks the check to watch (read from the app before it is synthesized) is each stack's template
     file, account and region as the assembly then holds them: else every template is checked after the synth."""
     from hyperpod_gov.template_checks import _stacks
-    from stacks.app import _templates
+    from hyperpod_gov.stacks.app import _templates
     from tests.synth_helpers import build_app_for
 
     app = build_app_for(parse_spec(BASE, today=TODAY), outdir=str(tmp_path), nag=False)
@@ -223,7 +223,7 @@ def b200_spec():
 def test_an_unacknowledged_finding_fails_the_synth_and_names_resource_and_rule(b200_spec, tmp_path, monkeypatch):
     from hyperpod_gov.constructs.hyperpod_cluster import _InstanceGroups
     from hyperpod_gov.plan import build_plan
-    from stacks.app import PolicyValidationError, synth
+    from hyperpod_gov.stacks.app import PolicyValidationError, synth
 
     monkeypatch.setattr(_InstanceGroups, "_acknowledge_instance_types", lambda self, c: None)
     with pytest.raises(PolicyValidationError) as failed:
@@ -239,14 +239,14 @@ def test_an_unacknowledged_finding_fails_the_synth_and_names_resource_and_rule(b
 def test_without_the_engine_cdk_checks_inside_the_synth(b200_spec, tmp_path, monkeypatch):
     """No engine to run beside (an aws-cdk-lib without one): CDK's built-in check runs, and fails alike."""
     import hyperpod_gov.template_checks as template_checks
-    import stacks.app
+    import hyperpod_gov.stacks.app
     from hyperpod_gov.constructs.hyperpod_cluster import _InstanceGroups
     from hyperpod_gov.plan import build_plan
-    from stacks.app import PolicyValidationError, synth
+    from hyperpod_gov.stacks.app import PolicyValidationError, synth
 
     monkeypatch.setattr(template_checks, "engine_files", lambda tarball=None: None)
     assert TemplateChecks.start() is None
-    monkeypatch.setattr(stacks.app, "shared_template_checks", lambda: None)
+    monkeypatch.setattr(hyperpod_gov.stacks.app, "shared_template_checks", lambda: None)
     monkeypatch.setattr(_InstanceGroups, "_acknowledge_instance_types", lambda self, c: None)
     with pytest.raises(PolicyValidationError) as failed:
         synth(build_plan(b200_spec), tmp_path)

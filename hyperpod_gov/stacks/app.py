@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 import aws_cdk as cdk
-from cdk_nag import AwsSolutionsChecks
-from constructs import Construct
 
 from hyperpod_gov.charts import Manifests, render
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
@@ -29,107 +27,32 @@ from hyperpod_gov.template_checks import LARGE_PLAN_TEAMS, TemplateChecks
 from hyperpod_gov.template_checks import environment as template_environment
 from hyperpod_gov.template_checks import shared as shared_template_checks
 
-from .layout import add_capacity_stacks, add_consumer_stacks
+from .base import STACK_CONTEXT
 from .predicted import Predictions
-
-ROOT = Path(__file__).resolve().parents[1]
-
-# Feature flags the library is written for ("library") and every other aws-cdk-lib flag pinned at the behaviour
-# the snapshots were taken with ("pinned"). cdk.json carries the same values, so `hyperpod-gov synth`, the tests
-# and `cdk synth` build the same templates and the CDK CLI finds no unconfigured flag.
-_FLAGS = json.loads((Path(__file__).with_name("feature_flags.json")).read_text())
-FEATURE_FLAGS: dict[str, object] = {**_FLAGS["library"], **_FLAGS["pinned"]}
-# No creation stack trace in each construct's metadata: from Python it shows only jsii's runtime ("no user code in
-# 10 frames"), and capturing it costs about a second of a 300-team synth. CDK_DEBUG=true still records them. Nor
-# one on each annotation (a warning or an info in *.metadata.json, e.g. a template nearing its size limit): it
-# named the jsii kernel's temporary directories, so two synths of the same spec wrote different bytes.
-NO_CREATION_STACK_TRACES: dict[str, object] = {"aws:cdk:disable-creation-stack-traces": True,
-                                               "aws:cdk:disable-stack-trace": True}
-
-
-def apply_feature_flags(app: Construct) -> None:
-    # One read of the whole context, then only the flags it lacks: a jsii round trip per flag is ~350 of them.
-    node = app.node
-    context = node.get_all_context() or {}
-    for flag, value in FEATURE_FLAGS.items():
-        if context.get(flag) is None:
-            node.set_context(flag, value)
-
 
 def build_app(plan: Plan, manifests: Manifests, *, app: Optional[cdk.App] = None, outdir: Optional[str] = None,
               nag: bool = True, governance_files: Optional[Mapping[str, str]] = None,
               builtin_template_checks: bool = True, predictions: Optional[Predictions] = None) -> cdk.App:
-    """Compose every stack of the plan into ``app`` (a new one unless given). ``governance_files``: a Slurm plan's
-    rendered files (``slurm_files(plan)`` unless given); ``manifests`` are empty for it (``governance_manifests``).
-    ``builtin_template_checks=False``: a new app leaves CDK's template check to the caller
-    (``hyperpod_gov.template_checks``, as ``synth`` runs it); ``predictions``: given each access and teams stack once
-    built, for the check to take it before CDK writes it (``stacks.predicted``)."""
-    if app is None:  # the flags as the App's own context: what CDK_CONTEXT_JSON (cdk synth -c) sets still wins
-        app = cdk.App(outdir=outdir, analytics_reporting=False, context={**FEATURE_FLAGS, **NO_CREATION_STACK_TRACES},
+    """Every stack of the plan in ``app`` (a new one unless given), through the public construct
+    (``hyperpod_gov.HyperPodGovernance``, id ``GOVERNANCE_ID``), as ``hyperpod-gov synth``, ``app.py`` and
+    ``hyperpod_gov.testing`` build it. ``governance_files``: a Slurm plan's rendered files (``slurm_files(plan)``
+    unless given); ``manifests`` are empty for it (``governance_manifests``). ``builtin_template_checks=False``: a
+    new app leaves CDK's template check to the caller (``hyperpod_gov.template_checks``, as ``synth`` runs it);
+    ``predictions``: given each access and teams stack once built, for the check to take it before CDK writes it
+    (``stacks.predicted``)."""
+    from ..construct import HyperPodGovernance
+
+    if app is None:  # the app's own context: the stacks set the flags on themselves (base.apply_feature_flags)
+        app = cdk.App(outdir=outdir, analytics_reporting=False, context=dict(STACK_CONTEXT),
                       builtin_cloud_formation_validation=builtin_template_checks)
-    apply_feature_flags(app)
-    add_capacity_stacks(app, plan, manifests, governance_files=governance_files,
-                        built=predictions.offer if predictions is not None else None)
-    add_consumer_stacks(app, plan)
-    if nag:
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    HyperPodGovernance(app, GOVERNANCE_ID, plan=plan, manifests=manifests, nag=nag,
+                       governance_files=governance_files,
+                       built=predictions.offer if predictions is not None else None)
     return app
 
 
-def toolchain_versions() -> dict[str, str]:
-    """The CDK CLI and cdk-assets versions this repository pins (package.json), for the pipeline's own steps."""
-    deps = json.loads((ROOT / "package.json").read_text())["devDependencies"]
-    return {"cli": deps["aws-cdk"], "cdk_assets": deps["cdk-assets"]}
-
-
-def build_pipeline_app(plan: Plan, manifests: Manifests, *, spec_path: str, app: Optional[cdk.App] = None,
-                       outdir: Optional[str] = None, nag: bool = True,
-                       environments: Sequence[tuple[str, Plan, Manifests]] = ()) -> cdk.App:
-    """The pipeline app: one pipeline stack whose stages hold every stack of the plan; with ``environments``
-    (name, plan, manifests in deploy order), every environment's stacks, each checked and approved before the
-    next (``plan`` is then the first environment's: the pipeline's own account, region and repository)."""
-    if app is None:
-        app = cdk.App(outdir=outdir, analytics_reporting=False)
-    apply_feature_flags(app)
-    p = plan.pipeline
-    repository = p.repository or app.node.try_get_context("pipelineRepository")
-    connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
-    missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
-                                      ("connectionArn", connection, "pipelineConnectionArn")) if not v]
-    if missing:
-        raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
-                                   f"set it in the spec or pass -c {c}=...") for k, c in missing])
-    # What CodeBuild runs to rebuild this app: the spec as a path of the repository it checks out, and every
-    # context value this synth took from the command line rather than the spec.
-    context = {"spec": repository_path(spec_path), "pipeline": "true"}
-    if not p.repository:
-        context["pipelineRepository"] = repository
-    if not p.connection_arn:
-        context["pipelineConnectionArn"] = connection
-    from .pipeline import PipelineStack  # CDK Pipelines and CodePipeline: only a pipeline app loads them
-
-    deployments = tuple(environments) or (("", plan, manifests),)
-    pipeline = PipelineStack(app, plan.stacks.pipeline, plan=plan, synth_context=context, repository=repository,
-                             connection_arn=connection, deployments=deployments, toolchain=toolchain_versions())
-    if nag:
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-        for stage in pipeline.stages:  # each stage is its own assembly with its own validation
-            cdk.Validations.of(stage).add_plugins(AwsSolutionsChecks(stage))
-    return app
-
-
-def repository_path(spec_path: str, root: Optional[Path] = None) -> str:
-    """``spec_path`` relative to the repository root (``root``, default the directory ``cdk synth`` runs in, where
-    cdk.json is), in POSIX form: the path the pipeline's CodeBuild checkout has the spec at."""
-    root = (root or Path.cwd()).resolve()
-    path = Path(spec_path)
-    resolved = (path if path.is_absolute() else root / path).resolve()
-    try:
-        return resolved.relative_to(root).as_posix()
-    except ValueError:
-        raise SpecError([SpecIssue(
-            "(pipeline)", f"the spec is outside the repository the pipeline builds ({root})", spec_path,
-            "keep the spec in the repository (e.g. specs/governance.yaml) and pass -c spec= with that path")]) from None
+# The id of the governance construct in the apps the library builds itself (the CLI's, the reference app's).
+GOVERNANCE_ID = "HyperPodGovernance"
 
 
 class PolicyValidationError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from aws_cdk import Annotations, CfnOutput, Fn, aws_eks_v2 as eks
+from aws_cdk import Annotations, CfnOutput, Fn, aws_ec2 as ec2, aws_eks_v2 as eks
 from constructs import Construct
 
 from hyperpod_gov.constructs import (
@@ -32,11 +32,12 @@ from .base import SpecStack
 class CapacityStack(SpecStack):
     """Everything the shared cluster needs before any team is governed on it."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, vpc: Optional[ec2.IVpc] = None,
+                 **kwargs: Any) -> None:
         c = plan.cluster
         super().__init__(scope, id, plan=plan, what=f"HyperPod cluster {c.name} and its EKS cluster", **kwargs)
         self._azs = plan.network.availability_zones
-        self.network = Network(self, "Network", network=plan.network)
+        self.network = Network(self, "Network", network=plan.network, vpc=vpc)
         self.eks = EksCluster(self, "Eks", cluster=c, network=self.network,
                               authentication_mode=c.authentication_mode)
         self.addons = ClusterAddons(self, "Addons", versions=c.addon_versions, cluster=self.eks.cluster)
@@ -113,13 +114,14 @@ class SlurmCapacityStack(SpecStack):
     system when the spec creates one, and the HyperPod cluster. No EKS cluster, add-ons, scheduler or charts: the
     controller's on_create.sh applies the governance once Slurm is up (docs/slurm-stacks.md)."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, files: Mapping[str, str], **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, files: Mapping[str, str],
+                 vpc: Optional[ec2.IVpc] = None, **kwargs: Any) -> None:
         c, slurm = plan.cluster, plan.slurm
         if slurm is None:
             raise ValueError("SlurmCapacityStack builds a Slurm cluster: the plan's cluster.orchestrator is eks")
         super().__init__(scope, id, plan=plan, what=f"HyperPod cluster {c.name} (Slurm)", **kwargs)
         self._azs = plan.network.availability_zones
-        self.network = Network(self, "Network", network=plan.network)
+        self.network = Network(self, "Network", network=plan.network, vpc=vpc)
         self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket,
                                           source=SLURM_LIFECYCLE_DIR)
         self.hyperpod = SlurmHyperPodCluster(self, "HyperPod", plan=c, slurm=slurm, network=self.network,
