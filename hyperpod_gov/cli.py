@@ -8,7 +8,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from .process import exit_with
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from .plan import Plan
-    from .spec import Review, SpecError
+    from .spec import Review, SpecError, SpecIssue
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -38,8 +38,15 @@ def review_of(path: str, *, strict: bool = False, warn: bool = True, environment
     from .plan import build_plan
     from .plan.invariants import INVARIANTS, plan_warnings
 
-    # errors, and acknowledgements of no warning rule, stop here
-    spec = load_spec(path, known=RULES + INVARIANTS, environment=environment)
+    # errors, and acknowledgements of no warning rule, stop here; a structural error comes with the rules' errors
+    # over the parts it leaves intact (rules_beside_structure)
+    try:
+        spec = load_spec(path, known=RULES + INVARIANTS, environment=environment)
+    except SpecError as exc:
+        beside = rules_beside_structure(path, environment, exc.issues)
+        if not beside:
+            raise
+        raise SpecError([*exc.issues, *beside], exc.source, exc.note) from None
     if spec.environments and environment is None and not base:
         names = ", ".join(e.name for e in spec.environments)
         raise SpecError([SpecIssue("environments", f"lists {names}: this spec is deployed as one of them", names,
@@ -55,6 +62,177 @@ def review_of(path: str, *, strict: bool = False, warn: bool = True, environment
     return plan, review
 
 
+# How often the broken parts are left out before the rules give up (leaving a part out can break a whole-spec check
+# the models run, e.g. a shared pool named after the team that was left out: then once more).
+_PRUNE_ROUNDS = 3
+
+
+def rules_beside_structure(path: str, environment: Optional[str], reported: Sequence["SpecIssue"]) -> list[
+        "SpecIssue"]:
+    """The spec rules' errors over what a structural (pydantic) error leaves intact, so that one run reports both.
+
+    A spec whose models do not validate has no ``GovernanceSpec`` to run the cross-field rules on. Here the broken
+    parts are left out of the data and the rest validated again: a list entry with an error anywhere inside it is
+    left out whole (``teams[2]``, ``cluster.instanceGroups[1]``); outside a list, the innermost key that has a
+    default is left out (it takes the default). When that validates, the rules run on it and their errors are
+    returned, paths renumbered to the file's own indices, less any finding about a part that was left out (its
+    path, or the name of a team, group or class that was left out, so that no finding blames what is only
+    missing because it is broken). When the broken part cannot be left out (a required key outside any list, or
+    the data is not a mapping), or the YAML itself is broken, nothing is added: the structural errors stand
+    alone. Warnings are not added (an invalid spec reports its errors).
+    """
+    from pydantic import ValidationError
+
+    from .spec import GovernanceSpec, SpecError, acknowledge, check_spec, read_yaml
+    from .spec.environments import chosen_environment
+
+    try:
+        data = chosen_environment(read_yaml(path), environment)
+    except SpecError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    removed: dict[tuple[Any, ...], list[int]] = {}  # list location -> original indices left out
+    dropped: list[str] = []  # spec paths of keys left out (they took their defaults)
+    names: set[str] = set()  # the names of the entries left out
+    spec = None
+    for _ in range(_PRUNE_ROUNDS):
+        try:
+            spec = GovernanceSpec.model_validate(data)
+            break
+        except ValidationError as exc:
+            cut = _broken_parts(data, [tuple(e["loc"]) for e in exc.errors(include_url=False)])
+            if cut is None:
+                return []
+            data, lists, keys, gone = cut
+            for loc, indices in lists.items():
+                removed.setdefault(loc, [])
+                removed[loc] = _original_indices(removed[loc], indices)
+            dropped += keys
+            names |= gone
+        except RecursionError:
+            return []
+    if spec is None:
+        return []
+    try:
+        found = acknowledge(check_spec(spec, today=dt.date.today()), spec.acknowledgements).errors
+    except Exception:  # noqa: BLE001 - the structural errors are the report; the rules are a bonus on top
+        return []
+    already = {(i.path, i.problem) for i in reported}
+    out = []
+    for issue in found:
+        issue = _renumbered(issue, removed)
+        if (issue.path, issue.problem) in already or _about_left_out(issue, dropped, names):
+            continue
+        out.append(issue)
+    return out
+
+
+def _spec_path(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _broken_parts(data: dict, locs: list[tuple[Any, ...]]) -> Optional[tuple[dict, dict, list[str], set[str]]]:
+    """``data`` less the parts the errors at ``locs`` are in, with (list location -> indices left out, in the
+    data given), the spec paths of the keys left out, and the names of the entries left out; None when an error
+    lies where nothing can be left out."""
+    import copy
+
+    from .spec.loader import _model_at
+
+    data = copy.deepcopy(data)
+    lists: dict[tuple[Any, ...], set[int]] = {}
+    keys: dict[tuple[Any, ...], None] = {}
+    for loc in locs:
+        first = next((i for i, part in enumerate(loc) if isinstance(part, int)), None)
+        if first is not None:
+            lists.setdefault(tuple(loc[:first]), set()).add(loc[first])
+            continue
+        # no list on the way: the innermost key with a default (optional) goes, and its default applies
+        for end in range(len(loc), 0, -1):
+            model = _model_at(tuple(loc[:end - 1]))
+            fields = {f.alias or n: f for n, f in model.model_fields.items()} if model is not None else {}
+            field = fields.get(loc[end - 1])
+            if field is not None and not field.is_required():
+                keys[tuple(loc[:end])] = None
+                break
+        else:
+            return None
+    gone: set[str] = set()
+    for loc, indices in lists.items():
+        entries = _at(data, loc)
+        if not isinstance(entries, list):
+            return None
+        for i in sorted(indices, reverse=True):
+            if i < len(entries):
+                entry = entries.pop(i)
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                    gone.add(entry["name"])
+    for loc in keys:
+        parent = _at(data, loc[:-1])
+        if isinstance(parent, dict):
+            parent.pop(loc[-1], None)
+    return data, {loc: sorted(i) for loc, i in lists.items()}, [_spec_path(loc) for loc in keys], gone
+
+
+def _at(data: Any, loc: Sequence[Any]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _original_indices(before: list[int], now: list[int]) -> list[int]:
+    """Indices left out so far (of the file's list), with ``now`` (indices of the list as already cut) added."""
+    return sorted([*before, *(_file_index(i, before) for i in now)])
+
+
+def _file_index(i: int, gone: list[int]) -> int:
+    """The file's index of the ``i``-th entry left in a list whose entries ``gone`` (the file's indices) were cut."""
+    for g in sorted(gone):
+        if g <= i:
+            i += 1
+    return i
+
+
+def _renumbered(issue: "SpecIssue", removed: dict[tuple[Any, ...], list[int]]) -> "SpecIssue":
+    """``issue`` with every index of a cut list, in its path and its problem, back to the file's own index; a
+    finding over a whole cut list (``teams[*]``) says which entries it was counted without."""
+    import dataclasses
+    import re
+
+    path, problem = issue.path, issue.problem
+    for loc, gone in removed.items():
+        if not gone:
+            continue
+        where = re.compile(r"(?<![\w.\]])" + re.escape(_spec_path(loc)) + r"\[(\d+)\]")
+
+        def back(m: "re.Match[str]", gone: list[int] = gone) -> str:
+            return m.group(0)[:m.start(1) - m.start(0)] + f"{_file_index(int(m.group(1)), gone)}]"
+
+        path, problem = where.sub(back, path), where.sub(back, problem)
+        whole = _spec_path(loc) + "[*]"
+        if whole in issue.path:  # a finding over the whole list was counted without the entries left out
+            left_out = ", ".join(f"{_spec_path(loc)}[{g}]" for g in gone)
+            problem += f" (counted without {left_out}, left out for its error above)"
+    return dataclasses.replace(issue, path=path, problem=problem)
+
+
+def _about_left_out(issue: "SpecIssue", dropped: list[str], names: set[str]) -> bool:
+    """Whether a finding is about a part left out: at or under a key left out, or naming an entry left out."""
+    import re
+
+    if any(issue.path == d or issue.path.startswith((d + ".", d + "[")) for d in dropped):
+        return True
+    text = f"{issue.problem} {issue.fix} {issue.value!r}"
+    return any(re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", text) for n in names)
+
+
 def plan_of(path: str, *, strict: bool = False, warn: bool = True, environment: Optional[str] = None) -> "Plan":
     """The plan of a spec file (of one of its environments), as ``review_of`` checks and warns."""
     return review_of(path, strict=strict, warn=warn, environment=environment)[0]
@@ -64,31 +242,62 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def print_json(document: Any) -> None:
+    """One JSON document on standard output: keys sorted, two-space indent, a final newline."""
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """The spec (or the one environment asked for); a spec with environments: the base and every environment,
-    each validated as a whole, every problem of every one reported before exit 1."""
+    each validated as a whole, every problem of every one reported before exit 1.
+
+    ``--format json``: one document on standard output (``hyperpod_gov/schemas/validate.json``), also when the
+    spec is invalid; its warnings are in the document, not on standard error."""
+    from .schemas import issue_json
     from .spec import SpecError
     from .spec.environments import environment_names
     from .spec.loader import read_yaml
 
+    as_json = getattr(args, "format", "text") == "json"
+    checked: list[dict[str, Any]] = []
+    issues: list[dict[str, Any]] = []
     if args.environment is not None:
         chosen: list[Optional[str]] = [args.environment]
     else:
-        chosen = [None, *environment_names(read_yaml(args.spec))]
+        try:
+            chosen = [None, *environment_names(read_yaml(args.spec))]
+        except SpecError as exc:
+            if not as_json:
+                raise
+            print_json({"spec": args.spec, "valid": False, "checked": [{"environment": None, "valid": False}],
+                        "issues": [issue_json(i, None) for i in exc.issues]})
+            return EXIT_INVALID
     failed: list[SpecError] = []
     for environment in chosen:
         try:
-            plan, review = review_of(args.spec, strict=args.strict, environment=environment, base=True)
+            plan, review = review_of(args.spec, strict=args.strict, environment=environment, base=True,
+                                     warn=not as_json)
         except SpecError as exc:
             failed.append(exc)
+            checked.append({"environment": environment, "valid": False})
+            issues += [issue_json(i, environment) for i in exc.issues]
+            continue
+        mode = "Slurm" if plan.slurm is not None else f"{plan.mode} mode"
+        checked.append({"environment": environment, "valid": True, "teams": len(plan.tenants),
+                        "mode": "slurm" if plan.slurm is not None else plan.mode,
+                        "acknowledged": len(review.acknowledged), "unusedAcknowledgements": list(review.unused)})
+        issues += [issue_json(i, environment) for i in review.warnings]
+        if as_json:
             continue
         acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
         which = f" (environment {environment}: stacks {plan.name}-*)" if environment else ""
-        mode = "Slurm" if plan.slurm is not None else f"{plan.mode} mode"
         print(f"{args.spec}{which}: valid ({len(plan.tenants)} teams, {mode}){acknowledged}")
         for i in review.unused:
             print(f"note: acknowledgements[{i}] accepts no finding; remove it if what it accepted is fixed",
                   file=sys.stderr)
+    if as_json:
+        print_json({"spec": args.spec, "valid": not failed, "checked": checked, "issues": issues})
+        return EXIT_INVALID if failed else EXIT_OK
     if len(failed) == 1:
         raise failed[0]
     if failed:
@@ -122,8 +331,13 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .explain import explain
+    """The allocation in words, or (``--format json``) as one document: ``hyperpod_gov/schemas/explain.json``."""
+    from .explain import explain, explain_json
 
+    if getattr(args, "format", "text") == "json":
+        plan, review = review_of(args.spec, strict=args.strict, environment=args.environment, warn=False)
+        print_json(explain_json(plan, review.warnings, environment=args.environment))
+        return EXIT_OK
     sys.stdout.write(explain(plan_of(args.spec, strict=args.strict, environment=args.environment)))
     return EXIT_OK
 
@@ -171,7 +385,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         checks = shared(tier_up=len(plan.tenants) >= LARGE_PLAN_TEAMS)
         for future in loaded:  # jsii's channel to Node.js serves one thread at a time: the imports end first
             future.result()
-    from stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
+    from hyperpod_gov.stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
 
     counts: dict[str, int] = {}
     try:
@@ -192,20 +406,28 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return code
 
 
+def usage_error(issue: "SpecIssue") -> int:
+    """Options that do not go together (argparse cannot say so): the problem with its fix, exit 2 like argparse's
+    own usage errors."""
+    print(f"usage error: {issue}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
+    """What a spec change does: governance changes (privilege marked), contract reviews, the simulated effect
+    (``--trace``), resource changes; ``--format json``: one document, ``hyperpod_gov/schemas/diff.json``."""
     from .spec import SpecError, SpecIssue
-    from .diff import governance_diff, resource_diff
 
     if args.against is not None:  # two environments of one spec: what the second differs in from the first
         if args.new is not None or args.environment is None:
-            raise SpecError([SpecIssue("--against", "compares two environments of one spec", args.against,
-                                       "give one spec, --environment NAME and --against OTHER")])
+            return usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
+                                         "give one spec, --environment NAME and --against OTHER"))
         sides = [(args.old, args.environment, False), (args.old, args.against, True)]
         title = f"{args.old}: environment {args.environment} -> {args.against}"
     else:
         if args.new is None:
-            raise SpecError([SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
-                                       "give OLD NEW, or SPEC --environment NAME --against OTHER")])
+            return usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
+                                         "give OLD NEW, or SPEC --environment NAME --against OTHER"))
         sides = [(args.old, args.environment, False), (args.new, args.environment, True)]
         title = f"{args.old} -> {args.new}"
     plans = []
@@ -218,32 +440,52 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.trace and (old.slurm is not None or new.slurm is not None):
         raise SpecError([SpecIssue("--trace", SLURM_NOT_SIMULATED, args.trace,
                                    "leave --trace out when either spec has cluster.orchestrator: slurm")])
-    lines = governance_diff(old, new)
-    print(f"Governance changes ({title}):")
-    print("\n".join(f"  {line}" for line in lines) if lines else "  none")
-    widened = sum(1 for line in lines if "(privilege: " in line)
-    if widened:
-        print(f"  {widened} of these widen privilege (marked 'privilege'): review them first")
-    from .contracts import events, retirement_notes
+    from .diff import governance_changes, resource_changes, review_events, reviews_of
+    from .contracts import retirement_notes
 
-    reviews = events(old, new) + retirement_notes(old, new)
-    print("Contract reviews (event-driven) and retirement:")
-    print("\n".join(f"  {line}" for line in reviews) if reviews else "  none")
+    as_json = getattr(args, "format", "text") == "json"
+    changes = governance_changes(old, new)
+    reviews = review_events(old, new)
+    retiring = retirement_notes(old, new)
+    widened = sum(1 for c in changes if c.privilege is not None)
+    if not as_json:  # printed before the (slower) simulation and synths
+        print(f"Governance changes ({title}):")
+        print("\n".join(f"  {c.words}" for c in changes) if changes else "  none")
+        if widened:
+            print(f"  {widened} of these widen privilege (marked 'privilege'): review them first")
+        review_lines = [r.words for r in reviews] + retiring
+        print("Contract reviews (event-driven) and retirement:")
+        print("\n".join(f"  {line}" for line in review_lines) if review_lines else "  none")
+    effect: Optional[list[str]] = None
     if args.trace:
         from .simulate.cli import diff_effect
 
-        print(f"Simulated effect on {args.trace} (Kueue admission, per team):")
         effect = diff_effect(old, new, args.trace)
-        print("\n".join(f"  {line}" for line in effect) if effect else "  none")
-    resources: list[str] = []
+        if not as_json:
+            print(f"Simulated effect on {args.trace} (Kueue admission, per team):")
+            print("\n".join(f"  {line}" for line in effect) if effect else "  none")
+    resources = []
     if not args.governance_only:
         from .testing import synth_snapshot
 
-        resources = resource_diff(synth_snapshot(old), synth_snapshot(new),
-                                  prefixes=(old.name, new.name) if args.against is not None else None)
-        print("Resource changes (+ added, - removed, ~ changed):")
-        print("\n".join(f"  {line}" for line in resources) if resources else "  none")
-    return EXIT_INVALID if args.fail and (lines or resources or reviews) else EXIT_OK
+        resources = resource_changes(synth_snapshot(old), synth_snapshot(new),
+                                     prefixes=(old.name, new.name) if args.against is not None else None)
+        if not as_json:
+            print("Resource changes (+ added, - removed, ~ changed):")
+            print("\n".join(f"  {r.words}" for r in resources) if resources else "  none")
+    changed = bool(changes or resources or reviews or retiring)
+    if as_json:
+        print_json({
+            "title": title,
+            "changes": [{**c.to_json(), "review": [r.to_json() for r in reviews_of(c, reviews)]} for c in changes],
+            "privilegeWidening": widened,
+            "reviews": [r.to_json() for r in reviews],
+            "retirement": retiring,
+            "simulatedEffect": effect,
+            "resources": None if args.governance_only else [r.to_json() for r in resources],
+            "changed": changed,
+        })
+    return EXIT_INVALID if args.fail and changed else EXIT_OK
 
 
 SLURM_NOT_SIMULATED = "the simulator models Kueue; Slurm specs are not simulated"
@@ -312,9 +554,13 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     are that one (``OWN_MODULE_COMMANDS``): the others are listed alike, their modules (boto3's, the simulator's)
     not imported.
     ``None``: every command configured."""
+    from ._version import __version__
+
     parser = argparse.ArgumentParser(
-        prog="hyperpod-gov", description="Govern a shared SageMaker HyperPod cluster from one spec."
+        prog="hyperpod-gov", description="Govern a shared SageMaker HyperPod cluster from one spec.",
+        epilog="Exit codes, JSON output and its schemas: docs/cli.md",
     )
+    parser.add_argument("--version", action="version", version=f"hyperpod-gov {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def with_spec(name: str, help_: str) -> argparse.ArgumentParser:
@@ -326,12 +572,17 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
                        help="the spec of this environment (environments[]: the base with its accounts and overrides)")
         return p
 
-    with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise").set_defaults(
-        func=cmd_validate
-    )
-    with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit").set_defaults(
-        func=cmd_explain
-    )
+    def with_format(p: argparse.ArgumentParser, schema: str) -> None:
+        p.add_argument("--format", choices=("text", "json"), default="text",
+                       help=f"output format (default: text; json: one document on standard output, its JSON Schema "
+                       f"in hyperpod_gov/schemas/{schema})")
+
+    validate_parser = with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise")
+    with_format(validate_parser, "validate.json")
+    validate_parser.set_defaults(func=cmd_validate)
+    explain_parser = with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit")
+    with_format(explain_parser, "explain.json")
+    explain_parser.set_defaults(func=cmd_explain)
     onboard_parser = with_spec("onboard", "print (Markdown) what a new member of TEAM needs: role, kubeconfig and "
                                "HyperPod CLI commands, namespace, queue, priority labels, example manifests")
     onboard_parser.add_argument("team", help="the team's name")
@@ -352,6 +603,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     diff_parser.add_argument("--trace", metavar="TRACE.csv",
                              help="also simulate a workload trace on both specs: wait p95, borrowed accelerator-hours "
                              "and preemptions per team, old -> new")
+    with_format(diff_parser, "diff.json")
     diff_parser.set_defaults(func=cmd_diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
     for name, (help_, module, configure) in OWN_MODULE_COMMANDS.items():
@@ -363,12 +615,28 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     return parser
 
 
+def starts_jsii(argv: Sequence[str]) -> bool:
+    """Whether the command synthesizes a CDK app (and so starts jsii's Node.js): synth, and diff unless
+    ``--governance-only``. ``--help`` and ``--version`` start nothing."""
+    if not argv or any(a in ("-h", "--help", "--version") for a in argv):
+        return False
+    return argv[0] == "synth" or (argv[0] == "diff" and "--governance-only" not in argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # synth: Node.js starts and loads the CDK's packages while the parser's modules are imported and the spec read
     from .cdk_start import resolve_modules_once, start_cdk_imports
 
     resolve_modules_once()  # for whichever command starts jsii's Node.js: synth, and diff's two synths
+    if starts_jsii(argv):
+        from .node import NodeNotFound, use_supported_node
+
+        try:
+            use_supported_node()  # before jsii starts: a Node.js it supports, so no warning banner
+        except NodeNotFound as exc:
+            print(f"hyperpod-gov {argv[0]}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     cdk_imports = start_cdk_imports() if argv[:1] == ["synth"] else None
     try:
         # the command the arguments name (argparse takes no abbreviation of a command); "" before an option

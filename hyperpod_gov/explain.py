@@ -13,7 +13,8 @@ from .plan.views import dedicated_groups, shared_file_system, team_columns
 from .plan.quotas import Allocated, Amounts, TeamPlan
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
-__all__ = ["explain", "explain_json", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT", "NO_IDLE_SHARING"]
+__all__ = ["explain", "explain_json", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT",
+           "NO_IDLE_SHARING"]
 
 WIDTH = 100  # explain fits a 100-column terminal (and a pull request's comment box)
 GAP = "  "

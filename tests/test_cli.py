@@ -230,3 +230,63 @@ def test_the_command_exits_with_mains_code_and_its_objects_frozen(monkeypatch):
         cli.run()
     assert exited.value.code == 3 and frozen == [True]
     assert [e.value for e in entry_points(group="console_scripts", name="hyperpod-gov")] == ["hyperpod_gov.cli:run"]
+
+
+# --- every problem at once: structural errors with the rules' errors over the rest -----------------------------
+
+
+def _written(tmp_path, data):
+    import yaml
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def test_a_rule_error_after_a_broken_team_keeps_the_files_index(tmp_path, capsys):
+    from hyperpod_gov.spec import read_yaml
+
+    data = read_yaml(EXAMPLES / "startup.yaml")
+    data["teams"][0]["fairShareWeight"] = "lots"  # teams[0] is left out for the rules
+    data["teams"][2]["workloadIdentities"].append({"serviceAccount": "chatbot-server"})
+    assert main(["validate", _written(tmp_path, data)]) == 1
+    err = capsys.readouterr().err
+    assert "2 problems in the spec:" in err
+    assert "  - teams[0].fairShareWeight: is not a whole number ('lots')" in err
+    assert "  - HPG-N001 teams[2].workloadIdentities[1].serviceAccount: appears twice in the team" in err
+
+
+def test_no_rule_blames_what_is_only_missing_because_it_is_broken(tmp_path, capsys):
+    from hyperpod_gov.spec import read_yaml
+
+    data = read_yaml(EXAMPLES / "startup.yaml")
+    data["teams"][2]["fairShareWeight"] = -1  # chatbot is left out for the rules...
+    data["cluster"]["instanceGroups"][0]["dedicatedTo"] = "chatbot"  # ...so HPG-Q008 would say it is no team
+    assert main(["validate", _written(tmp_path, data)]) == 1
+    err = capsys.readouterr().err
+    assert "teams[2].fairShareWeight: is out of range" in err
+    assert "HPG-Q008" not in err
+
+
+def test_a_broken_required_key_outside_a_list_is_reported_alone(tmp_path, capsys):
+    from hyperpod_gov.spec import read_yaml
+
+    data = read_yaml(EXAMPLES / "startup.yaml")
+    data["cluster"]["name"] = 12  # required: nothing to leave out, the rules cannot run
+    data["teams"][1]["quota"][0]["count"] = 50  # HPG-Q002 once the spec is whole
+    assert main(["validate", _written(tmp_path, data)]) == 1
+    err = capsys.readouterr().err
+    assert "1 problem in the spec:\n  - cluster.name: is a number where text is expected" in err
+
+
+def test_a_broken_optional_key_takes_its_default_for_the_rules(tmp_path, capsys):
+    from hyperpod_gov.spec import read_yaml
+
+    data = read_yaml(EXAMPLES / "startup.yaml")
+    data["cluster"]["nodeRecovery"] = "sometimes"  # optional: left out, its default applies
+    data["teams"][1]["quota"][0]["count"] = 50
+    assert main(["validate", _written(tmp_path, data)]) == 1
+    err = capsys.readouterr().err
+    assert "2 problems in the spec:" in err and "cluster.nodeRecovery: is not one of the allowed values" in err
+    assert "HPG-Q002 teams[*].quota[ml.g5.2xlarge]: quotas on ml.g5.2xlarge add up to 60 instances" in err
+    assert "counted without" not in err  # no list entry was left out
