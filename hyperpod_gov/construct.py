@@ -75,7 +75,7 @@ class HyperPodGovernance(Construct):
         if plan is None:
             if spec is None:
                 raise TypeError(f"HyperPodGovernance({id!r}) needs spec= (load_spec(path) or a GovernanceSpec)")
-            plan, warnings = plan_of(spec, environment=environment, base_dir=base_dir, app_vpc=vpc is not None)
+            plan, warnings = plan_of(spec, environment=environment, base_dir=base_dir)
         elif spec is not None or environment is not None:
             raise TypeError(f"HyperPodGovernance({id!r}): give spec= (and environment=) or plan=, not both")
         check_vpc(plan, vpc)
@@ -126,7 +126,7 @@ class HyperPodGovernanceStage(cdk.Stage):
 
 
 def plan_of(spec: GovernanceSpec, *, environment: Optional[str] = None, base_dir: Optional[Path] = None,
-            app_vpc: bool = False, today: Optional[dt.date] = None) -> tuple[Plan, tuple[SpecIssue, ...]]:
+            today: Optional[dt.date] = None) -> tuple[Plan, tuple[SpecIssue, ...]]:
     """The plan of ``spec`` (of its ``environment``) with every rule and invariant checked, as ``hyperpod-gov
     synth`` checks a spec file, and the warnings the spec does not acknowledge. Raises ``SpecError``."""
     if environment is not None:
@@ -135,13 +135,6 @@ def plan_of(spec: GovernanceSpec, *, environment: Optional[str] = None, base_dir
         names = ", ".join(e.name for e in spec.environments)
         raise SpecError([SpecIssue("environments", f"lists {names}: this spec is deployed as one of them", names,
                                    f"pass environment= one of them, e.g. environment={spec.environments[0].name!r}")])
-    if spec.cluster.vpc.from_app and not app_vpc:
-        raise SpecError([SpecIssue("cluster.vpc.fromApp", "says the CDK app gives the VPC, but none was given",
-                                   True, "pass vpc= (an ec2.IVpc) to HyperPodGovernance, or remove fromApp")])
-    if app_vpc and not spec.cluster.vpc.from_app:
-        raise SpecError([SpecIssue("cluster.vpc.fromApp", "is not set, but vpc= gives the cluster a VPC", None,
-                                   "set cluster.vpc: {fromApp: true, cidr: <the VPC's CIDR>, createEndpoints: "
-                                   "true|false} so that the spec (and explain, diff) say where the cluster runs")])
     folder = base_dir or spec_folder(spec) or Path.cwd()
     today = today or dt.date.today()
     validate(spec, today=today, known=RULES + INVARIANTS)  # a spec built in Python has not been through load_spec
@@ -156,9 +149,21 @@ def spec_folder(spec: GovernanceSpec) -> Optional[Path]:
 
 
 def check_vpc(plan: Plan, vpc: Optional[ec2.IVpc]) -> None:
-    """``vpc=`` only where the plan has a capacity stack for it, with the spec's CIDR where the VPC's is known."""
+    """``vpc=`` exactly where the spec says ``cluster.vpc.fromApp`` and the plan has a capacity stack for it, with
+    the spec's CIDR where the VPC's is known."""
+    existing = plan.network.existing
+    from_app = existing is not None and existing.vpc_id is None
     if vpc is None:
+        if from_app:
+            raise SpecError([SpecIssue("cluster.vpc.fromApp", "says the CDK app gives the VPC, but none was given",
+                                       True, "pass vpc= (an ec2.IVpc) to HyperPodGovernance (docs/library.md); "
+                                       "hyperpod-gov synth has no app to take one from: give cluster.vpc.vpcId "
+                                       "with privateSubnetIds instead, or remove fromApp")])
         return
+    if not from_app:
+        raise SpecError([SpecIssue("cluster.vpc.fromApp", "is not set, but vpc= gives the cluster a VPC", None,
+                                   "set cluster.vpc: {fromApp: true, cidr: <the VPC's CIDR>, createEndpoints: "
+                                   "true|false} so that the spec (and explain, diff) say where the cluster runs")])
     if plan.stacks.capacity is None:
         raise SpecError([SpecIssue("cluster.existing", "governs a cluster that exists: its VPC is the cluster's",
                                    "vpc=", "leave vpc= out in governance-only mode")])

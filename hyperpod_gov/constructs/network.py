@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional
 
 from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs
@@ -48,6 +49,7 @@ class Network(Construct):
         self.flow_logs_key: Optional[kms.Key] = None
         self.flow_log: Optional[ec2.FlowLog] = None
         self.endpoint_security_group: Optional[ec2.SecurityGroup] = None
+        self._from_app = vpc is not None  # the app's VPC: whatever is added to it is created here, in this stack
         existing = network.existing
         self.private_subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         if existing is None:
@@ -66,7 +68,7 @@ class Network(Construct):
             )
         if network.flow_logs:
             # Under the new VPC's scope, as Vpc.add_flow_log puts it (its logical ids stay as they were).
-            self._flow_logs(self.vpc if isinstance(self.vpc, ec2.Vpc) else self)
+            self._flow_logs(self.vpc if isinstance(self.vpc, ec2.Vpc) and not self._from_app else self)
         if network.interface_endpoints:
             self._endpoints(network)
 
@@ -137,8 +139,11 @@ class Network(Construct):
         for name in network.interface_endpoints:
             # "All resolvers" is an option of a VPC that has both S3 endpoints.
             both = name == "S3Interface" and gateway is not None
-            endpoint = self.vpc.add_interface_endpoint(
-                name,
+            # A VPC of this stack takes its endpoints as children (their logical ids stay as they were); the app's
+            # VPC, from another stack, must not: they are created under this construct.
+            add = (partial(ec2.InterfaceVpcEndpoint, self, name, vpc=self.vpc) if self._from_app
+                   else partial(self.vpc.add_interface_endpoint, name))
+            endpoint = add(
                 service=SERVICES[name],
                 private_dns_enabled=True,
                 private_dns_only_for_inbound_resolver_endpoint=(
