@@ -260,14 +260,15 @@ def snapshot_json(snapshot):
 @pytest.fixture(scope="session")
 def pipeline(enterprise_spec, tmp_path_factory):
     """The enterprise pipeline app synthesized once per test run (cdk-nag runs on it and on every stage), with the
-    context the CDK CLI adds (``CDK_CLI_CONTEXT``), so that its templates are those ``cdk synth`` writes."""
+    context `cdk synth` gives app.py (``REFERENCE_APP_CONTEXT``: cdk.json's and the CLI's), so that its templates are
+    those ``cdk synth`` writes."""
     import aws_cdk as cdk
 
-    from tests.synth_helpers import CDK_CLI_CONTEXT, build_pipeline_app_for
+    from tests.synth_helpers import REFERENCE_APP_CONTEXT, build_pipeline_app_for
 
     with once_per_run(tmp_path_factory, "pipeline") as (out, build):
-        if build:
-            app = cdk.App(outdir=str(out), analytics_reporting=False, context=dict(CDK_CLI_CONTEXT))
+        if build:  # the context `cdk synth` gives app.py: cdk.json's and the CLI's own
+            app = cdk.App(outdir=str(out), analytics_reporting=False, context=dict(REFERENCE_APP_CONTEXT))
             build_pipeline_app_for(enterprise_spec, spec_path="examples/enterprise.yaml", app=app).synth()
     return out
 

@@ -94,6 +94,10 @@ def resources(template: dict[str, Any], type_: str) -> Iterator[tuple[str, dict[
 # What the CDK CLI's ``cdk synth`` adds to the app's context by default (path and asset metadata on the resources):
 # an app built in the tests with it writes the templates the CLI writes.
 CDK_CLI_CONTEXT = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True}
+# What `cdk synth` of this repository's app.py adds besides: cdk.json's context (the feature flags; CDK's built-in
+# template check reads @aws-cdk/core:validateAgainstDefaultRules from the app, where an error fails the synth).
+REFERENCE_APP_CONTEXT = {**json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"],
+                         **CDK_CLI_CONTEXT}
 
 
 def minimal_app(**kwargs: Any):
