@@ -21,13 +21,12 @@ from aws_cdk import aws_ec2 as ec2
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
-from .charts import Manifests
+from .charts import Manifests, governance_manifests
 from .plan import Plan, build_plan
 from .plan.invariants import INVARIANTS, plan_warnings
 from .spec import GovernanceSpec, SpecError, SpecIssue, acknowledge, check_spec, validate
 from .spec.environments import spec_of_environment
 from .spec.rules import RULES
-from .stacks.app import governance_manifests
 from .stacks.layout import add_capacity_stacks, add_consumer_stacks, order_deploys
 
 # Warnings of the spec's rules and the plan's invariants that the spec does not acknowledge become CDK warnings on

@@ -1,5 +1,5 @@
 """cdk8s charts, one concern per module. ``render`` builds them all for a spec."""
 
-from .render import Manifests, render
+from .render import Manifests, governance_manifests, render
 
-__all__ = ["Manifests", "render"]
+__all__ = ["Manifests", "governance_manifests", "render"]

@@ -131,3 +131,8 @@ def render(plan: Plan) -> Manifests:
         cluster=chart_objects(cluster),
         teams={name: chart_objects(chart) for name, chart in charts.items()},
     )
+
+
+def governance_manifests(plan: Plan) -> Manifests:
+    """The Kubernetes objects of the plan: none for a Slurm cluster (its governance is ``slurm.render.files``)."""
+    return Manifests(cluster=[], teams={}) if plan.slurm is not None else render(plan)

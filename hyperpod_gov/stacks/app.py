@@ -16,7 +16,7 @@ from typing import Mapping, Optional, Sequence
 
 import aws_cdk as cdk
 
-from hyperpod_gov.charts import Manifests, render
+from hyperpod_gov.charts import Manifests, governance_manifests, render
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
 from hyperpod_gov.contracts import write_records
 from hyperpod_gov.plan import Plan
@@ -126,11 +126,6 @@ def write_tools_documents(plan: Plan, directory: Path) -> list[Path]:
         for stale in set(directory.glob("*.json")) - set(written):
             stale.unlink()
     return written
-
-
-def governance_manifests(plan: Plan) -> Manifests:
-    """The Kubernetes objects of the plan: none for a Slurm cluster (its governance is ``slurm_files``)."""
-    return Manifests(cluster=[], teams={}) if plan.slurm is not None else render(plan)
 
 
 def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Path]:
