@@ -78,8 +78,15 @@ install_python_packages() {
   progress_start "installing Python packages"
   if .venv/bin/python -m pip install -q --disable-pip-version-check "uv==$uv_version" >.venv/uv-install.log 2>&1; then
     say "installing Python packages into .venv with uv $uv_version (pinned by constraints.txt)"
+    # aws-cdk-lib and aws-cdk.cloud-assembly-schema both ship aws_cdk/cloud_assembly_schema/__init__.py. pip installs
+    # a package after its dependencies, so aws-cdk-lib's copy is the one left, and jsii needs it (without it every
+    # synth fails: "Unknown interface: aws-cdk-lib.cloud_assembly_schema.MetadataEntry"); uv installs them in
+    # parallel and may leave the other. So aws-cdk-lib is installed once more after the rest (about 1 s, from uv's
+    # cache).
     if filtered .venv/install.log '^(Resolved|Prepared|Installed|Uninstalled|Built|error|  [×x] )' \
-        .venv/bin/uv pip install --python .venv/bin/python -c constraints.txt -e '.[test]'; then
+        .venv/bin/uv pip install --python .venv/bin/python -c constraints.txt -e '.[test]' &&
+      .venv/bin/uv pip install -q --python .venv/bin/python -c constraints.txt --no-deps --reinstall-package \
+        aws-cdk-lib aws-cdk-lib >>.venv/install.log 2>&1; then
       progress_stop
       return
     fi
