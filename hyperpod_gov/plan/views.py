@@ -24,7 +24,7 @@ from .workloads import kinds_for
 if TYPE_CHECKING:
     from .plan import Plan
 
-__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS", "governance_changes", "team_columns", "NOT_GOVERNED"]
+__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS", "team_columns", "NOT_GOVERNED"]
 
 
 @dataclass(frozen=True)
@@ -663,45 +663,3 @@ def team_columns(team: TeamPlan) -> list[tuple[str, str]]:
     """(header, value in words) of the team view's rows that ``explain`` shows as columns, in row order."""
     part = TeamPart(team)
     return [(row.column, str(row.get(part))) for row in TEAM.rows if row.column]
-
-
-# --- diff --------------------------------------------------------------------------------------------------------
-
-
-def _prefix(title: str, label: str) -> str:
-    return f"{title} {label}" if title else label
-
-
-def _row_changes(view: View, key: str, row: Row, old: Any, new: Any) -> list[str]:
-    title = view.title(key)
-    o, n = row.get(old), row.get(new)
-    if o == n:
-        return []
-    if row.lines is not None:
-        return row.lines(title, o, n)
-    label = _prefix(title, row.label)
-    if row.members:
-        out = []
-        for x in sorted(set(n) - set(o)):
-            why = row.privilege(None, x) if row.privilege else None
-            out.append(f"{label}: + {x}" + (f" (privilege: {why})" if why else ""))
-        out += [f"{label}: - {x}" for x in sorted(set(o) - set(n))]
-        return out
-    why = row.privilege(o, n) if row.privilege else None
-    return [f"{label}: {o} -> {n}" + (f" (privilege: {why})" if why else "")]
-
-
-def governance_changes(old_plan: "Plan", new_plan: "Plan") -> list[str]:
-    """Every governance change between two plans in words, view by view; a change that widens privilege ends
-    with ``(privilege: why)``."""
-    lines: list[str] = []
-    for view in VIEWS:
-        old, new = view.objects(old_plan), view.objects(new_plan)
-        for key in (k for k in old if k not in new):
-            lines.append(view.removed(key, old[key]) if view.removed else f"{view.title(key)} removed")
-        for key in (k for k in new if k not in old):
-            lines.append(view.added(key, new[key]) if view.added else f"{view.title(key)} added")
-        for key in (k for k in new if k in old):
-            for row in view.rows:
-                lines += _row_changes(view, key, row, old[key], new[key])
-    return lines

@@ -433,7 +433,7 @@ def test_a_team_with_no_priority_classes_may_label_nothing(base):
 # --- diff ---------------------------------------------------------------------------------------------------
 
 def test_widening_priority_classes_images_or_approved_kinds_is_a_privilege_change(base):
-    from hyperpod_gov.plan.views import governance_changes
+    from hyperpod_gov.diff import governance_diff as governance_changes
 
     old = build_plan(parse_spec(_spec(copy.deepcopy(base), priorityClasses=["training"], images=ALLOWED_IMAGES[:1]),
                                 today=TODAY))

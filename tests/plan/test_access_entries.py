@@ -9,7 +9,7 @@ from aws_cdk.assertions import Template
 from hyperpod_gov.constructs import TeamAccessEntry
 from hyperpod_gov.plan.access import SPACE_POLICY, SPACE_TEMPLATE_POLICY
 from hyperpod_gov.plan.names import CLUSTER_VIEWERS_GROUP
-from hyperpod_gov.plan.views import governance_changes
+from hyperpod_gov.diff import governance_diff as governance_changes  # the governance diff in words
 from hyperpod_gov.spec import SpecError, parse_spec
 from tests.conftest import TODAY
 from tests.contracts.helpers import PROJECT_ROLE, connected, contract, plan_of

@@ -6,7 +6,7 @@ import pytest
 
 from hyperpod_gov.explain import explain
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.views import governance_changes
+from hyperpod_gov.diff import governance_diff as governance_changes  # the governance diff in words
 from hyperpod_gov.spec import SpecError, parse_spec
 from tests.conftest import TODAY, as_existing
 

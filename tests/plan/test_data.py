@@ -11,7 +11,7 @@ from hyperpod_gov.contracts.record import render_record
 from hyperpod_gov.explain import explain
 from hyperpod_gov.plan import build_plan, names
 from hyperpod_gov.plan.data import data_paths, team_storage
-from hyperpod_gov.plan.views import governance_changes
+from hyperpod_gov.diff import governance_diff as governance_changes  # the governance diff in words
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
 
