@@ -1,0 +1,63 @@
+"""Cross-field rules over a structurally valid spec, one small pure function each, with an id.
+
+Each rule is a function of ``(spec, today)`` that yields ``SpecIssue`` s, made a ``Rule`` by
+``@rule(id, level, explanation)`` (the id scheme is in ``spec.rulebook``) and listed in ``RULES``;
+``check_spec`` runs them all so that every problem is reported at once, each stamped with its rule's id
+and level. Field-level rules (formats, ranges) live on the models themselves.
+"""
+
+from ..cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
+                               options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region)
+from .access import (cluster_viewers_are_not_admins, existing_cluster_is_in_the_capacity_account,
+                     identities_target_declared_accounts, principals_are_trusted, target_roles_are_in_declared_accounts,
+                     target_roles_stay_with_their_team, team_principals_are_not_admins)
+from .contracts import (contracts_are_complete_enough, contracts_are_current, teams_have_contracts,
+                        unified_studio_is_reachable)
+from .dependencies import (CDK_WARN_NO_DEPENDENCIES_CHART, CREATED_CLUSTER_ONLY, OPERATOR_VERSION_KEYS, UNOWNED_ADDONS,
+                           dependencies_chart_is_set, existing_cluster_keys, one_fsx_csi_driver,
+                           operators_are_installable, shared_storage_matches_the_cluster,
+                           training_operator_supports_the_kubernetes_version)
+from .instance_types import (declared_types_are_new, declared_types_are_uncatalogued, instance_types_are_known,
+                             mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
+from .naming import unique_names
+from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
+                      availability_zones_are_in_the_region, egress_stays_off_the_internet,
+                      endpoint_access_matches_cidrs)
+from .quotas import (MAX_KUEUE_FLAVORS, borrowing_needs_idle_sharing, dedicated_capacity_is_not_lent,
+                     dedicated_groups_name_a_team, kueue_flavor_limit, quota_entries_fit_their_type,
+                     quotas_fit_capacity, sharing_is_consistent, task_governance_addon_not_next_to_kueue,
+                     team_priority_classes_are_defined)
+from .registry import RULES, check_spec
+from .slurm_keys import (EKS_ONLY_CLUSTER, EKS_ONLY_GROUP, EKS_ONLY_SCHEDULER, EKS_ONLY_TEAM,
+                         slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
+                         slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
+from .slurm_partitions import (SLURM_RESERVED_QOS, slurm_accelerator_quotas_need_gpu_tracking,
+                               slurm_borrow_percent_is_a_static_cap, slurm_dont_lend_needs_a_dedicated_partition,
+                               slurm_fair_share_zero_is_clamped, slurm_names_are_distinct,
+                               slurm_partition_access_needs_merge, slurm_partitions_hold_one_governed_type,
+                               slurm_quotas_fit_compute_capacity, slurm_users_have_an_account)
+
+__all__ = [
+    "CDK_WARN_NO_DEPENDENCIES_CHART", "CREATED_CLUSTER_ONLY", "EKS_ONLY_CLUSTER", "EKS_ONLY_GROUP",
+    "EKS_ONLY_SCHEDULER", "EKS_ONLY_TEAM", "MAX_KUEUE_FLAVORS", "OPERATOR_VERSION_KEYS", "RULES", "SLURM_RESERVED_QOS",
+    "UNOWNED_ADDONS", "admin_cidrs_stay_off_the_internet", "api_access_stays_off_the_internet",
+    "availability_zones_are_in_the_region", "borrowing_needs_idle_sharing", "capacity_region_offers_hyperpod",
+    "check_spec", "cluster_viewers_are_not_admins", "contracts_are_complete_enough", "contracts_are_current",
+    "declared_types_are_new", "declared_types_are_uncatalogued", "dedicated_capacity_is_not_lent",
+    "dedicated_groups_name_a_team", "dependencies_chart_is_set", "egress_stays_off_the_internet",
+    "endpoint_access_matches_cidrs", "existing_cluster_is_in_the_capacity_account", "existing_cluster_keys",
+    "identities_target_declared_accounts", "instance_types_are_known", "instance_types_are_offered_in_the_region",
+    "kueue_flavor_limit", "mig_groups_are_consistent", "mig_types_are_listed_by_hyperpod", "one_fsx_csi_driver",
+    "operators_are_installable", "options_exist_in_the_regions_cloudformation", "principals_are_trusted",
+    "quota_entries_fit_their_type", "quotas_fit_capacity", "reservations_are_in_the_capacity_region",
+    "shared_storage_matches_the_cluster", "sharing_is_consistent", "slurm_accelerator_quotas_need_gpu_tracking",
+    "slurm_accounting_database_needs_continuous", "slurm_borrow_percent_is_a_static_cap",
+    "slurm_dont_lend_needs_a_dedicated_partition", "slurm_fair_share_zero_is_clamped",
+    "slurm_keys_match_the_orchestrator", "slurm_names_are_distinct", "slurm_node_types_are_complete",
+    "slurm_partition_access_needs_merge", "slurm_partitions_hold_one_governed_type",
+    "slurm_quotas_fit_compute_capacity", "slurm_refuses_eks_only_keys", "slurm_users_have_an_account",
+    "target_roles_are_in_declared_accounts", "target_roles_stay_with_their_team",
+    "task_governance_addon_not_next_to_kueue", "team_principals_are_not_admins", "team_priority_classes_are_defined",
+    "teams_have_contracts", "training_operator_supports_the_kubernetes_version", "unified_studio_is_reachable",
+    "unique_names",
+]
