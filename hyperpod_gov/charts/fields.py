@@ -4,7 +4,10 @@ The chart modules emit the objects; this table says which objects a team has, wh
 spec decision (with its spec path and the plan attributes it reads), and the planned value of that member. A
 test renders both examples and checks that the team manifests hold exactly these objects with these values, so
 an object cannot be emitted without a row; ``plan/views.py`` shows each spec path in ``diff`` and ``explain``.
-Objects whose body is the platform's own (the default-deny policy, say) have no governed member.
+Objects whose body is the platform's own (the default-deny policy, say) have no governed member; drift still
+compares their whole body (``live/k8s_compare.py``). An object with several governed members has one row whose
+``also`` lists the others (a namespace's labels beside its contract annotations); two rows naming the same object
+are refused, so a second member can never silently replace the first.
 """
 
 from __future__ import annotations
@@ -14,13 +17,26 @@ from typing import Any, Callable, Optional
 
 from ..plan import Plan, TeamPlan, names
 from ..plan.workloads import allowed_priority_classes
-from .admission import QUEUE_POLICY, TEAM_LIMITS_POLICY, binding_name, pod_security_policy_name, team_params
+from ._objects import MANAGED_BY
+from .admission import (QUEUE_POLICY, TEAM_LIMITS_POLICY, binding_name, namespace_labels, pod_security_policy_name,
+                        team_params)
 from .network_policy import team_egress_rules
 from .rbac import submitter_rules, viewer_rules
 from .storage import persistent_volume, persistent_volume_claim
 from .tenant import DEFAULT_REQUESTS, LIMIT_RANGE, contract_annotations
 
-__all__ = ["ObjectRow", "TEAM_OBJECTS", "planned_objects"]
+__all__ = ["Governed", "ObjectRow", "TEAM_OBJECTS", "planned_objects"]
+
+
+@dataclass(frozen=True)
+class Governed:
+    """One member of a team object that carries a spec decision."""
+
+    member: str  # dotted member path (``metadata.labels``, ``spec.egress``)
+    label: str  # what it is, in words (the drift report's label)
+    spec: str  # the spec path(s) that decide it, ``|``-separated
+    get: Callable[[Plan, TeamPlan], Any]  # its planned value (None: the member is not planned)
+    plan_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -33,6 +49,22 @@ class ObjectRow:
     get: Optional[Callable[[Plan, TeamPlan], Any]] = None  # its planned value
     plan_fields: tuple[str, ...] = ()
     when: Callable[[Plan, TeamPlan], bool] = lambda plan, team: True
+    also: tuple[Governed, ...] = ()  # further governed members of the same object
+
+    def governed(self) -> tuple[Governed, ...]:
+        """Every governed member of the row's objects: its own ``member`` first, then ``also``."""
+        own = (Governed(self.member, self.label, self.spec, self.get, self.plan_fields),) \
+            if self.member and self.get else ()
+        return own + self.also
+
+    def planned(self, plan: Plan, team: TeamPlan) -> dict[str, tuple[Governed, Any]]:
+        """member path -> (governed member, planned value), for the members with a planned value."""
+        out: dict[str, tuple[Governed, Any]] = {}
+        for g in self.governed():
+            value = g.get(plan, team)
+            if value is not None:
+                out[g.member] = (g, value)
+        return out
 
 
 def _one(attr: str) -> Callable[[TeamPlan], tuple[str, ...]]:
@@ -61,7 +93,14 @@ def _group_subjects(*groups: str) -> list[dict[str, str]]:
 TEAM_OBJECTS: tuple[ObjectRow, ...] = (
     ObjectRow("Namespace", _one("namespace"), "namespace owners", "teams[].contract", "metadata.annotations",
               lambda plan, t: contract_annotations(t) or None, ("contract", "namespace"),
-              when=lambda plan, t: plan.owns_namespaces),
+              when=lambda plan, t: plan.owns_namespaces,
+              # The labels tenancy rests on: the team label (drift's ownership, the queue rule's namespace) and
+              # Pod Security Admission's audit level.
+              also=(Governed("metadata.labels", "namespace labels (team, pod security audit)",
+                             "teams[].name|teams[].podSecurity|cluster.kubernetesVersion",
+                             lambda plan, t: {**MANAGED_BY, names.TEAM_LABEL: t.name,
+                                              **namespace_labels(t, plan.cluster.kubernetes_version)},
+                             ("name", "pod_security")),)),
     ObjectRow("ClusterQueue", _one("cluster_queue"), "the team's queue", "teams[].quota", "spec",
               lambda plan, t: plan.cluster_queue_spec(t), ("cluster_queue", "flavors", "strategy", "active"),
               when=_kueue),
@@ -123,13 +162,23 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
 )
 
 
-def planned_objects(plan: Plan, team: TeamPlan) -> dict[tuple[str, str], tuple[ObjectRow, Any]]:
-    """(kind, name) -> (row, planned value of its governed member) for every object of the team."""
+def planned_objects(plan: Plan, team: TeamPlan, rows: tuple[ObjectRow, ...] = TEAM_OBJECTS
+                    ) -> dict[tuple[str, str], tuple[ObjectRow, Any]]:
+    """(kind, name) -> (row, planned value of the row's own ``member``) for every object of the team.
+
+    ``row.planned(plan, team)`` gives every governed member's value (``also`` included). Raises ``ValueError``
+    when two rows name the same object: its members belong in one row (``also``), not in a second row that
+    would hide the first.
+    """
     out: dict[tuple[str, str], tuple[ObjectRow, Any]] = {}
-    for row in TEAM_OBJECTS:
+    for row in rows:
         if not row.when(plan, team):
             continue
         for name in row.names(team):
+            if (row.kind, name) in out:
+                raise ValueError(f"{row.kind} {name} of team {team.name} has two rows in TEAM_OBJECTS "
+                                 f"({out[(row.kind, name)][0].label!r} and {row.label!r}); give the first row "
+                                 "the second's member in also=")
             out[(row.kind, name)] = (row, row.get(plan, team) if row.get else None)
     return out
 

@@ -21,7 +21,8 @@ KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuot
               # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
               "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceFlavor",
               "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
-              "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange")
+              "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange", "PersistentVolume",
+              "PersistentVolumeClaim")
 _UNSET: Any = object()
 
 

@@ -6,12 +6,11 @@ cluster) or with a token made the way ``aws eks get-token`` makes it: a presigne
 carrying the ``x-k8s-aws-id`` header (EKS user guide, "Grant IAM users access to Kubernetes with EKS access
 entries" / aws-iam-authenticator's token format), with the endpoint and CA from EKS ``DescribeCluster``.
 
-What is compared: for each team object, the member ``charts/fields.py``'s ``TEAM_OBJECTS`` says the spec governs
-(its planned value); for each cluster-wide object of ``charts.render(plan).cluster``, its body (every top-level
-member but ``apiVersion``, ``kind``, ``metadata``, ``status``). Values are compared as a subset: a mapping
-matches when every key the plan writes has the planned value (the API server adds defaults such as a
-ValidatingAdmissionPolicy's ``failurePolicy``); lists must have the same length and match item by item (an
-extra RoleBinding subject is drift).
+What is compared, and how, is ``live/k8s_compare.py``'s: every object the charts render for the plan, on the whole
+body hyperpod-gov owns (every top-level member but ``apiVersion``, ``kind``, ``metadata``, ``status``, a mapping
+such as ``spec`` member by member, and the labels and annotations the charts set), with the team objects' governed
+members of ``charts/fields.py``'s ``TEAM_OBJECTS`` reported under their own paths. This module reads: the kinds
+(``KINDS``), the client, the ways to reach the API, and ``kubernetes_drift``, which puts them together.
 """
 
 from __future__ import annotations
@@ -25,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..plan import Plan, names
+from ..plan import Plan
 from .aws import Caller, ClientFactory, LiveError
 from .drift import DriftItem
+from .k8s_compare import LiveKubernetes, PlannedObject, compare_kubernetes, planned_kubernetes
 
-MANAGED_BY_KEY, MANAGED_BY_VALUE = "app.kubernetes.io/managed-by", "hyperpod-gov"
 K8S_AWS_ID_HEADER = "x-k8s-aws-id"
 TOKEN_PREFIX = "k8s-aws-v1."
 PAGE_LIMIT = 500
@@ -69,7 +68,6 @@ API_VERSIONS: dict[str, str] = {
     "ConfigMap": "v1", "LimitRange": "v1",
 }
 KUEUE_KINDS = ("ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue")
-_BODY_SKIP = {"apiVersion", "kind", "metadata", "status"}
 
 
 class KubeUnavailable(Exception):
@@ -80,56 +78,7 @@ class KubeUnavailable(Exception):
         super().__init__(reason)
 
 
-# --- what the plan puts on the cluster ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlannedObject:
-    kind: str
-    api_version: str
-    namespace: str  # "" for cluster-scoped objects
-    name: str
-    team: Optional[str]
-    members: dict[str, Any]  # dotted member path -> planned value (empty: presence only)
-    labels: dict[str, str]
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.kind, self.namespace, self.name)
-
-    @property
-    def display(self) -> str:
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
-
-
-def _body(manifest: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in sorted(manifest.items()) if k not in _BODY_SKIP}
-
-
-def planned_kubernetes(plan: Plan) -> tuple[PlannedObject, ...]:
-    """Every object the charts render for the plan, with the members drift compares."""
-    from ..charts import render
-    from ..charts.fields import planned_objects
-
-    manifests = render(plan)
-    out: list[PlannedObject] = []
-    for m in manifests.cluster:
-        meta = m["metadata"]
-        out.append(PlannedObject(m["kind"], m["apiVersion"], meta.get("namespace", ""), meta["name"], None,
-                                 _body(m), dict(meta.get("labels") or {})))
-    teams = {t.name: t for t in plan.tenants}
-    for team_name, objs in manifests.teams.items():
-        rows = planned_objects(plan, teams[team_name])
-        for m in objs:
-            meta = m["metadata"]
-            found = rows.get((m["kind"], meta["name"]))
-            if found is None:  # pragma: no cover - charts/fields.py's test keeps manifests and rows together
-                raise AssertionError(f"{m['kind']} {meta['name']} has no row in TEAM_OBJECTS")
-            row, value = found
-            members = {row.member: value} if row.member and value is not None else {}
-            out.append(PlannedObject(m["kind"], m["apiVersion"], meta.get("namespace", ""), meta["name"], team_name,
-                                     members, dict(meta.get("labels") or {})))
-    return tuple(out)
+# --- which kinds drift reads -------------------------------------------------------------------
 
 
 def kinds_to_read(plan: Plan, planned: tuple[PlannedObject, ...]) -> dict[str, str]:
@@ -332,44 +281,7 @@ def connect_eks(eks_cluster: dict[str, Any], sts_client: Any) -> KubeApi:
     return KubeApi(_client_from_configuration(configuration), f"EKS token for {name} at {endpoint}")
 
 
-# --- comparing ---------------------------------------------------------------------------------
-
-
-def _member(obj: dict[str, Any], path: str) -> Any:
-    value: Any = obj
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
-def matches(planned: Any, live: Any) -> bool:
-    """``live`` holds ``planned``: mappings by the planned keys (server defaults ignored), lists item by item."""
-    if isinstance(planned, dict):
-        return isinstance(live, dict) and all(matches(v, live.get(k)) for k, v in planned.items())
-    if isinstance(planned, (list, tuple)):
-        return (isinstance(live, list) and len(live) == len(planned)
-                and all(matches(p, a) for p, a in zip(planned, live)))
-    if planned is None:
-        return live is None or live == {} or live == []
-    # Kubernetes quantities and int-or-string members may come back as strings ("8" for 8).
-    return planned == live or (not isinstance(planned, bool) and str(planned) == str(live))
-
-
-def _labels(obj: dict[str, Any]) -> dict[str, str]:
-    return dict(((obj.get("metadata") or {}).get("labels")) or {})
-
-
-def owned(obj: dict[str, Any]) -> bool:
-    """An object carrying hyperpod-gov's labels: the managed-by label, or the team label."""
-    labels = _labels(obj)
-    return labels.get(MANAGED_BY_KEY) == MANAGED_BY_VALUE or names.TEAM_LABEL in labels
-
-
-@dataclass(frozen=True)
-class LiveKubernetes:
-    objects: dict[tuple[str, str, str], dict[str, Any]]  # (kind, namespace, name) -> the object as the API gives it
+# --- reading every object ---------------------------------------------------------------------
 
 
 def read_kubernetes(api: KubeApi, kinds: dict[str, str]) -> LiveKubernetes:
@@ -381,34 +293,6 @@ def read_kubernetes(api: KubeApi, kinds: dict[str, str]) -> LiveKubernetes:
             meta = obj.get("metadata") or {}
             objects[(kind, meta.get("namespace", "") if namespaced else "", meta.get("name", ""))] = obj
     return LiveKubernetes(objects)
-
-
-def _team_of(key: tuple[str, str, str], obj: dict[str, Any]) -> Optional[str]:
-    team = _labels(obj).get(names.TEAM_LABEL)
-    if team:
-        return team
-    ns = key[1] or (key[2] if key[0] == "Namespace" else "")
-    return ns[len(names.NAMESPACE_PREFIX):] if ns.startswith(names.NAMESPACE_PREFIX) else None
-
-
-def compare_kubernetes(planned: tuple[PlannedObject, ...], live: LiveKubernetes) -> list[DriftItem]:
-    """Missing planned objects, changed governed members, and unplanned objects carrying hyperpod-gov's labels."""
-    items: list[DriftItem] = []
-    by_key = {p.key: p for p in planned}
-    for p in planned:
-        obj = live.objects.get(p.key)
-        if obj is None:
-            items.append(DriftItem(p.kind, p.display, "missing", team=p.team))
-            continue
-        for path, value in sorted(p.members.items()):
-            actual = _member(obj, path)
-            if not matches(value, actual):
-                items.append(DriftItem(p.kind, p.display, "changed", path, value, actual, team=p.team, label=path))
-    for key, obj in sorted(live.objects.items()):
-        if key not in by_key and owned(obj):
-            kind, ns, name = key
-            items.append(DriftItem(kind, f"{ns}/{name}" if ns else name, "unexpected", team=_team_of(key, obj)))
-    return items
 
 
 # --- the whole Kubernetes side -----------------------------------------------------------------

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from botocore.stub import Stubber
 
+from hyperpod_gov.charts import render
 from hyperpod_gov.live import configure_drift, configure_import, expected_state
+from hyperpod_gov.live.k8s import connect_kubeconfig, kubernetes_drift
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import load_spec
 from tests.conftest import EXAMPLES, TODAY
 
 from .fake_aws import FakeCluster, clients, cluster_from_plan, stub_drift, stub_import
+from .fake_k8s import FakeKubernetes, kubeconfig
+
+ENTERPRISE = EXAMPLES / "enterprise.yaml"
+STARTUP = EXAMPLES / "startup.yaml"
 
 
 class Aws:
@@ -89,3 +95,36 @@ def import_args(*argv: str, existing: bool = False) -> argparse.Namespace:
     """import's arguments; without ``existing`` the spec is for a new cluster like the live one (--new-cluster)."""
     extra = [] if existing else ["--new-cluster"]
     return configure_import(argparse.ArgumentParser(prog="hyperpod-gov import")).parse_args([*argv, *extra])
+
+
+# --- the Kubernetes side: the plan's manifests served by a local API server (fake_k8s.py) ---------------------
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, Any]:
+    return {"enterprise": spec_and_plan(ENTERPRISE)[1], "startup": spec_and_plan(STARTUP)[1]}
+
+
+@pytest.fixture
+def served() -> Iterator[Callable[..., tuple[FakeKubernetes, str]]]:
+    """serve(plan, tmp_path): the plan's rendered manifests on 127.0.0.1, and a kubeconfig that reaches them."""
+    started: list[FakeKubernetes] = []
+
+    def serve(plan: Any, tmp: Path, page_size: int = 3) -> tuple[FakeKubernetes, str]:
+        fake = FakeKubernetes(render(plan).all(), page_size=page_size)
+        url = fake.start()
+        started.append(fake)
+        path = tmp / "kubeconfig"
+        path.write_text(kubeconfig(url))
+        return fake, str(path)
+
+    yield serve
+    for fake in started:
+        fake.stop()
+
+
+def k8s_items(plan: Any, path: str) -> list[dict[str, Any]]:
+    """The Kubernetes side of drift through the kubeconfig at ``path``, as JSON items."""
+    side = kubernetes_drift(plan, lambda: connect_kubeconfig(path))
+    assert side.checked, side.reason
+    return [i.to_json() for i in side.items]

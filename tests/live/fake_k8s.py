@@ -33,6 +33,23 @@ def with_server_fields(manifest: dict[str, Any], n: int) -> dict[str, Any]:
     if obj["kind"] == "ValidatingAdmissionPolicy":
         obj["spec"].setdefault("failurePolicy", "Fail")
         obj["spec"].setdefault("matchConstraints", {}).setdefault("matchPolicy", "Equivalent")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if obj["kind"] == "ValidatingAdmissionPolicyBinding":
+        match = spec.setdefault("matchResources", {})
+        match.setdefault("matchPolicy", "Equivalent")
+        match.setdefault("namespaceSelector", {})
+        match.setdefault("objectSelector", {})
+    if obj["kind"] == "NetworkPolicy":
+        for rule in (spec.get("ingress") or []) + (spec.get("egress") or []):
+            for port in rule.get("ports") or []:
+                port.setdefault("protocol", "TCP")
+    if obj["kind"] in ("ClusterQueue", "LocalQueue"):
+        spec.setdefault("stopPolicy", "None")
+    if obj["kind"] == "ClusterQueue":
+        spec.setdefault("flavorFungibility", {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"})
+    if obj["kind"] in ("PersistentVolume", "PersistentVolumeClaim"):
+        spec.setdefault("volumeMode", "Filesystem")
+        obj["status"] = {"phase": "Bound"}
     if obj["kind"] == "Namespace":
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}

@@ -7,7 +7,7 @@ import base64
 import json
 import socket
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import boto3
@@ -17,46 +17,15 @@ from botocore.stub import Stubber
 from hyperpod_gov.charts import render
 from hyperpod_gov.live import run_drift
 from hyperpod_gov.live.aws import RETRY_CONFIG
-from hyperpod_gov.live.k8s import (KINDS, TOKEN_PREFIX, connect_kubeconfig, eks_token, kubernetes_drift,
-                                   matches, planned_kubernetes)
+from hyperpod_gov.live.k8s import KINDS, TOKEN_PREFIX, connect_kubeconfig, eks_token, kubernetes_drift
+from hyperpod_gov.live.k8s_compare import matches, planned_kubernetes
 from hyperpod_gov.plan import names
-from tests.conftest import EXAMPLES
 
-from .conftest import Aws, drift_args, queue_drift, spec_and_plan
+from .conftest import ENTERPRISE, Aws, drift_args, k8s_items, queue_drift, spec_and_plan
 from .fake_aws import cluster_from_plan
-from .fake_k8s import FakeKubernetes, kubeconfig
+from .fake_k8s import kubeconfig
 
-ENTERPRISE = EXAMPLES / "enterprise.yaml"
-STARTUP = EXAMPLES / "startup.yaml"
 MANAGED = {"app.kubernetes.io/managed-by": "hyperpod-gov"}
-
-
-@pytest.fixture(scope="module")
-def plans() -> dict[str, Any]:
-    return {"enterprise": spec_and_plan(ENTERPRISE)[1], "startup": spec_and_plan(STARTUP)[1]}
-
-
-@pytest.fixture
-def served() -> Iterator[Callable[..., tuple[FakeKubernetes, str]]]:
-    started: list[FakeKubernetes] = []
-
-    def serve(plan: Any, tmp: Path, page_size: int = 3) -> tuple[FakeKubernetes, str]:
-        fake = FakeKubernetes(render(plan).all(), page_size=page_size)
-        url = fake.start()
-        started.append(fake)
-        path = tmp / "kubeconfig"
-        path.write_text(kubeconfig(url))
-        return fake, str(path)
-
-    yield serve
-    for fake in started:
-        fake.stop()
-
-
-def k8s_items(plan: Any, path: str) -> list[dict[str, Any]]:
-    side = kubernetes_drift(plan, lambda: connect_kubeconfig(path))
-    assert side.checked, side.reason
-    return [i.to_json() for i in side.items]
 
 
 def test_every_kind_the_charts_render_is_read(plans):
@@ -95,7 +64,7 @@ SINGLE_CHANGES = [
     ("enterprise", "ValidatingAdmissionPolicyBinding", "", "hyperpod-gov-pod-security-baseline-speech",
      lambda o: o["spec"].update(policyName="hyperpod-gov-pod-security-privileged"), "spec.policyName"),
     ("enterprise", "ValidatingAdmissionPolicy", "", "hyperpod-gov-team-queue",
-     lambda o: o["spec"]["validations"].pop(), "spec"),
+     lambda o: o["spec"]["validations"].pop(), "spec.validations"),
     ("startup", "ClusterQueue", "", "hyperpod-ns-chatbot-clusterqueue",
      lambda o: o["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].update(nominalQuota=999), "spec"),
     ("startup", "LocalQueue", "hyperpod-ns-chatbot", "hyperpod-ns-chatbot-localqueue",
@@ -283,7 +252,11 @@ def test_planned_members_are_the_team_objects_table_values(plans):
     vpc = planned[("NetworkPolicy", "hyperpod-ns-speech", "allow-vpc-https")]
     assert list(vpc.members) == ["spec.egress"]
     assert planned[("NetworkPolicy", "hyperpod-ns-speech", "default-deny")].members == {}
-    assert set(planned[("ValidatingAdmissionPolicy", "", "hyperpod-gov-team-queue")].members) == {"spec"}
+    # the body is compared too: a mapping member by member, the labels the charts set
+    assert list(planned[("NetworkPolicy", "hyperpod-ns-speech", "default-deny")].body) == [
+        "metadata.labels", "spec.egress", "spec.ingress", "spec.podSelector", "spec.policyTypes"]
+    queue = planned[("ValidatingAdmissionPolicy", "", "hyperpod-gov-team-queue")]
+    assert queue.members == {} and {"spec.validations", "spec.failurePolicy"} <= set(queue.body)
 
 
 def test_a_default_kubeconfig_of_another_cluster_is_not_used(aws, plans, served, tmp_path, monkeypatch, capsys):
