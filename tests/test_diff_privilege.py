@@ -1,0 +1,91 @@
+"""``diff`` marks the end of a node group's dedication (``instanceGroups[].dedicatedTo`` removed or moved) as a
+privilege change: other teams' work may then land on nodes that were one team's (issue 54: a mutant that dropped
+the mark survived)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from hyperpod_gov.diff import governance_changes, governance_diff
+from hyperpod_gov.plan import build_plan
+from hyperpod_gov.spec import parse_spec
+from tests.conftest import BASE, TODAY
+from tests.slurm.spec_fixtures import plan_of, slurm_base
+
+WHY = "nodes that were one team's now take other teams' work"
+TO_TEAM_A = "team team-a (label and NoSchedule taint hyperpod-gov.io/dedicated=team-a)"
+
+
+def _dedicated() -> dict:
+    """BASE in kueue mode with the gpu group (2 x ml.p5.48xlarge, 16 GPUs) dedicated to team-a, which owns all
+    16 GPUs and lends nothing (HPG-Q009)."""
+    data = copy.deepcopy(BASE)
+    data["scheduler"]["mode"] = "kueue"
+    data["cluster"]["instanceGroups"][0]["dedicatedTo"] = "team-a"
+    data["teams"][0]["quota"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 16}]
+    data["teams"][0]["sharing"] = {"strategy": "DontLend"}
+    return data
+
+
+def _plan(data: dict):
+    return build_plan(parse_spec(data, today=TODAY))
+
+
+@pytest.fixture(scope="module")
+def dedicated():
+    return _plan(_dedicated())
+
+
+@pytest.fixture(scope="module")
+def shared():
+    data = _dedicated()
+    del data["cluster"]["instanceGroups"][0]["dedicatedTo"]
+    return _plan(data)
+
+
+def test_ending_a_dedication_is_named_and_marked_as_privilege(dedicated, shared):
+    assert governance_diff(dedicated, shared) == [
+        "dedicated groups: - ml.p5.48xlarge x 2 (gpu) to team-a, Kueue flavor team-a.ml.p5.48xlarge",
+        "instance group gpu node taints: - hyperpod-gov.io/dedicated=team-a:NoSchedule",
+        f"instance group gpu dedicated to: {TO_TEAM_A} -> every team (privilege: {WHY})",
+    ]
+
+
+def test_the_structured_change_carries_the_same_privilege_reason(dedicated, shared):
+    marked = [(c.view, c.key, c.path, c.privilege) for c in governance_changes(dedicated, shared) if c.privilege]
+    assert marked == [("instance group", "gpu", "cluster.instanceGroups[].dedicatedTo", WHY)]
+
+
+def test_dedicating_a_group_narrows_privilege_and_carries_no_mark(dedicated, shared):
+    lines = governance_diff(shared, dedicated)
+    assert f"instance group gpu dedicated to: every team -> {TO_TEAM_A}" in lines
+    assert [line for line in lines if "(privilege:" in line] == []
+
+
+def test_moving_a_dedication_to_another_team_is_marked_as_privilege(dedicated):
+    data = _dedicated()
+    data["cluster"]["instanceGroups"][0]["dedicatedTo"] = "team-b"
+    data["teams"][0]["quota"] = [{"instanceType": "ml.g5.8xlarge", "count": 2}]
+    data["teams"][1]["quota"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 16}]
+    lines = governance_diff(dedicated, _plan(data))
+    assert (f"instance group gpu dedicated to: {TO_TEAM_A} -> team team-b (label and NoSchedule taint "
+            f"hyperpod-gov.io/dedicated=team-b) (privilege: {WHY})") in lines
+
+
+def test_ending_a_slurm_dedication_marks_the_group_and_the_partition_it_opens():
+    data = slurm_base()
+    data["cluster"]["instanceGroups"][3]["dedicatedTo"] = "team-b"  # cpu: 8 x ml.c5.4xlarge, all team-b's
+    data["teams"][1]["quota"] = [{"instanceType": "ml.c5.4xlarge", "count": 8}]
+    data["teams"][0]["sharing"]["absoluteBorrowLimits"] = [{"instanceType": "ml.c5.4xlarge", "count": 2}]
+    opened = copy.deepcopy(data)
+    del opened["cluster"]["instanceGroups"][3]["dedicatedTo"]
+    lines = governance_diff(plan_of(data), plan_of(opened))
+    assert [line for line in lines if "(privilege:" in line] == [
+        "instance group cpu dedicated to: team team-b (label and NoSchedule taint hyperpod-gov.io/dedicated=team-b) "
+        f"-> every team (privilege: {WHY})",
+        "slurm partition: + cpu (ml.c5.4xlarge): AllowAccounts=team-a_cpu_borrow,team-b_cpu "
+        "AllowQos=acme_standard,team-a_cpu_borrow,training,urgent (privilege: these accounts and QOS may run on the "
+        "partition's nodes)",
+    ]
