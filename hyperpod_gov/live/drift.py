@@ -290,7 +290,9 @@ def _line(item: DriftItem) -> str:
     if item.change == "unexpected":
         return f"{label}: on the cluster, not in the spec (made by hand or in the console?)"
     if item.kind in _KUBERNETES_KINDS:
-        return (f"{label}: {item.field} is {json.dumps(item.actual, sort_keys=True)} on the cluster, the spec plans "
+        # a governed member (charts/fields.py's TEAM_OBJECTS) also shows its row's words and spec path
+        member = item.field if item.label in (None, item.field) else f"{item.field} ({item.label})"
+        return (f"{label}: {member} is {json.dumps(item.actual, sort_keys=True)} on the cluster, the spec plans "
                 f"{json.dumps(item.expected, sort_keys=True)}")
     return f"{label}: {_sentence(item)}"
 

@@ -47,7 +47,7 @@ class PlannedObject:
     members: dict[str, Any]  # governed member path -> planned value (TEAM_OBJECTS; empty: none governed)
     labels: dict[str, str]
     body: dict[str, Any]  # body member path -> planned value (``spec.policyName``, ``rules``, ``metadata.labels``)
-    words: dict[str, str]  # governed member path -> its row's words
+    words: dict[str, str]  # governed member path -> its row's words and spec path
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -77,6 +77,11 @@ def body_members(manifest: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(out.items()))
 
 
+def _words(governed: Any) -> str:
+    """A governed member in the report: its row's words and the spec path(s) that decide it."""
+    return f"{governed.label}; spec {governed.spec}" if governed.spec else governed.label
+
+
 def planned_kubernetes(plan: Plan, rows: Optional[tuple[Any, ...]] = None) -> tuple[PlannedObject, ...]:
     """Every object the charts render for the plan, with the members drift compares (``rows``: the team
     objects' table, ``charts/fields.py``'s ``TEAM_OBJECTS`` unless given)."""
@@ -90,7 +95,7 @@ def planned_kubernetes(plan: Plan, rows: Optional[tuple[Any, ...]] = None) -> tu
         meta = m["metadata"]
         out.append(PlannedObject(m["kind"], m["apiVersion"], meta.get("namespace", ""), meta["name"], team,
                                  {p: v for p, (_, v) in sorted(governed.items())}, dict(meta.get("labels") or {}),
-                                 body_members(m), {p: g.label for p, (g, _) in sorted(governed.items())}))
+                                 body_members(m), {p: _words(g) for p, (g, _) in sorted(governed.items())}))
 
     for m in manifests.cluster:
         add(m, None, {})

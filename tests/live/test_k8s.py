@@ -190,7 +190,8 @@ def test_text_output_names_the_kubernetes_side(aws, plans, served, tmp_path, cap
     queue_drift(aws, None, plan, cluster_from_plan(plan))
     assert run_drift(drift_args(str(ENTERPRISE), "--kubeconfig", path, kubernetes=True), clients=aws.factory) == 1
     out = capsys.readouterr().out
-    assert "team speech\n  Role hyperpod-ns-speech/submitter: rules is [" in out
+    assert ("team speech\n  Role hyperpod-ns-speech/submitter: rules (what submitters may do; spec "
+            "teams[].access.podExec|teams[].access.writeSecrets|teams[].access.writeConfigMaps) is [") in out
     assert out.endswith(f"Kubernetes side: checked (kubeconfig {path}).\n")
 
 

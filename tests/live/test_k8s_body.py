@@ -15,7 +15,8 @@ import pytest
 from hyperpod_gov.charts import render
 from hyperpod_gov.charts.fields import TEAM_OBJECTS, Governed, ObjectRow, planned_objects
 from hyperpod_gov.charts.tenant import LIMIT_RANGE
-from hyperpod_gov.live.k8s import connect_kubeconfig, kinds_to_read, read_kubernetes
+from hyperpod_gov.live.drift import to_text
+from hyperpod_gov.live.k8s import connect_kubeconfig, kinds_to_read, kubernetes_drift, read_kubernetes
 from hyperpod_gov.live.k8s_compare import compare_kubernetes, matches, planned_kubernetes, same
 from hyperpod_gov.plan import build_plan, names
 from hyperpod_gov.spec import parse_spec
@@ -153,9 +154,12 @@ def test_a_governed_member_is_reported_once_with_its_row(plans, served, tmp_path
     fake, path = served(plan, tmp_path)
     fake.find("ValidatingAdmissionPolicyBinding", _pod_security_binding(plan))["spec"]["policyName"] = "other"
     fake.find("NetworkPolicy", "allow-vpc-https", NS)["spec"]["egress"].append({})
-    items = k8s_items(plan, path)
-    assert [(i["name"], i["field"]) for i in items] == [
-        (_pod_security_binding(plan), "spec.policyName"), (f"{NS}/allow-vpc-https", "spec.egress")]
+    side = kubernetes_drift(plan, lambda: connect_kubeconfig(path))
+    assert [(i.name, i.field, i.label) for i in side.items] == [
+        (_pod_security_binding(plan), "spec.policyName", "pod security; spec teams[].podSecurity"),
+        (f"{NS}/allow-vpc-https", "spec.egress", "HTTPS to the VPC; spec cluster.vpc")]
+    assert "spec.policyName (pod security; spec teams[].podSecurity) is \"other\" on the cluster" in to_text(
+        side.items, cluster_name="c", region="r")
 
 
 # --- several governed members of one object ------------------------------------------------------------------------
@@ -205,7 +209,7 @@ def test_a_second_governed_member_of_an_object_keeps_both(plans, served, tmp_pat
     planned = planned_kubernetes(plan, rows)
     limits = next(p for p in planned if p.key == ("LimitRange", NS, LIMIT_RANGE))
     assert list(limits.members) == ["metadata.labels", "spec"]
-    assert limits.words == {"spec": "default requests", "metadata.labels": "the defaults' labels"}
+    assert limits.words == {"spec": "default requests", "metadata.labels": "the defaults' labels; spec teams[].name"}
 
     fake, path = served(plan, tmp_path)
     obj = fake.find("LimitRange", LIMIT_RANGE, NS)
@@ -213,7 +217,7 @@ def test_a_second_governed_member_of_an_object_keeps_both(plans, served, tmp_pat
     obj["spec"]["limits"] = []
     live = read_kubernetes(connect_kubeconfig(path), kinds_to_read(plan, planned))
     items = [i for i in compare_kubernetes(planned, live) if i.kind == "LimitRange"]
-    assert [(i.field, i.label) for i in items] == [("metadata.labels", "the defaults' labels"),
+    assert [(i.field, i.label) for i in items] == [("metadata.labels", "the defaults' labels; spec teams[].name"),
                                                    ("spec", "default requests")]
 
 
