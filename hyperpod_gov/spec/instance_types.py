@@ -24,7 +24,7 @@ MIG_PROFILE = re.compile(r"\Amig-[1-9]g\.[0-9]{1,4}gb\Z", re.ASCII)
 
 
 def check_instance_type_name(value: str) -> str:
-    """The format of an instance type; whether the catalog (or the spec) knows it is a rule (``rules.py``)."""
+    """The format of an instance type; whether the catalog (or the spec) knows it is a rule (``rules/``)."""
     if not INSTANCE_TYPE.match(value):
         raise spec_error("is not a HyperPod instance type name", "write it as ml.<family>.<size>, e.g. ml.p5.48xlarge")
     return value

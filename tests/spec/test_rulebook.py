@@ -48,18 +48,30 @@ def problems(d: dict, strict: bool = False) -> list[str]:
 # --- the registry ------------------------------------------------------------------------
 
 
-def test_every_rule_in_the_rules_module_is_registered():
-    defined = {name: value for name, value in vars(rules_module).items() if isinstance(value, Rule)}
-    assert defined, "no @rule in spec/rules.py"
+def _rule_modules():
+    """Every module of the rules package (hyperpod_gov/spec/rules/, one module per area of rule ids)."""
+    import importlib
+    import pkgutil
+
+    return [importlib.import_module(f"{rules_module.__name__}.{m.name}")
+            for m in pkgutil.iter_modules(rules_module.__path__)]
+
+
+def test_every_rule_in_the_rules_package_is_registered():
+    modules = _rule_modules()
+    assert len(modules) >= 8, [m.__name__ for m in modules]
+    defined = {f"{m.__name__}.{name}": value for m in modules for name, value in vars(m).items()
+               if isinstance(value, Rule)}
+    assert defined, "no @rule in hyperpod_gov/spec/rules/"
     missing = sorted(name for name, r in defined.items() if r not in RULES.rules)
     assert not missing, f"@rule functions not listed in RULES: {missing}"
 
 
-def test_no_function_of_the_spec_and_today_in_the_rules_module_is_left_undecorated():
+def test_no_function_of_the_spec_and_today_in_the_rules_package_is_left_undecorated():
     """A plain ``def some_check(spec, today)`` would never run: it must be a @rule (and so in RULES)."""
     plain = sorted(
-        name for name, value in vars(rules_module).items()
-        if inspect.isfunction(value) and value.__module__ == rules_module.__name__
+        f"{m.__name__}.{name}" for m in _rule_modules() for name, value in vars(m).items()
+        if inspect.isfunction(value) and value.__module__ == m.__name__
         and [(n, p.kind) for n, p in inspect.signature(value).parameters.items()]
         == [("spec", inspect.Parameter.POSITIONAL_OR_KEYWORD), ("today", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     )
