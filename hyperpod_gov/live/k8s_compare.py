@@ -157,8 +157,23 @@ def matches(planned: Any, live: Any) -> bool:
     if isinstance(planned, str) and _PLACEHOLDER.search(planned):
         pattern = ".+".join(re.escape(part) for part in _PLACEHOLDER.split(planned))
         return isinstance(live, str) and re.fullmatch(pattern, live) is not None
-    # Kubernetes quantities and int-or-string members may come back as strings ("8" for 8).
-    return planned == live or (not isinstance(planned, bool) and str(planned) == str(live))
+    # Kubernetes quantities and int-or-string members may come back as strings ("8" for 8), and the API server
+    # writes a quantity in its canonical form ("0Gi" comes back as "0", "1024Mi" as "1Gi").
+    return planned == live or (not isinstance(planned, bool) and str(planned) == str(live)) or \
+        same_quantity(planned, live)
+
+
+def same_quantity(planned: Any, live: Any) -> bool:
+    """Both are Kubernetes quantities (``kubernetes.utils.quantity``) of the same value."""
+    if isinstance(planned, bool) or isinstance(live, bool) or not isinstance(planned, (str, int, float)) \
+            or not isinstance(live, (str, int, float)):
+        return False
+    from kubernetes.utils.quantity import parse_quantity
+
+    try:
+        return parse_quantity(planned) == parse_quantity(live)
+    except ValueError:
+        return False
 
 
 def _holds(kind: str, path: str, planned: Any, live: Any) -> bool:

@@ -282,3 +282,15 @@ def test_the_shared_volume_and_claim_are_compared_on_their_body(storage_plan, se
     if change:
         change(fake)
     assert [(i["kind"], i["name"], i["field"]) for i in k8s_items(storage_plan, path)] == (expected or [])
+
+
+def test_a_quantity_the_api_server_writes_in_its_canonical_form_is_no_drift():
+    """The API server stores "0Gi" as "0" and "1024Mi" as "1Gi": the same quantity, not a change."""
+    from hyperpod_gov.live.k8s_compare import matches
+
+    assert matches({"lendingLimit": "0Gi"}, {"lendingLimit": "0"})
+    assert matches({"memory": "1024Mi"}, {"memory": "1Gi"})
+    assert matches({"cpu": "500m"}, {"cpu": "0.5"})
+    assert not matches({"memory": "1Gi"}, {"memory": "2Gi"})
+    assert not matches({"validationActions": ["Deny"]}, {"validationActions": ["Audit"]})
+    assert not matches({"enabled": True}, {"enabled": "1"})
