@@ -127,3 +127,18 @@ def test_the_command_prints_the_page_and_exits_1_for_an_unknown_team(capsys):
     assert main(["onboard", str(ENTERPRISE), "nope"]) == 1
     err = capsys.readouterr().err
     assert "TEAM: is not a team of the spec ('nope')" in err and "speech" in err
+
+
+def test_no_onboarding_page_carries_yaml_anchors():
+    """A manifest to copy and `kubectl apply` is plain YAML: no `&id001` / `*id001` (an MPIJob's launcher and worker
+    once shared their resources mapping)."""
+    from hyperpod_gov.onboard import render_onboarding
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import load_spec
+    from tests.conftest import EXAMPLES, TODAY
+
+    for example in ("enterprise.yaml", "startup.yaml", "existing.yaml"):
+        plan = build_plan(load_spec(EXAMPLES / example, today=TODAY))
+        for team in plan.tenants:
+            page = render_onboarding(plan, team)
+            assert "&id0" not in page and "*id0" not in page, (example, team.name)

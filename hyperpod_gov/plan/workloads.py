@@ -10,6 +10,8 @@ the queue policy and the onboarding page all read this table, so a kind is added
 
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -65,7 +67,7 @@ _RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", 
 def _pod(image: str = EXAMPLE_IMAGE) -> dict[str, Any]:
     return {"restartPolicy": "Never", "containers": [{
         "name": "main", "image": image, "command": ["python", "-c", "print('hello')"],
-        "resources": dict(_RESOURCES),
+        "resources": copy.deepcopy(_RESOURCES),  # each container its own: a shared mapping dumps as a YAML anchor
     }]}
 
 
@@ -138,7 +140,7 @@ def _jumpstart_model(ns: str, queue: str, priority: str) -> dict[str, Any]:
 def _workspace(ns: str, queue: str, priority: str) -> dict[str, Any]:
     return {"metadata": _meta("hello", ns, queue, priority), "spec": {
         "displayName": "hello", "image": "public.ecr.aws/sagemaker/sagemaker-distribution:latest-cpu",
-        "resources": dict(_RESOURCES)}}
+        "resources": copy.deepcopy(_RESOURCES)}}
 
 
 WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
