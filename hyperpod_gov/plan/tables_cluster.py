@@ -1,0 +1,151 @@
+"""The HyperPod cluster's tables (``tables.py``): the cluster and each instance group."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from .fields import Field, Table, member_value
+from .tables_common import _DEPLOY_TIME, _TAGS, same_arn
+
+
+def _live_count(live: Mapping[str, Any]) -> tuple[str, Any]:
+    """DescribeCluster reports TargetCount (what the group is scaling to) and CurrentCount; CloudFormation's
+    InstanceCount is the target."""
+    member = "TargetCount" if "TargetCount" in live else "CurrentCount"
+    return member, live.get(member)
+
+
+def _storage(group: Any) -> Optional[list[dict[str, Any]]]:
+    if not group.volume_size_gb:
+        return None
+    ebs: dict[str, Any] = {"VolumeSizeInGB": group.volume_size_gb}
+    if group.volume_kms_key_id:
+        ebs["VolumeKmsKeyId"] = group.volume_kms_key_id
+    return [{"EbsVolumeConfig": ebs}]
+
+
+def _live_sorted(member: str, live_member: str) -> Any:
+    """The live list at ``live_member``, sorted (the service keeps no order for it)."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        value = member_value(live, live_member)
+        return live_member, sorted(value) if isinstance(value, list) else value
+    return read
+
+
+def _desired(what: str) -> Any:
+    """DescribeCluster reports ``KubernetesConfig.Desired<what>`` (what was asked for) and ``Current<what>``
+    (what the nodes have now): the desired ones are what the spec governs."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        config = live.get("KubernetesConfig") or {}
+        member = f"Desired{what}" if f"Desired{what}" in config else f"Current{what}"
+        return f"KubernetesConfig.{member}", config.get(member)
+    return read
+
+
+def _taints(group: Any) -> Optional[list[dict[str, str]]]:
+    return [{k: v for k, v in (("Key", t.key), ("Value", t.value), ("Effect", t.effect)) if v is not None}
+            for t in group.taints] or None
+
+
+def _same_taints(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+    def key(items: Any) -> list[tuple[str, str, str]]:
+        return sorted((t.get("Key", ""), t.get("Value") or "", t.get("Effect", "")) for t in items or ())
+    return key(planned) == key(live)
+
+
+def _lifecycle_member(what: str) -> Any:
+    def get(group: Any) -> Optional[str]:
+        if group.lifecycle is None:
+            return None
+        return group.lifecycle.source_s3_uri if what == "SourceS3Uri" else group.lifecycle.on_create
+    return get
+
+
+def volume_of(live_storage: Any) -> Optional[int]:
+    """The data volume's size from ``InstanceStorageConfigs`` (the root volume left out)."""
+    for storage in live_storage or ():
+        ebs = storage.get("EbsVolumeConfig") or {}
+        if ebs.get("VolumeSizeInGB") and not ebs.get("RootVolume"):
+            return int(ebs["VolumeSizeInGB"])
+    return None
+
+
+INSTANCE_GROUP = Table(
+    kind="InstanceGroup",
+    label="instance group",
+    spec="cluster.instanceGroups[]",
+    fields=(
+        Field("InstanceGroupName", "name", "name", get=lambda g: g.name, plan_fields=("name",),
+              drift="the key instance groups are matched by", to_spec=str),
+        Field("InstanceType", "instance type", "instanceType", get=lambda g: g.instance_type,
+              plan_fields=("instance_type",), to_spec=str),
+        Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
+              live_member=_live_count, to_spec=int),
+        Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        # Own scripts are the spec's; the shipped ones are in the lifecycle bucket, a deploy-time reference.
+        Field("LifeCycleConfig.SourceS3Uri", "lifecycle scripts", "lifecycle.sourceS3Uri",
+              get=_lifecycle_member("SourceS3Uri"), plan_fields=("lifecycle",),
+              when=lambda g: g.lifecycle is not None,
+              imports="the shipped scripts' bucket is hyperpod-gov's; own scripts are a nested key the importer "
+                      "does not write"),
+        Field("LifeCycleConfig.OnCreate", "lifecycle entrypoint", "lifecycle.onCreate",
+              get=_lifecycle_member("OnCreate"), plan_fields=("lifecycle",),
+              when=lambda g: g.lifecycle is not None,
+              imports="written with lifecycle.sourceS3Uri"),
+        Field("InstanceStorageConfigs", "data volume (GiB)", "volumeSizeGb", get=_storage,
+              plan_fields=("volume_size_gb", "volume_kms_key_id"),
+              drift="HyperPod adds its root volume to what it reports; import reads the data volume's size (its "
+                    "KMS key, volumeKmsKeyId, is not imported)",
+              to_spec=volume_of),
+        Field("KubernetesConfig.Labels", "node labels", "labels", get=lambda g: g.kubernetes_labels or None,
+              plan_fields=("mig_profile", "labels", "dedicated_to"), live_member=_desired("Labels"),
+              imports="a mapping (KubernetesConfig.DesiredLabels): the importer writes flat values only; the MIG "
+                      "profile is guessed from the compute quotas' partitions"),
+        Field("KubernetesConfig.Taints", "node taints", "taints|dedicatedTo", get=_taints, plan_fields=("taints",),
+              live_member=_desired("Taints"), same=_same_taints,
+              imports="a list of {key, value, effect}: the importer writes flat values only"),
+        Field("OnStartDeepHealthChecks", "deep health checks", "deepHealthChecks|instanceType",
+              get=lambda g: list(g.deep_health_checks) or None,
+              plan_fields=("deep_health_checks", "accelerated", "deep_health_checks_given"),
+              # The default follows the instance type, which is compared; checks the spec names are compared.
+              when=lambda g: g.deep_health_checks_given,
+              same=lambda planned, live, context: sorted(planned or ()) == sorted(live or ()),
+              imports="the default follows the instance type; an explicit list the importer does not write"),
+        Field("TrainingPlanArn", "training plan", "trainingPlanArn", get=lambda g: g.training_plan_arn,
+              plan_fields=("training_plan_arn",), same=same_arn, to_spec=str),
+        # The node security group is the cluster's, a deploy-time reference; the subnets are the spec's.
+        Field("OverrideVpcConfig.Subnets", "subnets", "subnetIds", get=lambda g: list(g.subnet_ids) or None,
+              plan_fields=("subnet_ids",), live_member=_live_sorted("OverrideVpcConfig.Subnets",
+                                                                    "OverrideVpcConfig.Subnets"),
+              imports="a list: the importer writes flat values only"),
+        Field("OverrideVpcConfig.SecurityGroupIds", "security groups", "subnetIds",
+              drift="the node security group, a deploy-time reference", imports=_DEPLOY_TIME),
+        # Compared only where the spec sets it: without it the service reports the instance type's own value.
+        Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
+              plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),
+    ),
+)
+
+
+CLUSTER = Table(
+    kind="Cluster",
+    label="HyperPod cluster",
+    spec="cluster",
+    fields=(
+        Field("ClusterName", "name", "name", get=lambda c: c.name, plan_fields=("name",),
+              drift="the key the cluster is read by", to_spec=str),
+        Field("InstanceGroups", "instance groups", "instanceGroups",
+              drift="compared group by group (the InstanceGroup table)", imports="read group by group"),
+        Field("NodeRecovery", "node recovery", "nodeRecovery", get=lambda c: c.node_recovery,
+              plan_fields=("node_recovery",), default="Automatic", to_spec=str),
+        Field("NodeProvisioningMode", "node provisioning", "nodeProvisioningMode",
+              get=lambda c: c.node_provisioning_mode, plan_fields=("node_provisioning_mode",), to_spec=str),
+        # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).
+        Field("Orchestrator.Eks.ClusterArn", "EKS cluster", "name", get=lambda c: c.eks_arn,
+              plan_fields=("eks_arn", "eks_name"), same=same_arn,
+              imports="import notes an EKS cluster not named <name>-eks"),
+        Field("VpcConfig", "VPC", "vpc", drift="the subnets and security group are deploy-time references",
+              imports="not read by import"),
+        Field("Tags", "tags", "", drift=_TAGS, imports=_TAGS),
+    ),
+)
