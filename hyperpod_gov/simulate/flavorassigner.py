@@ -12,7 +12,7 @@ from typing import Optional, Protocol
 
 from .cache import ClusterQueue, Workload
 from .quantities import show_quantity
-from .resource_node import limits
+from .resource_node import available_quota, limits
 from .results import FR
 
 # Granular modes of pkg/scheduler/flavorassigner (preemptionMode), worst to best.
@@ -238,8 +238,8 @@ def quota_check(wl: Workload, fr: FR, val: int, oracle: Oracle) -> tuple[Optiona
     """FlavorAssigner.fitsResourceQuota up to the preemption oracle: mode None means 'simulate preemption'
     (the borrow returned is then the level without preemption, which a NoCandidates result keeps).
 
-    :func:`.resource_node.potential`, :func:`~.resource_node.lowest_subtree` and
-    :func:`~.resource_node.available` are written out here over the queue's fixed limits: this runs for
+    :func:`.resource_node.potential` and :func:`~.resource_node.lowest_subtree` are written out here over the
+    queue's fixed limits, and :func:`~.resource_node.available_quota` called on them directly: this runs for
     every resource of every head a cycle nominates."""
     cq = wl.cq
     nominal, lq, bl, most, subtree = cq.limits.get(fr) or limits(cq, fr)
@@ -254,22 +254,15 @@ def quota_check(wl: Workload, fr: FR, val: int, oracle: Oracle) -> tuple[Optiona
         return NO_FIT, 0, reason
     used = cq.usage[fr]
     co = cq.cohort
-    if co is None:  # lowest_subtree, available
+    if co is None:  # lowest_subtree
         borrow, may_reclaim = 0, False
-        free = nominal - used
+        free = available_quota(nominal, lq, bl, subtree, used, None)
     else:
         if nominal < used + val:
             borrow, may_reclaim = 1, False
         else:
             borrow, may_reclaim = 0, True
-        parent = subtree - co.usage[fr]
-        if bl is not None:
-            capped = nominal - lq - (used - lq if used > lq else 0) + bl
-            if capped < parent:
-                parent = capped
-        free = (lq - used if lq > used else 0) + parent
-    if free < 0:
-        free = 0
+        free = available_quota(nominal, lq, bl, subtree, used, co.usage[fr])
     if val <= free:
         return FIT, borrow, ""
     key = (fr, val - free)

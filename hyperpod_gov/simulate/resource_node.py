@@ -90,6 +90,30 @@ def limits(cq: ClusterQueue, fr: FR) -> tuple[int, int, Optional[int], int, int]
     return lim
 
 
+def available_quota(nominal: int, lq: int, bl: Optional[int], subtree: int, used: int,
+                    cohort_used: Optional[int]) -> int:
+    """Kueue's available() for a queue (resource_node.go), clamped at 0 as ClusterQueueSnapshot.Available does:
+    its unused local quota plus what the cohort may still lend it, capped by its borrowing limit. The one place
+    the formula is written; :func:`available`, ``flavorassigner.quota_check`` and
+    ``preemption.common.workload_fits`` call it.
+
+    ``nominal``, ``lq`` (local quota), ``bl`` (borrowing limit) and ``subtree`` (the cohort's SubtreeQuota) are
+    the queue's fixed :func:`limits`; ``used`` its usage of the resource, ``cohort_used`` the cohort's usage of
+    what the members lend, None when the queue is in no cohort (the root: its nominal quota minus its usage).
+    """
+    if cohort_used is None:
+        free = nominal - used
+    else:
+        parent = subtree - cohort_used
+        if bl is not None:
+            # What the queue may still borrow: its lendable part unused, plus the borrowing limit.
+            capped = nominal - lq - (used - lq if used > lq else 0) + bl
+            if capped < parent:
+                parent = capped
+        free = (lq - used if lq > used else 0) + parent
+    return free if free > 0 else 0
+
+
 def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:
     """ClusterQueueSnapshot.Available / available(): unused quota, local plus what the cohort may lend.
 
@@ -99,8 +123,7 @@ def available(cq: ClusterQueue, fr: FR, delta: int = 0) -> int:
     used = now + delta
     co = cq.cohort
     if co is None:
-        free = cq.nominal.get(fr, 0) - used
-        return free if free > 0 else 0
+        return available_quota(cq.nominal.get(fr, 0), 0, None, 0, used, None)
     cohort_used = co.usage[fr]
     if delta:  # the cohort holds max(0, usage - localQuota) of each member
         lq = cq.lq.get(fr, 0)
@@ -112,14 +135,7 @@ def available_at(cq: ClusterQueue, fr: FR, used: int, cohort_used: int) -> int:
     """:func:`available` of a queue in a cohort, had the queue used ``used`` of ``fr`` and the cohort
     ``cohort_used`` (its usage of what the members lend)."""
     nominal, lq, bl, _most, subtree = cq.limits.get(fr) or limits(cq, fr)
-    parent = subtree - cohort_used
-    if bl is not None:
-        # What the queue may still borrow: its lendable part unused, plus the borrowing limit.
-        capped = nominal - lq - (used - lq if used > lq else 0) + bl
-        if capped < parent:
-            parent = capped
-    free = (lq - used if lq > used else 0) + parent
-    return free if free > 0 else 0
+    return available_quota(nominal, lq, bl, subtree, used, cohort_used)
 
 
 def potential(cq: ClusterQueue, fr: FR) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..cache import ClusterQueue, Workload
-from ..resource_node import add_workload, limits, remove_workload
+from ..resource_node import add_workload, available_quota, limits, remove_workload
 from ..results import FR
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
@@ -97,8 +97,8 @@ def borrowers(cq: ClusterQueue, frs: set[FR]) -> list[ClusterQueue]:
 
 def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool) -> bool:
     """preemption.workloadFits: for each (flavor, resource), not borrowing_with (unless allowed) and
-    within :func:`.resource_node.available`, written out over the queue's fixed limits (the preemption
-    searches ask it after every candidate they take)."""
+    within :func:`.resource_node.available`, read as :func:`~.resource_node.available_quota` of the queue's fixed
+    limits (the preemption searches ask it after every candidate they take)."""
     used_of = cq.usage
     co = cq.cohort
     for fr, v in usage.items():
@@ -106,16 +106,7 @@ def workload_fits(cq: ClusterQueue, usage: dict[FR, int], allow_borrowing: bool)
         used = used_of[fr]
         if not allow_borrowing and nominal < used + v:
             return False
-        if co is None:
-            free = nominal - used
-        else:
-            parent = subtree - co.usage[fr]
-            if bl is not None:
-                capped = nominal - lq - (used - lq if used > lq else 0) + bl
-                if capped < parent:
-                    parent = capped
-            free = (lq - used if lq > used else 0) + parent
-        if v > (free if free > 0 else 0):
+        if v > available_quota(nominal, lq, bl, subtree, used, None if co is None else co.usage[fr]):
             return False
     return True
 
