@@ -7,8 +7,8 @@ parts is read by a row of a view or a table (or is named in ``NOT_GOVERNED`` wit
 cannot reach an emitter and skip ``diff``.
 
 The views are declared by part: the ``Row``/``View`` machinery in ``views_base.py``, the cluster's views in
-``views_cluster.py``, the team view in ``views_team.py``, the Slurm views in ``views_slurm.py``; this module
-lists them, names what no view reads, and re-exports their names.
+``views_cluster.py``, the team view in ``views_team.py``, the Slurm views in ``views_slurm.py``, the monitoring
+view in ``views_monitoring.py``; this module lists them, names what no view reads, and re-exports their names.
 """
 
 from __future__ import annotations
@@ -18,13 +18,16 @@ from typing import Mapping
 # Re-exported: diff.py, explain.py and the tests import these names from here.
 from .views_base import Row, TeamPart, View
 from .views_cluster import CAPACITY, CLUSTER, INSTANCE_GROUPS, PRIORITY_CLASSES, dedicated_groups, shared_file_system
+from .views_monitoring import MONITORING
 from .views_slurm import SLURM, SLURM_GROUPS, SLURM_TEAMS
 from .views_team import TEAM, team_columns
 
-__all__ = ["Row", "View", "TeamPart", "VIEWS", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS", "team_columns", "NOT_GOVERNED"]
+__all__ = ["Row", "View", "TeamPart", "VIEWS", "MONITORING", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS",
+           "team_columns", "NOT_GOVERNED"]
 
 
-VIEWS = (CLUSTER, CAPACITY, INSTANCE_GROUPS, PRIORITY_CLASSES, TEAM, SLURM, SLURM_GROUPS, SLURM_TEAMS)
+# The monitoring view last: the other views' output order stays as it was.
+VIEWS = (CLUSTER, CAPACITY, INSTANCE_GROUPS, PRIORITY_CLASSES, TEAM, SLURM, SLURM_GROUPS, SLURM_TEAMS, MONITORING)
 
 # Plan attributes that no view or table reads, and why they need none.
 NOT_GOVERNED: Mapping[str, str] = {
@@ -43,7 +46,6 @@ NOT_GOVERNED: Mapping[str, str] = {
     "Plan.policy_name": "generated from the spec's name",
     "Plan.pipeline": "delivery, not governance",
     "Plan.kueue_config": "follows idle compute (cluster view)",
-    "Plan.alerting": "alarm thresholds, the platform's email and team dashboards: read by the monitoring plan",
     "Plan.shared_pool_asked": "whether the spec asks for a shared pool: read by the invariants (the pool row)",
     "Plan.monitoring": "alarms, dashboards and topics follow the teams, their owners and alerting (read by emitters)",
     "Plan.catalog": "instance type facts",
@@ -67,7 +69,7 @@ NOT_GOVERNED: Mapping[str, str] = {
     "TeamPlan.quota_name": "generated from the team name",
     "TeamPlan.queue_reader": "generated from the team name",
     "TeamPlan.path": "where the spec declares the team, for findings",
-    "TeamPlan.alarms": "alarm thresholds: read by the monitoring plan",
+    "TeamPlan.alarms": "the monitoring view's team alarm thresholds row (it reads them through Plan.teams)",
     "IdentityPlan.team": "the team view's key",
     "IdentityPlan.namespace": "generated from the team name",
     "IdentityPlan.source_role_name": "generated from the spec, team and service account names",

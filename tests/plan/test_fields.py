@@ -17,7 +17,7 @@ from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
 from hyperpod_gov.plan.slurm import SlurmGroupPlan, SlurmTeamPlan
-from hyperpod_gov.plan.views import (CAPACITY, CLUSTER as CLUSTER_VIEW, INSTANCE_GROUPS, NOT_GOVERNED,
+from hyperpod_gov.plan.views import (CAPACITY, CLUSTER as CLUSTER_VIEW, INSTANCE_GROUPS, MONITORING, NOT_GOVERNED,
                                      PRIORITY_CLASSES, SLURM, SLURM_GROUPS, SLURM_TEAMS, TEAM, VIEWS)
 
 # Which resources each table emits, and how CloudFormation spells its members (EKS: a capital first letter).
@@ -127,7 +127,7 @@ READERS: dict[type, tuple[object, ...]] = {
     PrincipalAccess: (ACCESS_ENTRY,),
     AdminPlan: (ADMIN_ENTRY,),
     ClusterPlan: (CLUSTER, CLUSTER_VIEW),
-    Plan: (CLUSTER_VIEW, SLURM),
+    Plan: (CLUSTER_VIEW, SLURM, MONITORING),
     PolicyPart: (CLUSTER_POLICY,),
     AddonPart: (ADDON,),
     FlavorPlan: (CAPACITY,),

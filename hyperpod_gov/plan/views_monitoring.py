@@ -1,0 +1,81 @@
+"""The monitoring view (``views.py``): alarm thresholds, who hears the platform's alarms, team dashboards.
+
+``monitoring.*`` and ``teams[].alarms`` reach CloudWatch alarms, topics and dashboards (``monitoring.py`` builds
+the ``MonitoringPlan`` from ``Plan.alerting`` and each team's overrides), so ``diff`` shows their changes here.
+The view's ``name`` is ``cluster``: the settings are the cluster's, one object with the empty key, and
+``schemas/diff.json`` names the kinds of governed object a change may have.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ..spec.monitoring import AlarmOverrides
+from .views_base import Row, View, _on_off
+
+if TYPE_CHECKING:
+    from .plan import Plan
+
+# (attribute, spec key, label, unit): one per threshold, in the order the alarms are built (alarms.py).
+_THRESHOLDS: tuple[tuple[str, str, str, str], ...] = (
+    ("quota_not_honoured_minutes", "quotaNotHonouredMinutes", "alarm quota-not-honoured after", " min"),
+    ("idle_percent", "idlePercent", "alarm idle-capacity threshold", "%"),
+    ("idle_hours", "idleHours", "alarm idle-capacity after", " h"),
+    ("preemptions_per_hour", "preemptionsPerHour", "alarm preempted threshold", " per hour"),
+    ("low_utilisation_percent", "lowUtilisationPercent", "alarm low-utilisation threshold", "%"),
+    ("low_utilisation_minutes", "lowUtilisationMinutes", "alarm low-utilisation after", " min"),
+)
+
+NO_PLATFORM_EMAIL = "none"
+
+
+def _threshold(attr: str, unit: str) -> Callable[["Plan"], str]:
+    return lambda plan: f"{getattr(plan.alerting.alarms, attr)}{unit}"
+
+
+def _platform_email(plan: "Plan") -> str:
+    return plan.alerting.platform_email or NO_PLATFORM_EMAIL
+
+
+def _platform_email_lines(title: str, old: str, new: str) -> list[str]:
+    line = f"platform alarms email: {old} -> {new}"
+    if new == NO_PLATFORM_EMAIL:
+        return [f"{line}: the platform topic keeps no subscriber, so the alarms of teams without a contract "
+                "go to nobody"]
+    return [line]
+
+
+def _override_words(team: str, overrides: Optional[AlarmOverrides]) -> list[str]:
+    if overrides is None:
+        return []
+    return [f"team {team} {label} {getattr(overrides, attr)}{unit}" for attr, _, label, unit in _THRESHOLDS
+            if getattr(overrides, attr) is not None]
+
+
+def _overrides(plan: "Plan") -> tuple[str, ...]:
+    """Each team's own thresholds (``teams[].alarms``), one member per key it sets."""
+    return tuple(sorted(w for t in plan.teams for w in _override_words(t.name, t.alarms)))
+
+
+def _thresholds_rows() -> tuple[Row, ...]:
+    return tuple(Row(label, f"monitoring.alarms.{key}", _threshold(attr, unit), ("alerting",))
+                 for attr, key, label, unit in _THRESHOLDS)
+
+
+def _objects(plan: "Plan") -> dict[str, Any]:
+    return {"": plan}
+
+
+MONITORING = View(
+    name="cluster",
+    spec="monitoring",
+    objects=_objects,
+    title=lambda key: "",
+    rows=_thresholds_rows() + (
+        Row("team alarm thresholds", "teams[].alarms", _overrides, ("teams",), members=True),
+        Row("platform alarms email", "monitoring.platformEmail", _platform_email, ("alerting",),
+            lines=_platform_email_lines),
+        Row("team dashboards", "monitoring.teamDashboards", lambda p: _on_off(p.alerting.team_dashboards),
+            ("alerting",)),
+    ),
+)
