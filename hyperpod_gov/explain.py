@@ -6,7 +6,7 @@ import textwrap
 from typing import Any, Iterable, Optional
 
 from .plan import Plan
-from .plan.data import data_paths, team_storage
+from .plan.data import data_paths
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import dedicated_groups, shared_file_system, team_columns
@@ -120,7 +120,7 @@ def explain(plan: Plan) -> str:
     ]
     parts += ["", _table(["TEAM", "NAMESPACE", "CAN VIEW", "CAN SUBMIT", "PRIORITY CLASSES"], access_rows)]
     # Per-team data: what each team's pods reach, and its bucket.
-    data = [(t.name, data_paths(plan, t.name), team_storage(plan, t.name)) for t in plan.tenants]
+    data = [(t.name, data_paths(t.identities), t.storage) for t in plan.tenants]
     if any(paths or bucket for _, paths, bucket in data):
         parts += ["", "Data paths (what each team's pods reach):"]
         for name, paths, bucket in data:
@@ -175,7 +175,7 @@ def _team_json(plan: Plan, t: TeamPlan) -> dict[str, Any]:
         "submitters": list(t.submitters),
         "identities": [{"serviceAccount": i.service_account, "sourceRoleArn": i.source_role_arn,
                         "targetRoleArn": i.target_role_arn, "consumer": i.consumer}
-                       for i in plan.identities if i.team == t.name],
+                       for i in t.identities],
         "words": {"owns": owns(t), "lends": lends(t), "borrows": borrows(t)},
     }
 

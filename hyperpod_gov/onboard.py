@@ -15,7 +15,7 @@ from .plan import Plan, TeamPlan
 from .plan.access import SPACE_POLICY, SPACE_TEMPLATES_NAMESPACE
 from .plan.connect import hyperpod_context_command, kubeconfig_command
 from .plan.names import QUEUE_LABEL
-from .plan.workloads import INTERACTIVE, WorkloadKind, allowed_priority_classes, approved, kinds_for
+from .plan.workloads import INTERACTIVE, WorkloadKind, approved, kinds_for
 from .spec import SpecError, SpecIssue
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -32,7 +32,7 @@ def onboarding_team(plan: Plan, name: str) -> TeamPlan:
 
 def example_priority(plan: Plan, team: TeamPlan) -> str | None:
     """The allowed priority class the examples use: the lowest weight (the least disruptive), then by name."""
-    allowed = set(allowed_priority_classes(plan, team))
+    allowed = set(team.kueue_priority_classes)
     classes = sorted((p for p in plan.priority_classes if p.kueue_name in allowed), key=lambda p: (p.weight, p.name))
     return classes[0].kueue_name if classes else None
 
@@ -77,7 +77,7 @@ def render_onboarding(plan: Plan, team: TeamPlan) -> str:
     lines += [hyperpod_context_command(plan, team.namespace), "```", "",
               "Run the kubeconfig command with the role you were given; the HyperPod CLI context command pins the "
               "team namespace (without it `hyp` looks in `default`).", ""]
-    labels = allowed_priority_classes(plan, team)
+    labels = team.kueue_priority_classes
     lines += ["## 3. Where your work goes", "",
               "| | |", "|---|---|",
               f"| Namespace | `{team.namespace}` |",

@@ -16,7 +16,7 @@ from hyperpod_gov.cli import main
 from hyperpod_gov.onboard import onboarding_team, render_onboarding
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.connect import hyperpod_context_command, kubeconfig_command
-from hyperpod_gov.plan.workloads import WORKLOAD_KINDS, allowed_priority_classes, kinds_for
+from hyperpod_gov.plan.workloads import WORKLOAD_KINDS, kinds_for
 from hyperpod_gov.spec import SpecError, load_spec
 from tests.charts.rbac_eval import Authorizer, Request
 from tests.conftest import EXAMPLES, TODAY
@@ -99,12 +99,12 @@ def test_the_page_names_the_commands_namespace_queue_and_labels_as_the_plan_has_
         assert kubeconfig_command(PLAN, role_arn=arn) in page
     assert hyperpod_context_command(PLAN, team.namespace) in page
     assert f"`{team.namespace}`" in page and f"`{team.local_queue}`" in page
-    for label in allowed_priority_classes(PLAN, team):
+    for label in team.kueue_priority_classes:
         assert f"`{label}`" in page
     for block in yaml_blocks(page):
         labels = block["metadata"]["labels"]
         assert labels["kueue.x-k8s.io/queue-name"] == team.local_queue
-        assert labels["kueue.x-k8s.io/priority-class"] in allowed_priority_classes(PLAN, team)
+        assert labels["kueue.x-k8s.io/priority-class"] in team.kueue_priority_classes
 
 
 def test_an_inference_only_team_is_offered_no_training_kinds():

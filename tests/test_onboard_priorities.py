@@ -1,5 +1,5 @@
 """``hyperpod-gov onboard``: every manifest the page prints carries a priority class the team may use (issue 54:
-a mutant that labelled the examples with a class outside ``allowed_priority_classes`` survived), or none when the
+a mutant that labelled the examples with a class outside ``TeamPlan.kueue_priority_classes`` survived), or none when the
 team may use none."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import yaml
 
 from hyperpod_gov.onboard import PRIORITY_LABEL, render_onboarding
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.workloads import allowed_priority_classes
 from hyperpod_gov.spec import load_spec, parse_spec
 from tests.conftest import BASE, EXAMPLES, TODAY
 
@@ -43,7 +42,7 @@ def test_every_priority_label_of_an_examples_onboarding_page_is_one_the_team_may
         manifests = _manifests(render_onboarding(plan, team))
         labels = [label for m in manifests for label in _priority_labels(m)]
         assert manifests and len(labels) == len(manifests), team.name  # one label per manifest
-        assert set(labels) <= set(allowed_priority_classes(plan, team)), team.name
+        assert set(labels) <= set(team.kueue_priority_classes), team.name
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +60,7 @@ def restricted():
 
 def test_a_team_that_may_not_use_the_clusters_first_class_is_shown_its_lightest_allowed_one(restricted):
     team = restricted.team("team-a")
-    assert allowed_priority_classes(restricted, team) == ("training-priority", "urgent-priority")
+    assert team.kueue_priority_classes == ("training-priority", "urgent-priority")
     page = render_onboarding(restricted, team)
     manifests = _manifests(page)
     assert [m["kind"] for m in manifests] == ["Job", "PyTorchJob", "TFJob", "MPIJob", "HyperPodPyTorchJob"]

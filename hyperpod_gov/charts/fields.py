@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..plan import Plan, TeamPlan, names
-from ..plan.workloads import allowed_priority_classes
 from ._objects import MANAGED_BY
 from .admission import (QUEUE_POLICY, TEAM_LIMITS_POLICY, binding_name, namespace_labels, pod_security_policy_name,
                         team_params)
@@ -80,7 +79,7 @@ def _kueue(plan: Plan, team: TeamPlan) -> bool:
 
 
 def _volume(plan: Plan, team: TeamPlan) -> Any:
-    volume = plan.shared_storage.volume(team.name) if plan.shared_storage is not None else None
+    volume = team.volume
     if volume is None:
         raise ValueError(f"team {team.name} has no shared volume")
     return volume
@@ -121,7 +120,7 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
               "the team's workload limits", "teams[].name"),
     ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes and images",
               "teams[].priorityClasses|teams[].images", "data",
-              lambda plan, t: team_params(t, allowed_priority_classes(plan, t)),
+              lambda plan, t: team_params(t, t.kueue_priority_classes),
               ("priority_classes", "image_prefixes")),
     ObjectRow("LimitRange", _fixed(LIMIT_RANGE), "default requests", "", "spec",
               lambda plan, t: {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}),

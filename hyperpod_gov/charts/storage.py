@@ -74,8 +74,7 @@ def persistent_volume_claim(volume: TeamVolumePlan) -> dict[str, Any]:
 
 def team_storage(scope: Construct, *, plan: Plan, team: TeamPlan) -> None:
     """The team's volume and claim (nothing without cluster.sharedStorage)."""
-    storage = plan.shared_storage
-    volume = storage.volume(team.name) if storage is not None else None
+    volume = team.volume
     if volume is None:
         return
     labels = {TEAM_LABEL: team.name}

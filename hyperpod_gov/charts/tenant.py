@@ -7,7 +7,6 @@ from constructs import Construct
 
 from ..plan import Plan, TeamPlan
 from ..plan.names import TEAM_LABEL
-from ..plan.workloads import allowed_priority_classes
 from ._objects import api_object
 from .admission import namespace_labels, team_bindings
 from .kueue import cluster_queue, local_queue
@@ -59,7 +58,7 @@ class TenantChart(Chart):
         if plan.emits_kueue_objects:
             cluster_queue(self, plan, team)
         cluster_rbac(self, team=team)
-        team_bindings(self, team=team, priority_classes=allowed_priority_classes(plan, team))
+        team_bindings(self, team=team, priority_classes=team.kueue_priority_classes)
         api_object(self, "LimitRange", api_version="v1", kind="LimitRange", name=LIMIT_RANGE, namespace=team.namespace,
                    body={"spec": {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}})
         network_policies(self, team=team, vpc_cidr=plan.network.cidr)

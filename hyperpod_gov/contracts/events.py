@@ -48,9 +48,9 @@ def _principals(plan: Plan, team: str) -> list[str]:
     return [p.principal_arn for p in plan.principals if team in p.teams]
 
 
-def _identities(plan: Plan, team: str) -> list[str]:
+def _identities(team: TeamPlan) -> list[str]:
     return [f"{i.service_account}: {i.source_role_arn} -> {i.target_role_arn or 'no target role'}"
-            for i in plan.identities if i.team == team]
+            for i in team.identities]
 
 
 def _alarms(plan: Plan, team: str) -> tuple[str, ...]:
@@ -93,8 +93,7 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
                                                getattr(ns, "access_role_arn", None))]
     out += [(ACCESS_ROLES, d) for d in _members("principal", _principals(old_plan, o.name),
                                                 _principals(new_plan, n.name))]
-    out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(old_plan, o.name),
-                                                _identities(new_plan, n.name))]
+    out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(o), _identities(n))]
     oc, nc = old_plan.contracts.connection(o.name), new_plan.contracts.connection(n.name)
     out += [(ACCOUNT_OR_REGION, d) for d in _change("Unified Studio account and region",
                                                     (oc.account, oc.region) if oc else None,
@@ -144,7 +143,7 @@ def retirement_notes(old_plan: Plan, new_plan: Plan) -> list[str]:
     for name in sorted(new_teams & old_teams):
         if name in now and name not in was:
             lost = sorted(set(_principals(old_plan, name)) - set(_principals(new_plan, name)))
-            identities = [i.service_account for i in old_plan.identities if i.team == name]
+            identities = [i.service_account for i in old_plan.team(name).identities]
             connection = old_plan.contracts.connection(name)
             lines.append(
                 f"team {name} retiring: {len(lost)} principal(s) lose cluster access"

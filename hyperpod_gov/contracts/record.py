@@ -9,7 +9,7 @@ from typing import Iterable, Optional
 from ..explain import borrows, lends, owns
 from ..markdown import cell
 from ..plan import Plan, TeamPlan
-from ..plan.data import data_paths, team_storage
+from ..plan.data import data_paths
 from ..plan.slurm import borrow_qos
 from ..spec.contract import Contract
 
@@ -162,7 +162,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     ]
 
     lines += ["## Workload identities and what they reach", ""]
-    identities = [i for i in plan.identities if i.team == team.name]
+    identities = list(team.identities)
     if identities:
         rows = []
         for i in identities:
@@ -182,8 +182,8 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
 
     # Per-team data: every path the team's pods reach, and the team bucket's admitted principals.
     lines += ["## Data paths", ""]
-    paths = data_paths(plan, team.name)
-    bucket = team_storage(plan, team.name)
+    paths = data_paths(team.identities)
+    bucket = team.storage
     if bucket is not None:
         admitted = [f"{a} (read-write)" for a in bucket.writers] + [f"{a} (read)" for a in bucket.readers]
         lines += [f"Team bucket `s3://{bucket.bucket}`: its own KMS key, TLS only, versioned, access-logged; its "

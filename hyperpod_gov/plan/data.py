@@ -4,14 +4,11 @@ in words (``explain`` and the contract record)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ..spec.models import GovernanceSpec
 from . import names
 from .identity import IdentityPlan
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 
 @dataclass(frozen=True)
@@ -77,11 +74,11 @@ def image_registries(spec: GovernanceSpec, partition: str) -> Optional[ImageRegi
     return ImageRegistriesPlan(tuple(sorted(arns)), tuple(sorted(own)))
 
 
-def data_paths(plan: "Plan", team: str) -> list[str]:
-    """What the team's pods reach, one line each, sorted: buckets and prefixes, keys, secrets and repositories of
-    the source roles, the created target roles' data, and the team bucket."""
+def data_paths(identities: tuple[IdentityPlan, ...]) -> list[str]:
+    """What a team's pods reach through its workload ``identities``, one line each, sorted: buckets and prefixes,
+    keys, secrets and repositories of the source roles, the created target roles' data, and the team bucket."""
     lines: set[str] = set()
-    for i in (i for i in plan.identities if i.team == team):
+    for i in identities:
         g = i.grants
         who = f"({i.service_account})"
         if g.team_bucket:
@@ -98,7 +95,3 @@ def data_paths(plan: "Plan", team: str) -> list[str]:
         elif i.target_role_arn:
             lines.add(f"whatever {i.target_role_arn} reaches (not the spec's) {who}")
     return sorted(lines)
-
-
-def team_storage(plan: "Plan", team: str) -> Optional[TeamStoragePlan]:
-    return next((s for s in plan.storage if s.team == team), None)

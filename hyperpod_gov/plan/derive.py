@@ -41,7 +41,19 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     partition = partition_of(region)
     cat = spec_catalog(spec)
     migs = mig_profiles(spec)
-    teams = [plan_team(spec, t, cat, path=f"teams[{i}]") for i, t in enumerate(spec.teams)]
+    identities = identity_plans(spec, partition=partition)
+    storage = storage_plans(spec, identities)
+    policies = tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name)
+    shared_storage = shared_storage_plan(spec)
+    dedicated = dedicated_plans(spec, cat, migs)
+    buckets = {s.team: s for s in storage}
+    policy_of = {p.team: p for p in policies}
+    volumes = {v.team: v for v in shared_storage.volumes} if shared_storage is not None else {}
+    teams = [plan_team(spec, t, cat, path=f"teams[{i}]",
+                       identities=tuple(w for w in identities if w.team == t.name),
+                       storage=buckets.get(t.name), tools_policy=policy_of.get(t.name), volume=volumes.get(t.name),
+                       dedicated=tuple(d for d in dedicated if d.team == t.name))
+             for i, t in enumerate(spec.teams)]
     pool = plan_shared_pool(spec, cat)
     if pool is not None:
         teams.append(pool)
@@ -54,7 +66,6 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         for t, n in spec.cluster.capacity.items()
     )
     principals = principal_access(spec)
-    identities = identity_plans(spec, partition=partition)
     stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
     mode: Mode = spec.scheduler.mode
     fair_sharing = spec.scheduler.idle_compute == "fair-share"
@@ -102,10 +113,10 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         trusted_accounts=tuple(sorted(spec.accounts.trusted)),
         monitoring=monitoring,
         tags=tuple(sorted(spec.tags.items())),
-        storage=storage_plans(spec, identities),
-        tools_policies=tools_policies(spec, partition=partition, eks_name=spec.cluster.eks_cluster_name),
-        shared_storage=shared_storage_plan(spec),
-        dedicated=dedicated_plans(spec, cat, migs),
+        storage=storage,
+        tools_policies=policies,
+        shared_storage=shared_storage,
+        dedicated=dedicated,
         slurm=slurm_plan(spec, sorted_teams, cat),
     )
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 from ..spec.errors import SpecIssue
 from ..spec.rulebook import Rule, RuleBook
-from .quotas import governed_units
+from .quotas import TeamPlan, governed_units
 
 if TYPE_CHECKING:  # the plan derives its warnings with this module: no import back at run time
     from .plan import Plan
@@ -106,15 +106,15 @@ TEAM_OUTPUTS = 3  # namespace, LocalQueue, priority classes (stacks/governance.p
 MAX_OUTPUTS = 200  # CloudFormation's outputs per stack
 
 
-def _team_resources(plan: Plan, team: str) -> int:
+def _team_resources(plan: Plan, team: TeamPlan) -> int:
     """CloudFormation resources one team adds to its stack (kept in step with stacks/governance.py)."""
-    identities = [i for i in plan.identities if i.team == team]
+    identities = team.identities
     # role (+ policy: a target to assume, or grants) + association
     per_identity = sum(3 if i.target_role_arn or not i.grants.empty else 2 for i in identities)
     # Per-team data: the team bucket and its policy, its key, its access-log bucket and that bucket's policy.
-    per_identity += 5 if any(s.team == team for s in plan.storage) else 0
+    per_identity += 5 if team.storage is not None else 0
     governance = 2 if plan.task_governance else 0  # compute quota + namespace waiter
-    watch = plan.monitoring.team(team)
+    watch = plan.monitoring.team(team.name)
     monitoring = len(watch.alarms) + (1 if watch.dashboard else 0)
     return 1 + governance + per_identity + monitoring  # + the team's manifest
 
@@ -123,7 +123,7 @@ def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:
     """No team or access stack nears CloudFormation's 500 resources."""
     overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     for stack in plan.stacks.teams:
-        total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
+        total = overhead + sum(_team_resources(plan, plan.team(t)) for t in stack.members) + \
             TOPIC_RESOURCES * len(plan.monitoring.owner_topics(stack.members))
         if total > RESOURCE_BUDGET:
             yield _issue(

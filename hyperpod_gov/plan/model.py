@@ -186,7 +186,7 @@ class Plan:
         raise KeyError(name)
 
     def cluster_queue_spec(self, team: TeamPlan) -> dict[str, Any]:
-        return cluster_queue_spec(self.cohort, self.covered_resources, team, dedicated=self.dedicated)
+        return cluster_queue_spec(self.cohort, self.covered_resources, team, dedicated=team.dedicated)
 
     def capacity(self) -> dict[str, int]:
         """Instances per instance type."""

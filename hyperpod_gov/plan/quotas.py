@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 from .. import catalog as catalog_module
 from ..catalog import Catalog
@@ -19,7 +19,13 @@ from ..spec.instance_types import allocation_units, group_mig_profiles, spec_cat
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT, Contract, GovernanceSpec, Team
 from ..spec.monitoring import AlarmOverrides
 from . import names
+from .data import TeamStoragePlan
+from .identity import IdentityPlan
 from .network import EgressPlan, egress_plan
+from .tools_policy import ToolsPolicyPlan
+
+if TYPE_CHECKING:  # storage.py builds its amounts with this module: no import back at run time
+    from .storage import DedicatedPlan, TeamVolumePlan
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 PodSecurityLevel = Literal["baseline", "restricted"]
@@ -160,6 +166,16 @@ class TeamPlan:
     # spec's default: all); and teams[].images: the registry prefixes its images must start with (): any image).
     priority_classes: tuple[str, ...] = ()
     image_prefixes: tuple[str, ...] = ()
+    # The team's other parts, built with it in one pass (derive.py): its workload identities (sorted as
+    # Plan.identities), its bucket (teams[].storage.bucket: create), its tools policy (teams[].access.toolsPolicy),
+    # its volume on the shared file system (cluster.sharedStorage) and its dedicated groups by instance type
+    # (instanceGroups[].dedicatedTo). The shared pool has none of them. Each part is compared on its own (its view
+    # or table), so a team's equality stays its own decisions: quota, sharing, access and namespace settings.
+    identities: tuple[IdentityPlan, ...] = field(default=(), kw_only=True, compare=False)
+    storage: Optional[TeamStoragePlan] = field(default=None, kw_only=True, compare=False)
+    tools_policy: Optional[ToolsPolicyPlan] = field(default=None, kw_only=True, compare=False)
+    volume: Optional["TeamVolumePlan"] = field(default=None, kw_only=True, compare=False)
+    dedicated: tuple["DedicatedPlan", ...] = field(default=(), kw_only=True, compare=False)
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)
@@ -167,6 +183,12 @@ class TeamPlan:
     @property
     def owned(self) -> tuple[FlavorQuota, ...]:
         return tuple(f for f in self.flavors if not f.nominal.is_zero)
+
+    @property
+    def kueue_priority_classes(self) -> tuple[str, ...]:
+        """The Kueue WorkloadPriorityClass names the team may label its work with
+        (``kueue.x-k8s.io/priority-class``): those of ``priority_classes``, in the same order."""
+        return tuple(names.priority_class(p) for p in self.priority_classes)
 
     @property
     def can_lend(self) -> bool:
@@ -254,8 +276,12 @@ def _flavors(spec: GovernanceSpec, cat: Catalog, strategy: Strategy, percent: in
     )
 
 
-def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *, path: str) -> TeamPlan:
-    """Everything one team of the spec gets; ``path`` is where the spec declares it (``teams[3]``)."""
+def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *, path: str,
+              identities: tuple[IdentityPlan, ...] = (), storage: Optional[TeamStoragePlan] = None,
+              tools_policy: Optional[ToolsPolicyPlan] = None, volume: Optional["TeamVolumePlan"] = None,
+              dedicated: tuple["DedicatedPlan", ...] = ()) -> TeamPlan:
+    """Everything one team of the spec gets; ``path`` is where the spec declares it (``teams[3]``); the other
+    keywords are the team's own parts of the plan, which ``derive_plan`` builds first."""
     cat = cat or spec_catalog(spec)
     percent = team.sharing.effective_borrow_limit_percent
     strategy = team.sharing.strategy
@@ -292,6 +318,11 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *
         alarms=team.alarms,
         priority_classes=team_priority_classes(spec, team),
         image_prefixes=tuple(sorted(set(team.images))),
+        identities=identities,
+        storage=storage,
+        tools_policy=tools_policy,
+        volume=volume,
+        dedicated=dedicated,
     )
 
 

@@ -150,6 +150,3 @@ def foreign_documents(plan: "Plan") -> dict[str, str]:
     return {p.team: json.dumps(p.document(arn), indent=2, sort_keys=False) + "\n"
             for p in plan.tools_policies if p.foreign}
 
-
-def tools_policy_of(plan: "Plan", team: str) -> Optional[ToolsPolicyPlan]:
-    return next((p for p in plan.tools_policies if p.team == team), None)

@@ -73,11 +73,7 @@ def _team_summary(t: TeamPlan) -> str:
 
 
 def _team_objects(plan: "Plan") -> dict[str, TeamPart]:
-    storage = {s.team: s for s in plan.storage}
-    policies = {p.team: p for p in plan.tools_policies}
-    return {t.name: TeamPart(t, tuple(i for i in plan.identities if i.team == t.name), storage.get(t.name),
-                             policies.get(t.name))
-            for t in plan.tenants}
+    return {t.name: TeamPart(t, t.identities, t.storage, t.tools_policy) for t in plan.tenants}
 
 
 # --- reaching the cluster: teams[].access.toolsPolicy ---
@@ -111,12 +107,12 @@ TEAM = View(
         Row("can submit", "teams[].access.submitters", lambda x: x.team.submitters,
             ("submitters", "submitters_group"), members=True, privilege=_widens("runs work on the team's quota")),
         Row("workload identity", "teams[].workloadIdentities[]", lambda x: tuple(map(_identity, x.identities)),
-            ("service_accounts",), members=True, privilege=_widens("the team's pods get these AWS credentials")),
+            ("service_accounts", "identities"), members=True, privilege=_widens("the team's pods get these AWS credentials")),
         # Per-team data: grants of the source roles and target roles, and the team bucket.
         Row("data grant", "teams[].workloadIdentities[].targetRole|teams[].workloadIdentities[].grants", _grants,
             (), members=True, privilege=_widens("the team's pods reach this data")),
         Row("team bucket", "teams[].storage.bucket",
-            lambda x: x.storage.bucket if x.storage else "none", ()),
+            lambda x: x.storage.bucket if x.storage else "none", ("storage",)),
         Row("team bucket admits", "teams[].storage|teams[].access|teams[].workloadIdentities[]", _bucket_principals,
             (), members=True, privilege=_widens("reaches the team bucket's data")),
         Row("egress", "teams[].egress", lambda x: tuple(f"{e.cidr} {e.protocol} {list(e.ports)}" for e in x.team.egress),
@@ -132,7 +128,7 @@ TEAM = View(
         Row("write ConfigMaps", "teams[].access.writeConfigMaps", lambda x: _allowed(x.team.write_config_maps),
             ("write_config_maps",), privilege=_when(lambda o, n: n == "allowed", "submitters write the team's "
                                                     "ConfigMaps")),
-        Row("tools policy", "teams[].access.toolsPolicy", _tools_policy, (),
+        Row("tools policy", "teams[].access.toolsPolicy", _tools_policy, ("tools_policy",),
             privilege=_when(lambda o, n: n == "on", "the team's viewers and submitters may describe the EKS and "
                             "HyperPod clusters and list HyperPod clusters")),
         Row("contract", "teams[].contract", lambda x: _contract(x.team), ("contract",)),

@@ -21,7 +21,6 @@ from ..spec.workloads import (  # noqa: F401 (re-exported)
 )
 
 if TYPE_CHECKING:
-    from .plan import Plan
     from .quotas import TeamPlan
 
 # A team without a contract, or whose contract names no approved workloads, may run training work (what every
@@ -227,8 +226,3 @@ def extra_containers_expression(kinds: tuple[WorkloadKind, ...] = WORKLOAD_KINDS
             expr = f"object.kind == '{k.kind}' ? {k.containers} : {expr}"
     return expr
 
-
-def allowed_priority_classes(plan: "Plan", team: "TeamPlan") -> tuple[str, ...]:
-    """The Kueue WorkloadPriorityClass names ``team`` may label its work with (``kueue.x-k8s.io/priority-class``):
-    those of ``teams[].priorityClasses`` (default: every class of ``scheduler.priorityClasses``), sorted."""
-    return tuple(p.kueue_name for p in plan.priority_classes if p.name in team.priority_classes)

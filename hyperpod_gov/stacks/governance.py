@@ -22,10 +22,8 @@ from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, Govern
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
-from hyperpod_gov.plan.data import team_storage
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.plan.tools_policy import attached_policy
-from hyperpod_gov.plan.workloads import allowed_priority_classes
 
 from .base import SpecStack, tag
 from .capacity import CapacityStack, cluster_outputs
@@ -55,7 +53,7 @@ def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
 def team_outputs(fragment: Fragment, below: list[str], plan: Plan, team: TeamPlan) -> None:
     """What a team member needs to submit work, as outputs of the team's stack (at ``below/<id>``: ``Outputs``
     under the team's scope, where a ``CfnOutput`` there puts them)."""
-    classes = allowed_priority_classes(plan, team)
+    classes = team.kueue_priority_classes
     for id, value, what in (
         ("Namespace", team.namespace, f"Namespace of team {team.name}"),
         ("LocalQueue", team.local_queue, f"LocalQueue of team {team.name} (label kueue.x-k8s.io/queue-name)"),
@@ -246,11 +244,11 @@ class TeamsStack(SpecStack):
                     object_type="namespace", object_name=team.namespace, json_path=".metadata.name",
                     timeout_seconds=NAMESPACE_WAIT_SECONDS, depends_on=[quota])
             # Per-team data: the team bucket, whose key the team's source roles are granted.
-            storage = team_storage(plan, team.name)
+            storage = team.storage
             store = TeamStorage(constructs(), "Storage", storage=storage) if storage is not None else None
             # Identities without grants of their own are plain data at the logical ids WorkloadIdentityRole
             # gives them (the others are WorkloadIdentityRoles, in plan order).
-            for identity in (i for i in plan.identities if i.team == team.name):
+            for identity in team.identities:
                 below = f"Identity-{identity.service_account}"
                 if plain_identity(team_runs.fragment, [*at, below], cluster_name=cluster_name, identity=identity,
                                   account=plan.account, cluster_arn=plan.cluster.eks_arn):

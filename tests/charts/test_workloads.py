@@ -28,7 +28,6 @@ from hyperpod_gov.plan.workloads import (
     PRIORITY_LABEL,
     WORKLOAD_KINDS,
     WorkloadKind,
-    allowed_priority_classes,
     kinds_for,
     owners_of,
 )
@@ -213,8 +212,8 @@ def test_a_priority_label_outside_the_teams_list_is_refused(kind, params):
 
 def test_allowed_priority_classes_are_the_teams_list_and_default_to_all(plan):
     by_name = {t.name: t for t in plan.tenants}
-    assert allowed_priority_classes(plan, by_name["team-a"]) == ("training-priority",)
-    assert allowed_priority_classes(plan, by_name["team-b"]) == ("training-priority", "urgent-priority")
+    assert by_name["team-a"].kueue_priority_classes == ("training-priority",)
+    assert by_name["team-b"].kueue_priority_classes == ("training-priority", "urgent-priority")
 
 
 def test_system_node_critical_is_refused_on_a_pod_and_in_a_job_template(params):
@@ -427,7 +426,7 @@ def test_an_image_prefix_ends_at_a_slash_after_a_registry_host(prefix, base):
 def test_a_team_with_no_priority_classes_may_label_nothing(base):
     plan = build_plan(parse_spec(_spec(base, priorityClasses=[]), today=TODAY))
     team = next(t for t in plan.tenants if t.name == "team-a")
-    assert allowed_priority_classes(plan, team) == ()
+    assert team.kueue_priority_classes == ()
 
 
 # --- diff ---------------------------------------------------------------------------------------------------

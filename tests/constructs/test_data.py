@@ -12,7 +12,6 @@ from hyperpod_gov.constructs.execution_role import execution_role
 from hyperpod_gov.constructs.identity import TargetRole, WorkloadIdentityRole
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.data import team_storage
 from hyperpod_gov.spec import parse_spec
 from hyperpod_gov.stacks.base import apply_feature_flags
 from tests.conftest import TODAY
@@ -65,7 +64,7 @@ def _policy_statements(template, type_):
 def _identity_template(plan, team="team-a"):
     stack = _stack()
     store = None
-    storage = team_storage(plan, team)
+    storage = plan.team(team).storage
     if storage is not None:
         store = TeamStorage(stack, "Storage", storage=storage)
     for identity in (i for i in plan.identities if i.team == team):
@@ -202,7 +201,7 @@ def test_the_team_bucket_is_versioned_logged_private_and_encrypted_with_the_team
 
 def test_a_retiring_teams_bucket_stays_and_admits_nobody(spec):
     spec["teams"][0]["retiring"] = True
-    storage = team_storage(_plan(spec), "team-a")
+    storage = _plan(spec).team("team-a").storage
     assert storage is not None and storage.admitted == ()
     stack = _stack()
     TeamStorage(stack, "Storage", storage=storage)

@@ -10,7 +10,7 @@ import pytest
 from hyperpod_gov.contracts.record import render_record
 from hyperpod_gov.explain import explain
 from hyperpod_gov.plan import build_plan, names
-from hyperpod_gov.plan.data import data_paths, team_storage
+from hyperpod_gov.plan.data import data_paths
 from hyperpod_gov.diff import governance_diff as governance_changes  # the governance diff in words
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
@@ -51,26 +51,26 @@ def spec(base):
 
 
 def test_a_team_bucket_admits_the_teams_roles_and_submitters(spec):
-    storage = team_storage(_plan(spec), "team-a")
+    storage = _plan(spec).team("team-a").storage
     assert storage.roles == ("arn:aws:iam::111111111111:role/acme-team-a-trainer",
                              "arn:aws:iam::111111111111:role/acme-team-a-writer")
     assert storage.submitters == ("arn:aws:iam::111111111111:role/A",)
     assert storage.readers == ()
     spec["teams"][0]["storage"]["viewersRead"] = True
-    assert team_storage(_plan(spec), "team-a").readers == ("arn:aws:iam::111111111111:role/AViewer",)
+    assert _plan(spec).team("team-a").storage.readers == ("arn:aws:iam::111111111111:role/AViewer",)
 
 
 def test_every_identity_of_the_team_gets_read_write_on_its_bucket(spec):
     plan = _plan(spec)
-    bucket = team_storage(plan, "team-a").bucket
+    bucket = plan.team("team-a").storage.bucket
     assert {i.service_account: i.grants.team_bucket for i in plan.identities} == {"trainer": bucket,
                                                                                    "writer": bucket}
 
 
 def test_data_paths_list_buckets_prefixes_secrets_and_repositories(spec):
     plan = _plan(spec)
-    bucket = team_storage(plan, "team-a").bucket
-    assert data_paths(plan, "team-a") == [
+    bucket = plan.team("team-a").storage.bucket
+    assert data_paths(plan.team("team-a").identities) == [
         "ECR arn:aws:ecr:us-east-1:111111111111:repository/team-a/trainer pull (writer)",
         f"s3://{bucket}/* read-write, team key (trainer)",
         f"s3://{bucket}/* read-write, team key (writer)",
@@ -78,7 +78,7 @@ def test_data_paths_list_buckets_prefixes_secrets_and_repositories(spec):
         "secrets arn:aws:secretsmanager:us-east-1:111111111111:secret:team-a/* (writer)",
         "whatever arn:aws:iam::222222222222:role/reader reaches (not the spec's) (trainer)",
     ]
-    assert data_paths(plan, "team-b") == []
+    assert data_paths(plan.team("team-b").identities) == []
     text = explain(plan)
     flat = " ".join(text.split())  # explain wraps at 100 columns
     assert f"team bucket s3://{bucket} (own KMS key) admits 3 read-write, 0 read-only principal(s)" in flat
@@ -91,7 +91,7 @@ def test_data_paths_list_buckets_prefixes_secrets_and_repositories(spec):
 def test_new_grants_and_bucket_principals_are_privilege_changes(spec):
     old, new = _plan(copy.deepcopy(BASE)), _plan(spec)
     lines = governance_changes(old, new)
-    bucket = team_storage(new, "team-a").bucket
+    bucket = new.team("team-a").storage.bucket
     expected = [
         "team team-a data grant: + s3://lake/team-a/* read-write for writer (privilege: the team's pods reach this "
         "data)",

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.tools_policy import (attached_policy, foreign_documents, hyperpod_cluster_pattern,
-                                            tools_policy_of)
+from hyperpod_gov.plan.tools_policy import attached_policy, foreign_documents, hyperpod_cluster_pattern
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import TODAY, as_existing
 
@@ -28,7 +27,7 @@ def _with_access(base, **access):
 def test_the_document_names_this_cluster_the_teams_entries_and_nothing_else(base):
     plan = _plan(_with_access(base, viewers=["arn:aws:iam::111111111111:role/ops/AViewer"],
                               submitters=["arn:aws:iam::111111111111:role/A"]))
-    policy = tools_policy_of(plan, "team-a")
+    policy = plan.team("team-a").tools_policy
     assert policy.document("HP-ARN") == {"Version": "2012-10-17", "Statement": [
         {"Sid": "EksDescribeCluster", "Effect": "Allow", "Action": "eks:DescribeCluster",
          "Resource": f"{EKS}:cluster/ml-eks"},
@@ -44,7 +43,7 @@ def test_the_document_names_this_cluster_the_teams_entries_and_nothing_else(base
 
 
 def test_no_action_is_a_wildcard_and_only_list_clusters_has_resource_star(base):
-    policy = tools_policy_of(_plan(base), "team-a")
+    policy = _plan(base).team("team-a").tools_policy
     for statement in policy.document("HP-ARN")["Statement"]:
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         assert not any("*" in a for a in actions)
@@ -56,7 +55,7 @@ def test_principals_of_other_accounts_get_the_document_in_iam_json_and_no_attach
     base["accounts"]["trusted"] = ["444444444444"]
     plan = _plan(_with_access(base, viewers=["arn:aws:iam::444444444444:role/Partner"],
                               submitters=["arn:aws:iam::111111111111:role/A"]))
-    policy = tools_policy_of(plan, "team-a")
+    policy = plan.team("team-a").tools_policy
     assert policy.roles == ("A",)
     assert policy.foreign == ("arn:aws:iam::444444444444:role/Partner",)
     documents = foreign_documents(plan)
@@ -75,13 +74,13 @@ def test_the_existing_clusters_arn_is_known_before_the_deploy(base):
     as_existing(base)
     plan = _plan(base)
     assert hyperpod_cluster_pattern(plan) == "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh"
-    statement = tools_policy_of(plan, "team-a").document("x")["Statement"][0]
+    statement = plan.team("team-a").tools_policy.document("x")["Statement"][0]
     assert statement["Resource"] == f"{EKS}:cluster/shared-eks"
 
 
 def test_iam_users_are_attached_as_users(base):
     base["accounts"]["trusted"] = ["111111111111"]
-    policy = tools_policy_of(_plan(_with_access(base, viewers=["arn:aws:iam::111111111111:user/alice"])), "team-a")
+    policy = _plan(_with_access(base, viewers=["arn:aws:iam::111111111111:user/alice"])).team("team-a").tools_policy
     assert (policy.roles, policy.users) == ((), ("alice",))
     assert policy.document("x")["Statement"][1]["Resource"] == f"{EKS}:access-entry/ml-eks/user/111111111111/alice/*"
 
@@ -92,11 +91,11 @@ def test_iam_users_are_attached_as_users(base):
 ], ids=["toolsPolicy false", "retiring team"])
 def test_no_policy_when_turned_off_or_retiring(base, change):
     change(base["teams"][0])
-    assert tools_policy_of(_plan(base), "team-a") is None
+    assert _plan(base).team("team-a").tools_policy is None
 
 
 def test_a_team_without_principals_has_a_policy_nobody_gets(base):
-    policy = tools_policy_of(_plan(base), "team-b")
+    policy = _plan(base).team("team-b").tools_policy
     assert (policy.statements, policy.roles, policy.users, policy.foreign) == ((), (), (), ())
 
 

@@ -10,8 +10,6 @@ import pytest
 
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.connect import kubeconfig_command
-from hyperpod_gov.plan.tools_policy import tools_policy_of
-from hyperpod_gov.plan.workloads import allowed_priority_classes
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
 from tests.synth_helpers import resources, synthesize
@@ -100,7 +98,7 @@ def test_each_team_stack_outputs_its_teams_namespace_queue_and_priority_labels(e
         mine = {re.sub(r"[0-9A-F]{8}$", "", k).removeprefix(prefix): v for k, v in found.items()
                 if k.startswith(prefix)}
         assert mine == {"Namespace": team.namespace, "LocalQueue": team.local_queue,
-                        "PriorityClasses": ",".join(allowed_priority_classes(plan, team))}
+                        "PriorityClasses": ",".join(team.kueue_priority_classes)}
     assert len(found) == 3 * len(plan.tenants)
 
 
@@ -134,7 +132,7 @@ def test_a_foreign_principal_gets_iam_json_and_only_same_account_roles_are_attac
     assert policy["Roles"] == ["VisionScientist", "VisionViewer"]  # language turned it off; the partner is foreign
     document = json.loads((synthesized.out_dir / "iam" / "vision.json").read_text())
     # The team's own document, with the team's exact entries; the ARN is known in governance-only mode.
-    assert document == tools_policy_of(plan, "vision").document(plan.hyperpod_cluster_arn)
+    assert document == plan.team("vision").tools_policy.document(plan.hyperpod_cluster_arn)
     assert sorted(p.name for p in (synthesized.out_dir / "iam").iterdir()) == ["vision.json"]
     assert document["Statement"][1]["Resource"] == [
         "arn:aws:eks:us-west-2:111111111111:access-entry/lab-eks/role/111111111111/VisionScientist/*",
