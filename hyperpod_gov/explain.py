@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional
 
 from .plan import Plan
 from .plan.data import data_paths
+from .plan.slurm_state import desired_state
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import dedicated_groups, shared_file_system, team_columns
@@ -276,8 +277,6 @@ def _slurm_notes(plan: Plan) -> list[str]:
 
 def explain_slurm(plan: Plan) -> str:
     """``explain`` for a Slurm-orchestrated spec: accounts, QOS, limits, partitions, and each mapping's fidelity."""
-    from .slurm.model import desired_state
-
     sp = plan.slurm
     assert sp is not None
     state = desired_state(sp)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 from ..spec.errors import SpecIssue
 from ..spec.rulebook import Rule, RuleBook
-from .quotas import TeamPlan, governed_units
+from .quotas import governed_units
 
 if TYPE_CHECKING:  # the plan derives its warnings with this module: no import back at run time
     from .plan import Plan
@@ -106,8 +106,9 @@ TEAM_OUTPUTS = 3  # namespace, LocalQueue, priority classes (stacks/governance.p
 MAX_OUTPUTS = 200  # CloudFormation's outputs per stack
 
 
-def _team_resources(plan: Plan, team: TeamPlan) -> int:
+def _team_resources(plan: Plan, name: str) -> int:
     """CloudFormation resources one team adds to its stack (kept in step with stacks/governance.py)."""
+    team = plan.team(name)
     identities = team.identities
     # role (+ policy: a target to assume, or grants) + association
     per_identity = sum(3 if i.target_role_arn or not i.grants.empty else 2 for i in identities)
@@ -123,7 +124,7 @@ def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:
     """No team or access stack nears CloudFormation's 500 resources."""
     overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     for stack in plan.stacks.teams:
-        total = overhead + sum(_team_resources(plan, plan.team(t)) for t in stack.members) + \
+        total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
             TOPIC_RESOURCES * len(plan.monitoring.owner_topics(stack.members))
         if total > RESOURCE_BUDGET:
             yield _issue(

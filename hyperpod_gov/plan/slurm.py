@@ -1,6 +1,6 @@
 """The Slurm part of the plan: partitions, accounts, QOS and POSIX identities of a Slurm-orchestrated cluster.
 
-Pure decisions over a validated spec (``cluster.orchestrator: slurm``); ``hyperpod_gov.slurm.model`` turns them
+Pure decisions over a validated spec (``cluster.orchestrator: slurm``); ``plan/slurm_state.py`` turns them
 into the desired accounting and configuration state and ``hyperpod_gov.slurm.render`` into scripts. The mapping
 (docs/slurm.md):
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .slurm_commands import changes
+from .slurm_state import desired_state
 from .views_base import Row, View, _on_off, _when, _widens
 
 if TYPE_CHECKING:
@@ -16,17 +18,13 @@ def _tres_words(tres: tuple[tuple[str, int], ...]) -> str:
 
 
 def _slurm_state(plan: "Plan") -> Any:
-    """The desired accounting state (hyperpod_gov.slurm.model), None for EKS: the sacctmgr row compares it."""
+    """The desired accounting state (plan/slurm_state.py), None for EKS: the sacctmgr row compares it."""
     if plan.slurm is None:
         return None
-    from ..slurm.model import desired_state
-
     return desired_state(plan.slurm)
 
 
 def _sacctmgr_lines(title: str, old: Any, new: Any) -> list[str]:
-    from ..slurm.render import changes
-
     return [f"{title} accounting: {c}" for c in changes(old, new)]
 
 
