@@ -129,7 +129,7 @@ def explain(plan: Plan) -> str:
                 paths = [f"team bucket s3://{bucket.bucket} (own KMS key) admits "
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
-    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan))]
+    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan.cluster, len(plan.principals)))]
     # Every EKS add-on hyperpod-gov installs, with its pinned version (plan/addon_defaults.py fills the spec's gaps)
     parts += ["", "EKS add-ons installed (pinned versions):",
               *(f"  {name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items()),

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Literal
 from ..spec.cluster import Cluster
 from . import names
 
-if TYPE_CHECKING:
-    from .plan import Plan
+if TYPE_CHECKING:  # parts.py holds ApiSource in ClusterPlan: no import back at run time
+    from .parts import ClusterPlan
 
 ApiSourceKind = Literal["cidr", "security-group", "prefix-list"]
 API_PORT = 443  # the EKS API endpoint listens on HTTPS only
@@ -47,9 +47,9 @@ def api_sources(cluster: Cluster) -> tuple[ApiSource, ...]:
     return tuple(sorted(out, key=lambda s: (s.kind, s.value)))
 
 
-def api_reach(plan: "Plan") -> list[str]:
-    """Who can reach the Kubernetes API from where, in words (``explain``)."""
-    c = plan.cluster
+def api_reach(c: "ClusterPlan", principals: int) -> list[str]:
+    """Who can reach the cluster ``c``'s Kubernetes API from where, in words (``explain``); ``principals``: how many
+    team principals have an access entry."""
     if c.existing is not None:
         return [f"the existing cluster {c.eks_name}'s endpoint, as it is configured (hyperpod-gov changes no "
                 "network access to it); its kubectl handler from "
@@ -60,6 +60,6 @@ def api_reach(plan: "Plan") -> list[str]:
         lines.append(f"public endpoint: {', '.join(c.admin_cidrs)} (adminCidrs)")
     else:
         lines.append("public endpoint: off")
-    lines.append(f"who: {len(c.admins)} cluster admin(s) and {len(plan.principals)} team principal(s), each by its "
+    lines.append(f"who: {len(c.admins)} cluster admin(s) and {principals} team principal(s), each by its "
                  "access entry; Kubernetes RBAC decides what each may do")
     return lines

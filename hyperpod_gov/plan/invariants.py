@@ -17,15 +17,12 @@ it like any rule's.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 from ..spec.errors import SpecIssue
 from ..spec.rulebook import Rule, RuleBook
-from .quotas import governed_units
-
-if TYPE_CHECKING:  # the plan derives its warnings with this module: no import back at run time
-    from .plan import Plan
-    from .quotas import FlavorQuota
+from .model import Plan
+from .quotas import FlavorQuota, governed_units
 
 # CloudFormation allows 500 resources per template; keep headroom for what CDK adds (custom resource
 # providers, policies) so that an estimate close to the limit is not trusted.

@@ -4,15 +4,13 @@ thing, the team part the team view reads, and the helpers that say why a change 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from .data import TeamStoragePlan
 from .identity import IdentityPlan
+from .model import Plan
 from .quotas import TeamPlan
 from .tools_policy import ToolsPolicyPlan
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class View:
 
     name: str
     spec: str  # where one comes from ("teams[]")
-    objects: Callable[["Plan"], Mapping[str, Any]]  # key -> part, in output order
+    objects: Callable[[Plan], Mapping[str, Any]]  # key -> part, in output order
     title: Callable[[str], str]
     rows: tuple[Row, ...]
     added: Optional[Callable[[str, Any], str]] = None  # the line for a new one (None: "<title> added")

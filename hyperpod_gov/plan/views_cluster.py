@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..spec.cluster import DEDICATED_KEY
 from . import names
+from .model import Plan
 from .views_base import Row, View, _on_off, _when, _widens
 from .words import owns
 
-if TYPE_CHECKING:
-    from .plan import Plan
 
-
-def _chart(plan: "Plan") -> str:
+def _chart(plan: Plan) -> str:
     c = plan.cluster.dependencies_chart
     if c is None:
         return "not installed"
@@ -22,11 +18,11 @@ def _chart(plan: "Plan") -> str:
     return f"{c.source} {c.repository} chart {c.chart} version {c.version or 'latest'}"
 
 
-def _addons(plan: "Plan") -> tuple[str, ...]:
+def _addons(plan: Plan) -> tuple[str, ...]:
     return tuple(f"{name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items())
 
 
-def _operators(plan: "Plan") -> tuple[str, ...]:
+def _operators(plan: Plan) -> tuple[str, ...]:
     """Each operator with the add-ons it installs (prerequisites included), or the existing cluster's own."""
     if not plan.cluster.operators:
         return ("none installed by hyperpod-gov",)
@@ -34,14 +30,14 @@ def _operators(plan: "Plan") -> tuple[str, ...]:
                                                  for a in plan.operator_addons)
 
 
-def _pool(plan: "Plan") -> str:
+def _pool(plan: Plan) -> str:
     pool = plan.shared_pool
     if pool is None:
         return "none"
     return f"{pool.name}: owns {owns(pool)}; {pool.strategy}; weight {pool.fair_share_weight}"
 
 
-def _vpc(plan: "Plan") -> str:
+def _vpc(plan: Plan) -> str:
     n = plan.network
     if plan.cluster.existing is not None:
         return f"{plan.cluster.existing.vpc_id} ({n.cidr}), not created"
@@ -55,21 +51,21 @@ def _vpc(plan: "Plan") -> str:
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
 
 
-def _existing(plan: "Plan") -> str:
+def _existing(plan: Plan) -> str:
     e = plan.cluster.existing
     if e is None:
         return "none (hyperpod-gov creates the cluster)"
     return f"{e.hyperpod_arn} (EKS {plan.cluster.eks_name})"
 
 
-def _kubectl_network(plan: "Plan") -> str:
+def _kubectl_network(plan: Plan) -> str:
     e = plan.cluster.existing
     if e is None:
         return "the created VPC's private subnets"
     return f"{', '.join(e.subnet_ids)} with {e.security_group_id}"
 
 
-def _installs(plan: "Plan") -> tuple[str, ...]:
+def _installs(plan: Plan) -> tuple[str, ...]:
     e = plan.cluster.existing
     if e is None:
         return ("everything (new cluster)",)
@@ -80,10 +76,10 @@ def _installs(plan: "Plan") -> tuple[str, ...]:
     return tuple(sorted(x for x in out if x))
 
 
-def _endpoint_organization(plan: "Plan") -> str:
+def _endpoint_organization(plan: Plan) -> str:
     p = plan.network.perimeter
     return (p.organization_id if p is not None else None) or "none"
-def shared_file_system(plan: "Plan") -> str:
+def shared_file_system(plan: Plan) -> str:
     """cluster.sharedStorage in words (the cluster view and ``explain``)."""
     storage = plan.shared_storage
     if storage is None:
@@ -96,7 +92,7 @@ def shared_file_system(plan: "Plan") -> str:
     return f"{where}; each team's claim {names.SHARED_FSX_CLAIM} mounts /<team> only"
 
 
-def dedicated_groups(plan: "Plan") -> tuple[str, ...]:
+def dedicated_groups(plan: Plan) -> tuple[str, ...]:
     """Which groups are whose (instanceGroups[].dedicatedTo), one line per team and type."""
     return tuple(f"{d.instance_type} x {d.instances} ({', '.join(d.groups)}) to {d.team}"
                  + (f", Kueue flavor {d.flavor}" if plan.emits_kueue_objects else "") for d in plan.dedicated)

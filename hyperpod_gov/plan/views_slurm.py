@@ -3,21 +3,19 @@ docs/slurm.md): the cluster's accounting, its instance groups' and teams' Slurm 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .model import Plan
 from .slurm_commands import changes
 from .slurm_state import desired_state
 from .views_base import Row, View, _on_off, _when, _widens
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 
 def _tres_words(tres: tuple[tuple[str, int], ...]) -> str:
     return ",".join(f"{k}={v}" for k, v in tres) or "none"
 
 
-def _slurm_state(plan: "Plan") -> Any:
+def _slurm_state(plan: Plan) -> Any:
     """The desired accounting state (plan/slurm_state.py), None for EKS: the sacctmgr row compares it."""
     if plan.slurm is None:
         return None
@@ -28,7 +26,7 @@ def _sacctmgr_lines(title: str, old: Any, new: Any) -> list[str]:
     return [f"{title} accounting: {c}" for c in changes(old, new)]
 
 
-def _slurm_qos(plan: "Plan") -> tuple[str, ...]:
+def _slurm_qos(plan: Plan) -> tuple[str, ...]:
     state = _slurm_state(plan)
     if state is None:
         return ()
@@ -37,7 +35,7 @@ def _slurm_qos(plan: "Plan") -> tuple[str, ...]:
                  + (f", preempted by {q.preempt_mode}" if q.preempt_mode else "") for q in state.qos)
 
 
-def _slurm_partitions(plan: "Plan") -> tuple[str, ...]:
+def _slurm_partitions(plan: Plan) -> tuple[str, ...]:
     sp = plan.slurm
     if sp is None:
         return ()
@@ -47,12 +45,12 @@ def _slurm_partitions(plan: "Plan") -> tuple[str, ...]:
                  for p in sp.partitions)
 
 
-def _slurm_settings(plan: "Plan") -> tuple[str, ...]:
+def _slurm_settings(plan: Plan) -> tuple[str, ...]:
     state = _slurm_state(plan)
     return tuple(f"{k}={v}" for k, v in state.conf.settings) if state is not None and state.conf else ()
 
 
-def _accounting_database(plan: "Plan") -> str:
+def _accounting_database(plan: Plan) -> str:
     sp = plan.slurm
     if sp is None:
         return "none (EKS)"

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .identity import IdentityPlan
+from .model import Plan
 from .quotas import TeamPlan
 from .views_base import Row, TeamPart, View, _allowed, _on_off, _when, _widens
 from .words import PAUSE_EFFECT, borrows, lends, owns
 from .workloads import kinds_for
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 
 def _identity(w: IdentityPlan) -> str:
@@ -72,7 +68,7 @@ def _team_summary(t: TeamPlan) -> str:
     return f"owns {owns(t)}; can lend {lends(t)}; may borrow {borrows(t)}; weight {t.fair_share_weight}"
 
 
-def _team_objects(plan: "Plan") -> dict[str, TeamPart]:
+def _team_objects(plan: Plan) -> dict[str, TeamPart]:
     return {t.name: TeamPart(t, t.identities, t.storage, t.tools_policy) for t in plan.tenants}
 
 

@@ -5,12 +5,10 @@ The words ``explain``, ``diff`` (through ``views.py``), the contract record and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
+from .model import Plan
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for
 
-if TYPE_CHECKING:
-    from .plan import Plan
 
 _UNITS = {"nvidia.com/gpu": "GPU", "aws.amazon.com/neurondevice": "Neuron device"}
 # What pausing a team (teams[].active: false) does, in both modes.
@@ -62,12 +60,12 @@ def borrows(team: TeamPlan) -> str:
     return f"up to {', '.join(caps) or 'nothing'} ({how})"
 
 
-def paused(plan: "Plan") -> list[str]:
+def paused(plan: Plan) -> list[str]:
     """The paused teams, each with what pausing does to its work."""
     return [f"{t.name}: {PAUSE_EFFECT}" for t in plan.tenants if not t.active]
 
 
-def unowned(plan: "Plan") -> list[str]:
+def unowned(plan: Plan) -> list[str]:
     """Capacity per instance type that no team (nor the shared pool) owns: it runs only borrowed work."""
     out = []
     for flavor in plan.flavors:
