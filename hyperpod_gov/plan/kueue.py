@@ -6,14 +6,12 @@ Pure: the charts turn these dicts into objects, the simulator turns them into qu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ..spec.cluster import DEDICATED_KEY
 from . import names
 from .quotas import ZERO, Amounts, FlavorQuota, TeamPlan
-
-if TYPE_CHECKING:
-    from .storage import DedicatedPlan
+from .storage import DedicatedPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -86,7 +84,7 @@ def _minus(a: Amounts, b: Amounts) -> Amounts:
 
 
 def _flavor_entries(covered: Sequence[str], f: FlavorQuota,
-                    dedicated: Optional["DedicatedPlan"]) -> list[dict[str, Any]]:
+                    dedicated: Optional[DedicatedPlan]) -> list[dict[str, Any]]:
     """The team's flavors of one instance type. With groups of the type dedicated to the team, their flavor comes
     first (Kueue tries flavors in order: the team's work fills its own nodes first) holding what they bring, and
     lends and borrows nothing; the shared flavor keeps the rest of the team's quota (the spec's rule HPG-Q008
@@ -103,7 +101,7 @@ def _flavor_entries(covered: Sequence[str], f: FlavorQuota,
 
 def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
                        settings: KueueSettings = KUEUE_SETTINGS,
-                       dedicated: Sequence["DedicatedPlan"] = ()) -> dict[str, Any]:
+                       dedicated: Sequence[DedicatedPlan] = ()) -> dict[str, Any]:
     """The ClusterQueue ``spec`` of a team, per DESIGN.md's semantics table (a paused team's queue is held);
     ``dedicated``: the team's dedicated groups (``Plan.dedicated``), each type's as a flavor of its own."""
     mine = {d.instance_type: d for d in dedicated if d.team == team.name}
@@ -131,7 +129,7 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
     return spec
 
 
-def dedicated_flavor_spec(d: "DedicatedPlan") -> dict[str, Any]:
+def dedicated_flavor_spec(d: DedicatedPlan) -> dict[str, Any]:
     """The ResourceFlavor ``spec`` of a team's dedicated groups of one type: Kueue adds the node labels as a
     nodeSelector and the toleration to the pods it admits on the flavor, so they land on those nodes only."""
     return {

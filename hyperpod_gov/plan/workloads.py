@@ -13,15 +13,13 @@ from __future__ import annotations
 import copy
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 # The approved-workload words a contract may use (the spec refuses others); the table below says what each admits.
 from ..spec.workloads import (  # noqa: F401 (re-exported)
     APPROVED_WORKLOADS, EXPERIMENTATION, FINE_TUNING, INFERENCE, INTERACTIVE, TRAINING,
 )
-
-if TYPE_CHECKING:
-    from .quotas import TeamPlan
+from .quotas import TeamPlan
 
 # A team without a contract, or whose contract names no approved workloads, may run training work (what every
 # team could do before contracts existed).
@@ -198,13 +196,13 @@ def controller_created() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(made))
 
 
-def approved(team: "TeamPlan") -> tuple[str, ...]:
+def approved(team: TeamPlan) -> tuple[str, ...]:
     """The approved-workload words of a team (its contract's, or ``DEFAULT_APPROVED``)."""
     words = team.contract.approved_workloads if team.contract is not None else ()
     return tuple(words) or DEFAULT_APPROVED
 
 
-def kinds_for(team: "TeamPlan") -> tuple[WorkloadKind, ...]:
+def kinds_for(team: TeamPlan) -> tuple[WorkloadKind, ...]:
     """The kinds ``team`` may create, in table order."""
     words = set(approved(team))
     return tuple(k for k in WORKLOAD_KINDS if words.intersection(k.approved_by))
