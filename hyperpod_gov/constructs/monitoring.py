@@ -224,14 +224,14 @@ class ClusterDashboardPage(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, monitoring: MonitoringPlan, name: str,
-                 teams: Sequence[str]) -> None:
+                 watches: Sequence[TeamWatch]) -> None:
         super().__init__(scope, id)
         header = text_widget(
             f"# {monitoring.spec_name}: HyperPod governance ({monitoring.cluster_name})\n"
             "Usage against nominal quota per instance type (borrowed = usage above nominal), pending work, "
             "evictions by reason, accelerator utilisation. Alarms go to each team's owners.",
             width=24, height=2)
-        rows = [[header], *(team_row(monitoring.team(team), monitoring.region) for team in teams)]
+        rows = [[header], *(team_row(watch, monitoring.region) for watch in watches)]
         self.dashboard = _dashboard(self, name, rows)
 
 

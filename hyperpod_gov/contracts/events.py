@@ -53,8 +53,8 @@ def _identities(team: TeamPlan) -> list[str]:
             for i in team.identities]
 
 
-def _alarms(plan: Plan, team: str) -> tuple[str, ...]:
-    watch = next((w for w in plan.monitoring.teams if w.team == team), None)
+def _alarms(team: TeamPlan) -> tuple[str, ...]:
+    watch = team.monitoring
     return tuple(sorted(f"{a.kind} -> {a.owner or 'platform'}" for a in watch.alarms)) if watch else ()
 
 
@@ -101,7 +101,7 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
     out += [(CLUSTER_CAPACITY, d) for d in _change("quota", _quota(o), _quota(n))]
     out += [(DATA_CLASSIFICATION, d) for d in _change("data classification", _contract(o, "data_classification"),
                                                       _contract(n, "data_classification"))]
-    out += [(MONITORING_COVERAGE, d) for d in _members("alarm", _alarms(old_plan, o.name), _alarms(new_plan, n.name))]
+    out += [(MONITORING_COVERAGE, d) for d in _members("alarm", _alarms(o), _alarms(n))]
     out += [(MONITORING_COVERAGE, d) for d in _change("monitoring expectations", _contract(o, "monitoring"),
                                                       _contract(n, "monitoring"))]
     return out

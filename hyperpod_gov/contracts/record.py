@@ -205,7 +205,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     lines.append("")
 
     lines += ["## Alarms and their owners", ""]
-    watch = next((w for w in plan.monitoring.teams if w.team == team.name), None)
+    watch = team.monitoring
     if watch and watch.alarms:
         lines += _table(["Alarm", "Owner", "What it means"],
                         [[a.name, a.owner or "platform", a.description] for a in watch.alarms])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -20,7 +20,7 @@ from .derive_stacks import _pipeline, stack_layout
 from .identity import identity_plans
 from .kueue import covered_resources, kueue_manager_config
 from .model import Mode, Plan
-from .monitoring import monitoring_plan
+from .monitoring import monitoring_plan, team_watch
 from .operators import kueue_external_frameworks
 from .parts import FlavorPlan, PriorityClassPlan
 from .quotas import TeamPlan, amounts_for, mig_profiles, plan_shared_pool, plan_team
@@ -49,15 +49,6 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     buckets = {s.team: s for s in storage}
     policy_of = {p.team: p for p in policies}
     volumes = {v.team: v for v in shared_storage.volumes} if shared_storage is not None else {}
-    teams = [plan_team(spec, t, cat, path=f"teams[{i}]",
-                       identities=tuple(w for w in identities if w.team == t.name),
-                       storage=buckets.get(t.name), tools_policy=policy_of.get(t.name), volume=volumes.get(t.name),
-                       dedicated=tuple(d for d in dedicated if d.team == t.name))
-             for i, t in enumerate(spec.teams)]
-    pool = plan_shared_pool(spec, cat)
-    if pool is not None:
-        teams.append(pool)
-    sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     flavors = tuple(
         FlavorPlan(names.flavor(t), t, n, cat.lookup(t).accelerator_kind,
                    _mig_resource(cat.lookup(t), migs.get(t)),
@@ -65,6 +56,23 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
                    capacity=amounts_for(t, count=n, mig_profile=migs.get(t), catalog=cat))
         for t, n in spec.cluster.capacity.items()
     )
+    flavor_names = {f.instance_type: f.name for f in flavors}
+
+    def watched(team: TeamPlan) -> TeamPlan:
+        """The team with what is watched for it (its own decisions, contract and alarm overrides)."""
+        return replace(team, monitoring=team_watch(
+            team, spec_name=spec.name, cluster=spec.cluster.eks_cluster_name, monitoring=spec.monitoring,
+            flavor_names=flavor_names, contract=team.contract, overrides=team.alarms))
+
+    teams = [watched(plan_team(spec, t, cat, path=f"teams[{i}]",
+                               identities=tuple(w for w in identities if w.team == t.name),
+                               storage=buckets.get(t.name), tools_policy=policy_of.get(t.name),
+                               volume=volumes.get(t.name), dedicated=tuple(d for d in dedicated if d.team == t.name)))
+             for i, t in enumerate(spec.teams)]
+    pool = plan_shared_pool(spec, cat)
+    if pool is not None:
+        teams.append(watched(pool))
+    sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     principals = principal_access(spec)
     stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
     mode: Mode = spec.scheduler.mode

@@ -112,7 +112,7 @@ def _team_resources(plan: Plan, name: str) -> int:
     # Per-team data: the team bucket and its policy, its key, its access-log bucket and that bucket's policy.
     per_identity += 5 if team.storage is not None else 0
     governance = 2 if plan.task_governance else 0  # compute quota + namespace waiter
-    watch = plan.monitoring.team(team.name)
+    watch = team.monitoring
     monitoring = len(watch.alarms) + (1 if watch.dashboard else 0)
     return 1 + governance + per_identity + monitoring  # + the team's manifest
 

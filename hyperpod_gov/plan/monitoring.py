@@ -51,7 +51,7 @@ __all__ = [
     "PREEMPTED_REASON", "TEAMS_PER_CLUSTER_DASHBOARD", "UNITS", "USAGE", "UTILISATION_METRIC", "AlarmPlan",
     "FlavorWatch", "Governed", "Metric", "MonitoringCounts", "MonitoringInputs", "MonitoringPlan", "TeamWatch",
     "TopicPlan", "alarm_name", "build_monitoring_plan", "cluster_dashboard_names", "cluster_dashboard_pages",
-    "evictions_search", "monitoring_inputs", "monitoring_plan", "team_dashboard_name",
+    "evictions_search", "monitoring_inputs", "monitoring_plan", "team_dashboard_name", "team_watch",
 ]
 
 
@@ -134,55 +134,67 @@ def _streams(team: TeamPlan, covered: int) -> int:
     return (1 + len(PENDING_STATUSES)) + 1 + 1 + 2 * per_resource_metric
 
 
+def team_watch(t: TeamPlan, *, spec_name: str, cluster: str, monitoring: Monitoring, flavor_names: Mapping[str, str],
+               contract: Any, overrides: Optional[AlarmOverrides]) -> TeamWatch:
+    """What to watch for one team, from the team's own decisions (its owned flavors, queue and namespace), its
+    contract's owners and its alarm overrides: ``derive_plan`` builds it with the team (``TeamPlan.monitoring``).
+    ``flavor_names``: instance type -> ResourceFlavor name."""
+    flavors = tuple(_flavor_watch(cluster, t.cluster_queue, f, flavor_names.get(f.instance_type, f.instance_type))
+                    for f in t.owned)
+    kinds = [f.accelerator_kind for f in t.owned if f.accelerator_kind]
+    kind = catalog.NVIDIA_GPU if catalog.NVIDIA_GPU in kinds else (kinds[0] if kinds else None)
+    utilisation = None if kind is None else Metric(
+        CONTAINER_INSIGHTS_NAMESPACE, UTILISATION_METRIC[kind],
+        (("ClusterName", cluster), ("Namespace", t.namespace)), "Average")
+    partial = TeamWatch(
+        team=t.name, namespace=t.namespace, cluster_queue=t.cluster_queue, is_shared_pool=t.is_shared_pool,
+        strategy=t.strategy, borrow_limit_percent=t.borrow_limit_percent, fair_share_weight=t.fair_share_weight,
+        flavors=flavors,
+        pending=_kueue(PENDING, "Maximum", cluster, ClusterQueue=t.cluster_queue),
+        admitted=_kueue(ADMITTED, "Average", cluster, ClusterQueue=t.cluster_queue),
+        evictions_search=evictions_search(cluster, t.cluster_queue),
+        preemptions=_kueue(EVICTED, "Sum", cluster, ClusterQueue=t.cluster_queue, Reason=PREEMPTED_REASON),
+        utilisation=utilisation,
+        thresholds=monitoring.alarms.merged(overrides),
+        operations_owner=contract.operations_owner if contract else None,
+        cost_owner=contract.cost_owner if contract else None,
+        alarms=(),
+        dashboard=(team_dashboard_name(spec_name, t.name)
+                   if monitoring.team_dashboards and not t.is_shared_pool else None),
+    )
+    # A team's alarms publish to its own owners' topics (keyed by the owner), or to the platform's.
+    topic_of: dict[Optional[str], str] = {None: PLATFORM_TOPIC}
+    if contract is not None:
+        topic_of |= {contract.operations_owner: contract.operations_owner, contract.cost_owner: contract.cost_owner}
+    return TeamWatch(**{**partial.__dict__, "alarms": _alarms(spec_name, partial, topic_of)})
+
+
 def build_monitoring_plan(plan: Governed, inputs: MonitoringInputs) -> MonitoringPlan:
     """What to watch per team, from the governance plan and the inputs of ``monitoring_inputs``."""
-    cluster = inputs.cluster_name
     flavor_names = {f.instance_type: f.name for f in plan.flavors}
-    cluster_thresholds = inputs.monitoring.alarms
+    watches = tuple(team_watch(t, spec_name=inputs.spec_name, cluster=inputs.cluster_name,
+                               monitoring=inputs.monitoring, flavor_names=flavor_names,
+                               contract=inputs.contracts.get(t.name), overrides=inputs.overrides.get(t.name))
+                    for t in plan.teams)
+    return _monitoring_plan(plan, inputs, watches)
+
+
+def _monitoring_plan(plan: Governed, inputs: MonitoringInputs, watches: tuple[TeamWatch, ...]) -> MonitoringPlan:
+    """The monitoring plan of these team watches (one per team of ``plan.teams``, in its order)."""
     owners: set[str] = set()
     for c in inputs.contracts.values():
         if c is not None:
             owners |= {c.operations_owner, c.cost_owner}
     topics = [TopicPlan(PLATFORM_TOPIC, inputs.monitoring.platform_email, f"{inputs.spec_name} platform alarms")]
     topics += [TopicPlan(o, o, f"{inputs.spec_name} alarms for {o}") for o in sorted(owners)]
-    topic_of: dict[Optional[str], str] = {None: PLATFORM_TOPIC, **{o: o for o in owners}}
-
-    watches = []
-    for t in plan.teams:
-        contract = inputs.contracts.get(t.name)
-        flavors = tuple(_flavor_watch(cluster, t.cluster_queue, f, flavor_names.get(f.instance_type,
-                                                                                    f.instance_type))
-                        for f in t.owned)
-        kinds = [f.accelerator_kind for f in t.owned if f.accelerator_kind]
-        kind = catalog.NVIDIA_GPU if catalog.NVIDIA_GPU in kinds else (kinds[0] if kinds else None)
-        utilisation = None if kind is None else Metric(
-            CONTAINER_INSIGHTS_NAMESPACE, UTILISATION_METRIC[kind],
-            (("ClusterName", cluster), ("Namespace", t.namespace)), "Average")
-        partial = TeamWatch(
-            team=t.name, namespace=t.namespace, cluster_queue=t.cluster_queue, is_shared_pool=t.is_shared_pool,
-            strategy=t.strategy, borrow_limit_percent=t.borrow_limit_percent, fair_share_weight=t.fair_share_weight,
-            flavors=flavors,
-            pending=_kueue(PENDING, "Maximum", cluster, ClusterQueue=t.cluster_queue),
-            admitted=_kueue(ADMITTED, "Average", cluster, ClusterQueue=t.cluster_queue),
-            evictions_search=evictions_search(cluster, t.cluster_queue),
-            preemptions=_kueue(EVICTED, "Sum", cluster, ClusterQueue=t.cluster_queue, Reason=PREEMPTED_REASON),
-            utilisation=utilisation,
-            thresholds=cluster_thresholds.merged(inputs.overrides.get(t.name)),
-            operations_owner=contract.operations_owner if contract else None,
-            cost_owner=contract.cost_owner if contract else None,
-            alarms=(),
-            dashboard=(team_dashboard_name(inputs.spec_name, t.name)
-                       if inputs.monitoring.team_dashboards and not t.is_shared_pool else None),
-        )
-        watches.append(TeamWatch(**{**partial.__dict__, "alarms": _alarms(inputs.spec_name, partial, topic_of)}))
     pages = cluster_dashboard_pages(tuple(w.team for w in watches))
     covered = len(plan.covered_resources)
     streams = 7 + sum(_streams(t, covered) for t in plan.teams)  # 7: the cluster-wide (ClusterName-only) streams
     return MonitoringPlan(
         spec_name=inputs.spec_name,
-        cluster_name=cluster,
+        cluster_name=inputs.cluster_name,
         region=inputs.region,
-        teams=tuple(watches),
+        teams=watches,
         topics=tuple(sorted(topics, key=lambda t: t.key)),
         cluster_dashboards=tuple(zip(cluster_dashboard_names(inputs.spec_name, len(pages)), pages)),
         kueue_metric_streams=streams,
@@ -190,5 +202,9 @@ def build_monitoring_plan(plan: Governed, inputs: MonitoringInputs) -> Monitorin
 
 
 def monitoring_plan(plan: Governed) -> MonitoringPlan:
-    """The monitoring plan of a governance plan, from the plan alone (``Plan.monitoring`` holds it)."""
-    return build_monitoring_plan(plan, monitoring_inputs(plan))
+    """The monitoring plan of a governance plan, from the plan alone (``Plan.monitoring`` holds it): its teams'
+    own watches (``TeamPlan.monitoring``)."""
+    missing = [t.name for t in plan.teams if t.monitoring is None]
+    if missing:
+        raise ValueError(f"teams without their watch (TeamPlan.monitoring): {', '.join(missing)}")
+    return _monitoring_plan(plan, monitoring_inputs(plan), tuple(t.monitoring for t in plan.teams if t.monitoring))

@@ -23,6 +23,7 @@ from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .network import EgressPlan, egress_plan
 from .tools_policy import ToolsPolicyPlan
+from .watches import TeamWatch
 
 if TYPE_CHECKING:  # storage.py builds its amounts with this module: no import back at run time
     from .storage import DedicatedPlan, TeamVolumePlan
@@ -176,6 +177,10 @@ class TeamPlan:
     tools_policy: Optional[ToolsPolicyPlan] = field(default=None, kw_only=True, compare=False)
     volume: Optional["TeamVolumePlan"] = field(default=None, kw_only=True, compare=False)
     dedicated: tuple["DedicatedPlan", ...] = field(default=(), kw_only=True, compare=False)
+    # What is watched for the team: its metrics, alarms with their owners, its dashboard (monitoring.py's team_watch,
+    # from the team's own decisions, its contract and teams[].alarms; derive.py adds it as the team is built). The
+    # shared pool has one too (no alarms). Compared in the monitoring view.
+    monitoring: Optional[TeamWatch] = field(default=None, kw_only=True, compare=False)
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)

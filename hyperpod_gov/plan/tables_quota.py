@@ -111,6 +111,7 @@ COMPUTE_QUOTA = Table(
         "tools_policy": "the governance stack's tools policy and the team view's tools policy row",
         "volume": "the team's Kubernetes objects (PersistentVolume and claim); the file system: the cluster view",
         "dedicated": "Kueue objects (kueue mode); the groups: the instance-group table and view (dedicated_to)",
+        "monitoring": "the team's stack (alarms, dashboard) and the monitoring view (thresholds, overrides)",
         "egress": "the team's Kubernetes objects (NetworkPolicies)",
         "service_accounts": "the team's Kubernetes objects and Pod Identity associations",
         "viewers": "access entries",

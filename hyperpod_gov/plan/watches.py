@@ -197,6 +197,13 @@ class MonitoringPlan:
         keys = {a.topic for t in teams for a in self.team(t).alarms} - {PLATFORM_TOPIC}
         return tuple(t for t in self.topics if t.key in keys)
 
+    @property
+    def dashboard_pages(self) -> tuple[tuple[str, tuple[TeamWatch, ...]], ...]:
+        """Each cluster dashboard page's name and the watches of the teams on it: ``cluster_dashboards`` with each
+        team's watch (a page holds the next teams in plan order)."""
+        watches = iter(self.teams)
+        return tuple((name, tuple(next(watches) for _ in teams)) for name, teams in self.cluster_dashboards)
+
     def team(self, name: str) -> TeamWatch:
         for t in self.teams:
             if t.team == name:

@@ -157,9 +157,9 @@ class MonitoringStack(SpecStack):
             for topic in self.topics.topics.values():
                 cfn_topic: sns.CfnTopic = topic.node.default_child  # type: ignore[assignment]
                 cfn_topic.add_property_override("TopicName", names.platform_topic(plan.name))
-        name, teams = monitoring.cluster_dashboards[0]  # later pages: DashboardsStack
+        name, watches = monitoring.dashboard_pages[0]  # later pages: DashboardsStack
         self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
-                                               teams=teams)
+                                               watches=watches)
 
 
 class DashboardsStack(SpecStack):
@@ -167,8 +167,8 @@ class DashboardsStack(SpecStack):
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan, page: int, **kwargs: Any) -> None:
         super().__init__(scope, id, plan=plan, what=f"cluster dashboard page {page + 1}", **kwargs)
-        name, teams = plan.monitoring.cluster_dashboards[page]
-        self.dashboard = ClusterDashboardPage(self, name, monitoring=plan.monitoring, name=name, teams=teams)
+        name, watches = plan.monitoring.dashboard_pages[page]
+        self.dashboard = ClusterDashboardPage(self, name, monitoring=plan.monitoring, name=name, watches=watches)
 
 
 class TeamsStack(SpecStack):
@@ -268,7 +268,7 @@ class TeamsStack(SpecStack):
                 team_runs.depend(applied_id, waiter)
             # TeamMonitoring(team_scope, "Monitoring"): the team's alarms and dashboard; and CfnOutputs under
             # team_scope/Outputs: what reaches the cluster (namespace, queue, priority labels).
-            team_monitoring(team_runs.fragment, [*at, "Monitoring"], watch=watch.team(team.name),
+            team_monitoring(team_runs.fragment, [*at, "Monitoring"], watch=team.monitoring,
                             topics=shared_topics, region=plan.region, topic_arns=topic_arns)
             team_outputs(team_runs.fragment, [*at, "Outputs"], plan, team)
             if team_runs is not runs:

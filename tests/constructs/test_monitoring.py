@@ -28,8 +28,8 @@ def _monitor(stack: cdk.Stack, monitoring) -> None:
     """The monitoring constructs as the stacks compose them, in one stack: every topic, every cluster dashboard
     page, every team's alarms and dashboard."""
     topics = AlarmTopics(stack, "Topics", topics=monitoring.topics)
-    for name, teams in monitoring.cluster_dashboards:
-        ClusterDashboardPage(stack, name, monitoring=monitoring, name=name, teams=teams)
+    for name, watches in monitoring.dashboard_pages:
+        ClusterDashboardPage(stack, name, monitoring=monitoring, name=name, watches=watches)
     scope = Construct(stack, "Teams")
     for watch in monitoring.teams:
         TeamMonitoring(scope, watch.team, watch=watch, topics=topics.topics, region=monitoring.region)
