@@ -225,7 +225,7 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
     slurm = plan.slurm
     if slurm is None:
         raise ValueError("render_slurm_record describes a team of a Slurm cluster")
-    st = next((t for t in slurm.teams if t.name == team.name), None)
+    st = team.slurm
     lines = _heading(plan, team, (
         "**Status: retiring.** The team's account stays for the hand-over, with its users' associations; "
         "removing the team from the spec removes them (slurm/accounting.sh never deletes an association with "

@@ -9,7 +9,7 @@ from typing import Optional
 from .. import catalog
 from ..spec._base import partition_of
 from ..spec.instance_types import spec_catalog
-from ..spec.models import GovernanceSpec
+from ..spec.models import GovernanceSpec, Team
 from ..spec.monitoring import Monitoring
 from . import names
 from .access import principal_access
@@ -25,7 +25,7 @@ from .operators import kueue_external_frameworks
 from .parts import FlavorPlan, PriorityClassPlan
 from .quotas import TeamPlan, amounts_for, mig_profiles, plan_shared_pool, plan_team
 from .regions import task_governance_backend
-from .slurm import slurm_plan
+from .slurm import slurm_groups, slurm_plan, slurm_team
 from .storage import dedicated_plans, shared_storage_plan
 from .tools_policy import tools_policies
 
@@ -57,21 +57,26 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         for t, n in spec.cluster.capacity.items()
     )
     flavor_names = {f.instance_type: f.name for f in flavors}
+    slurm = spec.cluster.orchestrator == "slurm"
+    groups = slurm_groups(spec) if slurm else ()
 
-    def watched(team: TeamPlan) -> TeamPlan:
-        """The team with what is watched for it (its own decisions, contract and alarm overrides)."""
+    def finished(team: TeamPlan, settings: Optional[Team] = None) -> TeamPlan:
+        """The team with what is watched for it (its own decisions, contract and alarm overrides) and, on a Slurm
+        cluster, its Slurm part (the shared pool has none: capacity no team owns is idle in Slurm)."""
         return replace(team, monitoring=team_watch(
             team, spec_name=spec.name, cluster=spec.cluster.eks_cluster_name, monitoring=spec.monitoring,
-            flavor_names=flavor_names, contract=team.contract, overrides=team.alarms))
+            flavor_names=flavor_names, contract=team.contract, overrides=team.alarms),
+            slurm=slurm_team(team, settings.slurm, groups, cat) if slurm and settings is not None else None)
 
-    teams = [watched(plan_team(spec, t, cat, path=f"teams[{i}]",
-                               identities=tuple(w for w in identities if w.team == t.name),
-                               storage=buckets.get(t.name), tools_policy=policy_of.get(t.name),
-                               volume=volumes.get(t.name), dedicated=tuple(d for d in dedicated if d.team == t.name)))
+    teams = [finished(plan_team(spec, t, cat, path=f"teams[{i}]",
+                                identities=tuple(w for w in identities if w.team == t.name),
+                                storage=buckets.get(t.name), tools_policy=policy_of.get(t.name),
+                                volume=volumes.get(t.name), dedicated=tuple(d for d in dedicated if d.team == t.name)),
+                      t)
              for i, t in enumerate(spec.teams)]
     pool = plan_shared_pool(spec, cat)
     if pool is not None:
-        teams.append(watched(pool))
+        teams.append(finished(pool))
     sorted_teams = tuple(sorted(teams, key=lambda t: t.name))
     principals = principal_access(spec)
     stacks = stack_layout(spec, sorted_teams, principals, identities, contract_connections(spec))
@@ -125,7 +130,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         tools_policies=policies,
         shared_storage=shared_storage,
         dedicated=dedicated,
-        slurm=slurm_plan(spec, sorted_teams, cat),
+        slurm=slurm_plan(spec, sorted_teams, groups),
     )
 
 

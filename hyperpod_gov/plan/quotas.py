@@ -26,6 +26,7 @@ from .tools_policy import ToolsPolicyPlan
 from .watches import TeamWatch
 
 if TYPE_CHECKING:  # storage.py builds its amounts with this module: no import back at run time
+    from .slurm import SlurmTeamPlan
     from .storage import DedicatedPlan, TeamVolumePlan
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
@@ -181,6 +182,9 @@ class TeamPlan:
     # from the team's own decisions, its contract and teams[].alarms; derive.py adds it as the team is built). The
     # shared pool has one too (no alarms). Compared in the monitoring view.
     monitoring: Optional[TeamWatch] = field(default=None, kw_only=True, compare=False)
+    # The team as Slurm accounting knows it (slurm.py's slurm_team; a Slurm cluster's teams only, the shared pool
+    # has none). Compared in the Slurm view.
+    slurm: Optional["SlurmTeamPlan"] = field(default=None, kw_only=True, compare=False)
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)

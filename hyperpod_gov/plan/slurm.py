@@ -27,7 +27,7 @@ from typing import Optional
 
 from ..catalog import Catalog
 from ..spec.models import GovernanceSpec
-from ..spec.slurm import ClusterSlurm
+from ..spec.slurm import ClusterSlurm, TeamSlurm
 from .quotas import FlavorQuota, TeamPlan
 
 SEPARATOR = "_"
@@ -262,44 +262,51 @@ def _limits(team: TeamPlan, where: dict[str, str], attr: str, cat: Catalog) -> t
     return tuple(sorted(out, key=lambda lim: lim.partition))
 
 
-def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], cat: Catalog) -> Optional[SlurmPlan]:
-    """The Slurm plan of a ``cluster.orchestrator: slurm`` spec; None for EKS."""
+def slurm_groups(spec: GovernanceSpec) -> tuple[SlurmGroupPlan, ...]:
+    """The instance groups as Slurm nodes, sorted by name (the Slurm view of ``cluster.instanceGroups``)."""
+    return tuple(sorted(
+        (SlurmGroupPlan(g.name, g.instance_type, g.count, g.slurm.node_type if g.slurm else "Compute",
+                        g.slurm.partition if g.slurm else None, g.dedicated_to,
+                        path=f"cluster.instanceGroups[{i}]")
+         for i, g in enumerate(spec.cluster.instance_groups)),
+        key=lambda g: g.name))
+
+
+def slurm_team(tp: TeamPlan, settings: Optional[TeamSlurm], groups: tuple[SlurmGroupPlan, ...],
+               cat: Catalog) -> SlurmTeamPlan:
+    """A team as Slurm accounting knows it, from its own decisions and its ``teams[].slurm`` settings
+    (``derive_plan`` builds it with the team: ``TeamPlan.slurm``)."""
+    where = _partition_of_type(groups)
+    return SlurmTeamPlan(
+        name=tp.name,
+        account=account(tp.name),
+        fair_share_weight=tp.fair_share_weight,
+        fairshare=max(tp.fair_share_weight, 1),
+        strategy=tp.strategy,
+        guaranteed=_limits(tp, where, "nominal", cat),
+        borrow=_limits(tp, where, "borrowing_limit", cat) if tp.can_borrow else (),
+        priority_classes=tuple(sorted(tp.priority_classes)),
+        preempt_team_tasks=tp.preempt_team_tasks,
+        active=tp.active,
+        users=tuple(sorted(settings.users)) if settings else (),
+        group=(settings.group if settings and settings.group else tp.name),
+        data_path=(settings.data_path if settings and settings.data_path else f"{DEFAULT_DATA_ROOT}/{tp.name}"),
+        path=tp.path,
+    )
+
+
+def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...],
+               groups: tuple[SlurmGroupPlan, ...]) -> Optional[SlurmPlan]:
+    """The Slurm plan of a ``cluster.orchestrator: slurm`` spec, of its teams' own Slurm parts (``TeamPlan.slurm``;
+    capacity no team owns, the shared pool's, is simply idle in Slurm: anyone's borrow QOS may use it) and the
+    groups of ``slurm_groups``; None for EKS."""
     cluster = spec.cluster
     if cluster.orchestrator != "slurm":
         return None
     settings = cluster.slurm or ClusterSlurm()
-    groups = tuple(sorted(
-        (SlurmGroupPlan(g.name, g.instance_type, g.count, g.slurm.node_type if g.slurm else "Compute",
-                        g.slurm.partition if g.slurm else None, g.dedicated_to,
-                        path=f"cluster.instanceGroups[{i}]")
-         for i, g in enumerate(cluster.instance_groups)),
-        key=lambda g: g.name))
-    where = _partition_of_type(groups)
     org = spec.name
     std = standard_qos(org)
-    by_name = {t.name: t for t in spec.teams}
-    team_plans = []
-    for tp in teams:
-        if tp.is_shared_pool:
-            continue  # capacity no team owns is simply idle in Slurm: anyone's borrow QOS may use it
-        st = by_name[tp.name].slurm
-        borrow = _limits(tp, where, "borrowing_limit", cat) if tp.can_borrow else ()
-        team_plans.append(SlurmTeamPlan(
-            name=tp.name,
-            account=account(tp.name),
-            fair_share_weight=tp.fair_share_weight,
-            fairshare=max(tp.fair_share_weight, 1),
-            strategy=tp.strategy,
-            guaranteed=_limits(tp, where, "nominal", cat),
-            borrow=borrow,
-            priority_classes=tuple(sorted(tp.priority_classes)),
-            preempt_team_tasks=tp.preempt_team_tasks,
-            active=tp.active,
-            users=tuple(sorted(st.users)) if st else (),
-            group=(st.group if st and st.group else tp.name),
-            data_path=(st.data_path if st and st.data_path else f"{DEFAULT_DATA_ROOT}/{tp.name}"),
-            path=tp.path,
-        ))
+    team_plans = [tp.slurm for tp in teams if tp.slurm is not None]
     slurm_teams = tuple(sorted(team_plans, key=lambda t: t.name))
     classes = tuple(sorted((PriorityQosPlan(p.name, p.weight) for p in spec.scheduler.priority_classes),
                            key=lambda p: p.name))

@@ -112,6 +112,7 @@ COMPUTE_QUOTA = Table(
         "volume": "the team's Kubernetes objects (PersistentVolume and claim); the file system: the cluster view",
         "dedicated": "Kueue objects (kueue mode); the groups: the instance-group table and view (dedicated_to)",
         "monitoring": "the team's stack (alarms, dashboard) and the monitoring view (thresholds, overrides)",
+        "slurm": "the Slurm view's team rows and slurm/ (accounts, QOS, users)",
         "egress": "the team's Kubernetes objects (NetworkPolicies)",
         "service_accounts": "the team's Kubernetes objects and Pod Identity associations",
         "viewers": "access entries",
