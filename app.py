@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from hyperpod_gov.cdk_start import resolve_modules_once
+from hyperpod_gov import resolve_modules_once
 
 resolve_modules_once()  # optional: before aws_cdk starts jsii's Node.js, each module specifier resolved once
 

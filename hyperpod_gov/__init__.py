@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .cdk_start import resolve_modules_once
     from .construct import HyperPodGovernance, HyperPodGovernanceStage
-    from .spec import GovernanceSpec, SpecError, load_spec
+    from .spec import GovernanceSpec, SpecError, SpecIssue, load_spec
 
-__all__ = ["GovernanceSpec", "HyperPodGovernance", "HyperPodGovernanceStage", "SpecError", "__version__",
-           "load_spec"]
+__all__ = ["GovernanceSpec", "HyperPodGovernance", "HyperPodGovernanceStage", "SpecError", "SpecIssue",
+           "__version__", "load_spec", "resolve_modules_once"]
 
 _LAZY = {"HyperPodGovernance": ".construct", "HyperPodGovernanceStage": ".construct", "GovernanceSpec": ".spec",
-         "SpecError": ".spec", "load_spec": ".spec"}
+         "SpecError": ".spec", "SpecIssue": ".spec", "load_spec": ".spec", "resolve_modules_once": ".cdk_start"}
 
 
 def __getattr__(name: str) -> Any:

@@ -19,8 +19,7 @@ from aws_cdk import Environment, Stack, Tags, aws_codepipeline as codepipeline, 
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
-from hyperpod_gov import GovernanceSpec, HyperPodGovernanceStage, SpecError
-from hyperpod_gov.spec import SpecIssue
+from hyperpod_gov import GovernanceSpec, HyperPodGovernanceStage, SpecError, SpecIssue
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
 NAG_PACK = "AwsSolutions"  # cdk-nag's plugin: an acknowledgement's id is "AwsSolutions::<rule>"

@@ -218,3 +218,22 @@ def test_from_app_takes_a_cidr_and_an_endpoint_choice_and_no_vpc_id(vpc, message
     with pytest.raises(SpecError) as raised:
         parse_spec(data, today=TODAY)
     assert message in raised.value.render()
+
+
+def test_the_reference_app_imports_the_public_api_only():
+    """app.py and stacks/ are written against `hyperpod_gov`'s public names, as a user's app is."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    reached = []
+    for path in [ROOT / "app.py", *sorted((ROOT / "stacks").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hyperpod_gov."):
+                reached.append(f"{path.name}: from {node.module}")
+            if isinstance(node, ast.Import):
+                reached += [f"{path.name}: import {a.name}" for a in node.names if a.name.startswith("hyperpod_gov.")]
+    assert reached == []
+    import hyperpod_gov
+
+    assert set(hyperpod_gov.__all__) >= {"HyperPodGovernance", "HyperPodGovernanceStage", "load_spec", "SpecError"}
