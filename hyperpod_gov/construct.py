@@ -24,7 +24,7 @@ from constructs import Construct
 from .charts import Manifests, governance_manifests
 from .plan import Plan, build_plan
 from .plan.invariants import INVARIANTS, plan_warnings
-from .spec import GovernanceSpec, SpecError, SpecIssue, acknowledge, check_spec, validate
+from .spec import GovernanceSpec, SpecError, SpecIssue, acknowledge, check_acknowledgements, check_spec
 from .spec.environments import spec_of_environment
 from .spec.rules import RULES
 from .stacks.layout import add_capacity_stacks, add_consumer_stacks, order_deploys
@@ -136,9 +136,15 @@ def plan_of(spec: GovernanceSpec, *, environment: Optional[str] = None, base_dir
                                    f"pass environment= one of them, e.g. environment={spec.environments[0].name!r}")])
     folder = base_dir or spec_folder(spec) or Path.cwd()
     today = today or dt.date.today()
-    validate(spec, today=today, known=RULES + INVARIANTS)  # a spec built in Python has not been through load_spec
+    # The rules run once (a spec built in Python has not been through load_spec): their errors, and
+    # acknowledgements of no warning rule, stop here; their warnings go through the acknowledgements with the plan's.
+    issues = check_spec(spec, today=today)
+    failing = [*check_acknowledgements(spec.acknowledgements, RULES + INVARIANTS),
+               *(i for i in issues if i.severity != "warning")]
+    if failing:
+        raise SpecError(failing)
     plan = build_plan(spec, base_dir=folder)  # the invariants' errors stop here
-    review = acknowledge([*check_spec(spec, today=today), *plan_warnings(plan)], spec.acknowledgements)
+    review = acknowledge([*issues, *plan_warnings(plan)], spec.acknowledgements)
     return plan, tuple(review.warnings)
 
 
