@@ -20,7 +20,7 @@ from typing import Optional
 from ..catalog import Catalog
 from ..spec.models import GovernanceSpec
 from . import names
-from .quotas import Amounts, amounts_for
+from .amounts import Amounts, amounts_for
 
 CSI_DRIVER_ADDON = "aws-fsx-csi-driver"
 CSI_DRIVER = "fsx.csi.aws.com"
