@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
+from aws_cdk import Aws, RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_kms as kms
 from constructs import Construct
 
 from ..plan import ClusterPlan
 from ..plan.addon_defaults import kubectl_layer as kubectl_layer_import
 from ..plan.api_access import API_PORT, ApiSource
+from ..plan.plan import AdminPlan
+from ..plan.tables import ADMIN_ENTRY, cfn_kwargs
+from ..plan.tables_access import with_partition
 from ._nag import acknowledge, managed_policy, wildcard
 from .network import Network
 
@@ -21,7 +24,6 @@ ALL_LOG_TYPES = (
     eks.ClusterLoggingTypes.CONTROLLER_MANAGER,
     eks.ClusterLoggingTypes.SCHEDULER,
 )
-CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
 
 def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Construct:
@@ -30,6 +32,17 @@ def kubectl_layer(scope: Construct, id: str, kubernetes_version: str) -> Constru
 
     module, layer = kubectl_layer_import(kubernetes_version)
     return getattr(importlib.import_module(module), layer)(scope, id)
+
+
+class AdminAccessEntry(Construct):
+    """A cluster admin's access entry: ``resource`` (``node.default_child``), its ``AWS::EKS::AccessEntry``, built
+    from the ``ADMIN_ENTRY`` table's rows for ``admin`` (EKS's cluster-admin policy at cluster scope, its ARN in the
+    partition the stack is deployed to)."""
+
+    def __init__(self, scope: Construct, id: str, *, admin: AdminPlan, cluster_name: str) -> None:
+        super().__init__(scope, id)
+        props = cfn_kwargs(ADMIN_ENTRY, admin, {"clusterName": cluster_name})
+        self.resource = eks.CfnAccessEntry(self, "Resource", **with_partition(props, Aws.PARTITION))
 
 
 class EksCluster(Construct):
@@ -83,18 +96,8 @@ class EksCluster(Construct):
         self.api_access = api_access_rules(self, "ApiAccess", sources=c.api_access,
                                            group_id=self.cluster.cluster_security_group_id)
 
-        for admin in c.admins:
-            eks.AccessEntry(
-                self,
-                f"Admin{admin.key}",
-                cluster=self.cluster,
-                principal=admin.principal_arn,
-                access_policies=[
-                    eks.AccessPolicy.from_access_policy_name(
-                        CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER
-                    )
-                ],
-            )
+        self.admins = [AdminAccessEntry(self, f"Admin{admin.key}", admin=admin, cluster_name=self.cluster.cluster_name)
+                       for admin in c.admins]
         self._acknowledge(c)
 
     def _acknowledge(self, c: ClusterPlan) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from aws_cdk import Annotations, Fn, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_lambda as lambda_
 from constructs import Construct
 
-from ..plan.plan import ClusterPlan, ExistingClusterPlan
+from ..plan.plan import AdminPlan, ClusterPlan, ExistingClusterPlan
 from ._nag import acknowledge, managed_policy, wildcard
-from .eks import CLUSTER_ADMIN_POLICY, kubectl_layer
+from .eks import AdminAccessEntry, kubectl_layer
 
 
 def _existing(cluster: ClusterPlan) -> ExistingClusterPlan:
@@ -61,13 +61,10 @@ class ExistingClusterKubectl(Construct):
         self.function: lambda_.Function = framework  # type: ignore[assignment]
         cfn_function: lambda_.CfnFunction = framework.node.default_child  # type: ignore[assignment]
         cfn_function.add_property_override("FunctionName", function_name)
-        self.access_entry = eks.AccessEntry(
-            self, "AccessEntry",
-            cluster=bare,
-            principal=self.provider.role.role_arn,  # type: ignore[union-attr]
-            access_policies=[eks.AccessPolicy.from_access_policy_name(
-                CLUSTER_ADMIN_POLICY, access_scope_type=eks.AccessScopeType.CLUSTER)],
-        )
+        # The handler's role is a cluster admin, as the spec's admins are: the same table emits its entry.
+        handler_admin = AdminPlan(self.provider.role.role_arn, "AccessEntry",  # type: ignore[union-attr]
+                                  path="cluster.existing")
+        self.access_entry = AdminAccessEntry(self, "AccessEntry", admin=handler_admin, cluster_name=bare.cluster_name)
         self.cluster = eks.Cluster.from_cluster_attributes(self, "Cluster", cluster_name=cluster.eks_name, vpc=vpc,
                                                            kubectl_provider=self.provider)
         self._acknowledge(cluster.eks_name)

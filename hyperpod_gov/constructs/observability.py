@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Mapping, Optional
 
 from aws_cdk import aws_eks_v2 as eks, aws_iam as iam
 from constructs import Construct
 
-from ..plan.tables import ADDON_CONFIGURATION
+from ..plan.tables_addon import addon_part
 from ._nag import acknowledge, managed_policy
+from .addons import EksAddon
 
 OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
 AGENT_SERVICE_ACCOUNT = "cloudwatch-agent"
@@ -35,12 +35,6 @@ def pod_identity_conditions(*, account: str, cluster_arn: str,
             "ArnEquals": {"aws:SourceArn": cluster_arn}}
 
 
-def observability_config() -> dict:
-    """The add-on's configuration: Container Insights (enhanced) with Kueue metrics (``tables.ADDON_CONFIGURATION``,
-    which ``drift`` compares)."""
-    return copy.deepcopy(dict(ADDON_CONFIGURATION[OBSERVABILITY_ADDON]))
-
-
 class Observability(Construct):
     """Container Insights (enhanced) with Kueue metrics for the cluster."""
 
@@ -61,17 +55,8 @@ class Observability(Construct):
             [(managed_policy("CloudWatchAgentServerPolicy"), "CloudWatchAgentServerPolicy is the AWS-managed policy the CloudWatch "
               "agent documents as required; it only writes metrics and logs.")],
         )
-        self.addon = eks.Addon(
-            self,
-            "Resource",
-            cluster=cluster,
-            addon_name=OBSERVABILITY_ADDON,
-            addon_version=version,
-            configuration_values=observability_config(),
-            preserve_on_delete=False,
-        )
-        cfn: eks.CfnAddon = self.addon.node.default_child  # type: ignore[assignment]
-        cfn.add_property_override(
-            "PodIdentityAssociations",
-            [{"ServiceAccount": AGENT_SERVICE_ACCOUNT, "RoleArn": self.agent_role.role_arn}],
+        # Its configuration is the table's (ADDON_CONFIGURATION): Container Insights (enhanced) with Kueue metrics.
+        self.addon = EksAddon(
+            self, "Resource", part=addon_part(OBSERVABILITY_ADDON, version), cluster=cluster,
+            pod_identity_associations=[{"serviceAccount": AGENT_SERVICE_ACCOUNT, "roleArn": self.agent_role.role_arn}],
         )

@@ -18,7 +18,9 @@ from aws_cdk import CfnJson, Duration, RemovalPolicy, Stack, aws_eks_v2 as eks, 
 from constructs import Construct
 
 from ..plan.operators import KEDA_ACTIONS, AddonRole, OperatorAddon, fsx_csi_addon_spec
+from ..plan.tables_addon import addon_part
 from ._nag import acknowledge, managed_policy, wildcard
+from .addons import EksAddon
 from .observability import pod_identity_trust
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -166,7 +168,7 @@ def tls_bucket(scope: Construct, id: str, *, bucket_name: str) -> s3.Bucket:
     )
 
 
-def fsx_csi_addon(scope: Construct, cluster: eks.ICluster, version: str, *, account: str, eks_arn: str) -> eks.Addon:
+def fsx_csi_addon(scope: Construct, cluster: eks.ICluster, version: str, *, account: str, eks_arn: str) -> EksAddon:
     """The FSx for Lustre CSI driver add-on and its IRSA role under ``scope``/``FsxCsiDriver``: one function for
     every feature that needs the driver, so the cluster gets it once."""
     existing = scope.node.try_find_child("FsxCsiDriver")
@@ -178,7 +180,7 @@ def fsx_csi_addon(scope: Construct, cluster: eks.ICluster, version: str, *, acco
 
 def _addon(scope: Construct, spec: OperatorAddon, *, cluster: eks.ICluster, account: str, eks_arn: str,
            hyperpod_arn: str, provider: Optional[iam.IOpenIdConnectProvider] = None,
-           tls: Optional[s3.IBucket] = None, roles: Optional[dict[tuple[str, str], iam.Role]] = None) -> eks.Addon:
+           tls: Optional[s3.IBucket] = None, roles: Optional[dict[tuple[str, str], iam.Role]] = None) -> EksAddon:
     addon_scope = Construct(scope, spec.key)
     associations = []
     service_account_role: Optional[str] = None
@@ -189,7 +191,7 @@ def _addon(scope: Construct, spec: OperatorAddon, *, cluster: eks.ICluster, acco
         if roles is not None:
             roles[(spec.key, role.key)] = made
         if role.via == "pod-identity":
-            associations.append({"ServiceAccount": role.service_account, "RoleArn": made.role_arn})
+            associations.append({"serviceAccount": role.service_account, "roleArn": made.role_arn})
         elif role.via == "service-account":
             service_account_role = made.role_arn
         elif role.via == "executionRoleArn":
@@ -201,22 +203,8 @@ def _addon(scope: Construct, spec: OperatorAddon, *, cluster: eks.ICluster, acco
     if spec.inference:
         assert tls is not None
         configuration.update({"tlsCertificateS3Bucket": tls.bucket_name, "hyperpodClusterArn": hyperpod_arn})
-    addon = eks.Addon(
-        addon_scope,
-        "Resource",
-        cluster=cluster,
-        addon_name=spec.name,
-        addon_version=spec.version,
-        preserve_on_delete=False,
-        configuration_values=configuration or None,
-    )
-    cfn: eks.CfnAddon = addon.node.default_child  # type: ignore[assignment]
-    if associations:
-        # EKS creates each association in the add-on's own namespace with the add-on.
-        cfn.add_property_override("PodIdentityAssociations", associations)
-    if service_account_role is not None:
-        cfn.add_property_override("ServiceAccountRoleArn", service_account_role)
-    return addon
+    return EksAddon(addon_scope, "Resource", part=addon_part(spec.name, spec.version, configuration), cluster=cluster,
+                    pod_identity_associations=associations, service_account_role_arn=service_account_role)
 
 
 class Operators(Construct):
@@ -232,7 +220,7 @@ class Operators(Construct):
     def __init__(self, scope: Construct, id: str, *, addons: tuple[OperatorAddon, ...], cluster: eks.ICluster,
                  account: str, eks_arn: str, hyperpod_arn: str, tls_bucket_name: Optional[str] = None) -> None:
         super().__init__(scope, id)
-        self.addons: dict[str, eks.Addon] = {}
+        self.addons: dict[str, EksAddon] = {}
         self.roles: dict[tuple[str, str], iam.Role] = {}
         self.tls_bucket: Optional[s3.Bucket] = None
         provider: Optional[iam.IOpenIdConnectProvider] = None

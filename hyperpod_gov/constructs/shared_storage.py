@@ -25,7 +25,8 @@ from aws_cdk import RemovalPolicy, aws_ec2 as ec2, aws_eks_v2 as eks, aws_fsx as
 from constructs import Construct
 
 from ..plan.storage import CSI_DRIVER_ADDON, PLACEHOLDERS, SharedStoragePlan
-from .addons import _addon
+from ..plan.tables_addon import addon_part
+from .addons import EksAddon
 from .network import Network
 from .observability import pod_identity_trust
 
@@ -85,7 +86,7 @@ class SharedFileSystem(Construct):
         self.values: dict[str, str] = {"Id": self.resource.ref, "DNSName": self.resource.attr_dns_name,
                                        "LustreMountName": self.resource.attr_lustre_mount_name}
 
-        self.addon: Optional[eks.Addon] = None
+        self.addon: Optional[EksAddon] = None
         if not install_driver:  # the inference operator's FSx CSI driver (constructs/operators.py) serves both
             return
         if cluster is None:
@@ -96,10 +97,9 @@ class SharedFileSystem(Construct):
         )
         self.driver_role.add_to_policy(iam.PolicyStatement(actions=["fsx:DescribeFileSystems"],
                                                            resources=[self.resource.attr_resource_arn]))
-        self.addon = _addon(self, "CsiDriver", cluster, CSI_DRIVER_ADDON, plan.csi_driver_version)
-        cfn: eks.CfnAddon = self.addon.node.default_child  # type: ignore[assignment]
-        cfn.add_property_override("PodIdentityAssociations", [
-            {"ServiceAccount": CONTROLLER_SERVICE_ACCOUNT, "RoleArn": self.driver_role.role_arn}])
+        self.addon = EksAddon(self, "CsiDriver", part=addon_part(CSI_DRIVER_ADDON, plan.csi_driver_version),
+                              cluster=cluster, pod_identity_associations=[
+                                  {"serviceAccount": CONTROLLER_SERVICE_ACCOUNT, "roleArn": self.driver_role.role_arn}])
 
 
 def _selection(selection: ec2.SubnetSelection) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
+from .access import access_policy_arn
 from .fields import Field, Table, emit
 from .tables_common import _CLUSTER_NAME, _TAGS, same_arn
 
@@ -40,6 +41,23 @@ ACCESS_ENTRY = Table(
 
 # EKS's cluster-admin access policy, associated with each cluster.admins entry at cluster scope.
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+# Where a planned value holds the partition of the stack it is deployed to (``same_arn`` reads it as the live one;
+# the emitters put the stack's partition in its place: ``with_partition``).
+PARTITION = "${partition}"
+CLUSTER_ADMIN_POLICY_ARN = access_policy_arn(PARTITION, CLUSTER_ADMIN_POLICY)
+
+
+def with_partition(value: Any, partition: str) -> Any:
+    """``value`` (emitted properties) with each ``${partition}`` placeholder replaced by ``partition`` (a CDK
+    emitter passes ``Aws.PARTITION``, so the template resolves it where the stack is deployed)."""
+    if isinstance(value, str):
+        return value.replace(PARTITION, partition)
+    if isinstance(value, Mapping):
+        return {k: with_partition(v, partition) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [with_partition(v, partition) for v in value]
+    return value
+
 
 ADMIN_ENTRY = Table(
     kind="AccessEntry",
@@ -50,8 +68,9 @@ ADMIN_ENTRY = Table(
         Field("principalArn", "principal", "", get=lambda a: a.principal_arn, plan_fields=("principal_arn",),
               drift="the key access entries are matched by",
               imports="not held by the quotas: import leaves a commented placeholder"),
+        # The policy's ARN in the stack's partition (``with_partition``), at cluster scope.
         Field("accessPolicies", "access policies", "",
-              get=lambda a: [{"policyArn": CLUSTER_ADMIN_POLICY, "accessScope": {"type": "cluster"}}],
+              get=lambda a: [{"policyArn": CLUSTER_ADMIN_POLICY_ARN, "accessScope": {"type": "cluster"}}],
               drift="presence only: drift does not read ListAssociatedAccessPolicies",
               imports="not held by the quotas: import leaves a commented placeholder"),
         Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),

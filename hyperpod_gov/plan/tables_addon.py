@@ -34,8 +34,15 @@ class AddonPart:
     configuration: Optional[Mapping[str, Any]]
 
 
+def addon_part(name: str, version: Optional[str], configuration: Optional[Mapping[str, Any]] = None) -> AddonPart:
+    """The add-on ``name`` at ``version``, with the library's configuration for it (``ADDON_CONFIGURATION``) and
+    ``configuration``: what an operator's add-on is given at deploy time (its roles' ARNs, its bucket)."""
+    merged = {**ADDON_CONFIGURATION.get(name, {}), **(configuration or {})}
+    return AddonPart(name, version, merged or None)
+
+
 def addon_parts(plan: Any) -> tuple[AddonPart, ...]:
-    return tuple(AddonPart(n, v, ADDON_CONFIGURATION.get(n)) for n, v in sorted(plan.addon_versions.items()))
+    return tuple(addon_part(n, v) for n, v in sorted(plan.addon_versions.items()))
 
 
 def _same_json(planned: Optional[Mapping[str, Any]], live: Any, context: Mapping[str, Any]) -> bool:
@@ -63,11 +70,16 @@ ADDON = Table(
         Field("configurationValues", "configuration", "addonVersions", get=lambda a: a.configuration,
               plan_fields=("configuration",), same=_same_json,
               imports="the configuration is the library's, not the spec's"),
-        Field("preserveOnDelete", "preserve on delete", "", drift="a CloudFormation setting, not the add-on's",
-              imports="a CloudFormation setting"),
+        # Deleting the stack deletes the add-on's software from the cluster too (nothing is left running unmanaged).
+        Field("preserveOnDelete", "preserve on delete", "", get=lambda a: False,
+              drift="a CloudFormation setting, not the add-on's", imports="a CloudFormation setting"),
         Field("podIdentityAssociations", "Pod Identity associations", "",
               drift="the add-ons' own associations (observability agent, operators), outside team namespaces; "
                     "created with the add-on and its role",
+              imports="created with the add-on"),
+        Field("serviceAccountRoleArn", "IRSA role", "",
+              drift="a deploy-time reference to the add-on's own IAM role (operators that take IRSA roles), created "
+                    "with the add-on",
               imports="created with the add-on"),
         Field("tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),
