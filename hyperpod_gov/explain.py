@@ -83,6 +83,14 @@ def _backend(plan: Plan) -> str:
     return "Kueue objects emitted by hyperpod-gov"
 
 
+def _api_reach(plan: Plan) -> list[str]:
+    c, existing = plan.cluster, plan.cluster.existing
+    return api_reach(c.api_access, eks_name=c.eks_name, endpoint_access=c.endpoint_access, admin_cidrs=c.admin_cidrs,
+                     admins=len(c.admins), principals=len(plan.principals),
+                     handler_subnets=existing.subnet_ids if existing else (),
+                     handler_security_group=existing.security_group_id if existing else None)
+
+
 def explain(plan: Plan) -> str:
     """A review of the allocation that a person can read without the YAML."""
     if plan.slurm is not None:
@@ -129,7 +137,7 @@ def explain(plan: Plan) -> str:
                 paths = [f"team bucket s3://{bucket.bucket} (own KMS key) admits "
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
-    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in api_reach(plan.cluster, len(plan.principals)))]
+    parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in _api_reach(plan))]
     # Every EKS add-on hyperpod-gov installs, with its pinned version (plan/addon_defaults.py fills the spec's gaps)
     parts += ["", "EKS add-ons installed (pinned versions):",
               *(f"  {name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items()),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Sequence
 
-from ..plan import Plan
+from ..plan import Plan, TeamPlan
 
 DEFAULT_WITHIN = 30
 Status = Literal["overdue", "due", "current", "no contract", "retiring"]
@@ -30,29 +30,31 @@ class Review:
     connection: Optional[str]  # the Unified Studio project it connects, if any
 
 
+def team_review(team: TeamPlan, *, retiring: bool, today: dt.date, within: int = DEFAULT_WITHIN) -> Review:
+    """One team's review state on ``today``: of its contract (``TeamPlan.contract``), or ``retiring``."""
+    c = team.contract
+    if c is None:
+        return Review(team.name, "retiring" if retiring else "no contract", None, None, "", None)
+    days = (c.review_by - today).days
+    status: Status
+    if retiring:
+        status = "retiring"
+    elif days < 0:
+        status = "overdue"
+    elif days <= within:
+        status = "due"
+    else:
+        status = "current"
+    us = c.unified_studio
+    connection = f"Unified Studio project {us.project_id} in domain {us.domain_id}" if us else None
+    owners = f"business {c.business_owner}, operations {c.operations_owner}, cost {c.cost_owner}"
+    return Review(team.name, status, c.review_by, days, owners, connection)
+
+
 def reviews(plan: Plan, *, today: dt.date, within: int = DEFAULT_WITHIN) -> tuple[Review, ...]:
     """Every team's review state, sorted by urgency (overdue first, then by date, then by name)."""
     retiring = plan.contracts.retiring
-    out = []
-    for team in plan.tenants:
-        c = team.contract
-        if c is None:
-            status: Status = "retiring" if team.name in retiring else "no contract"
-            out.append(Review(team.name, status, None, None, "", None))
-            continue
-        days = (c.review_by - today).days
-        if team.name in retiring:
-            status = "retiring"
-        elif days < 0:
-            status = "overdue"
-        elif days <= within:
-            status = "due"
-        else:
-            status = "current"
-        us = c.unified_studio
-        connection = f"Unified Studio project {us.project_id} in domain {us.domain_id}" if us else None
-        owners = f"business {c.business_owner}, operations {c.operations_owner}, cost {c.cost_owner}"
-        out.append(Review(team.name, status, c.review_by, days, owners, connection))
+    out = [team_review(team, retiring=team.name in retiring, today=today, within=within) for team in plan.tenants]
     order = {"overdue": 0, "due": 1, "no contract": 2, "retiring": 3, "current": 4}
     return tuple(sorted(out, key=lambda r: (order[r.status], r.review_by or dt.date.max, r.team)))
 

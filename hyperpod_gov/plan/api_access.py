@@ -7,13 +7,10 @@ Each network becomes one ingress rule on TCP 443 of the EKS cluster security gro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Optional
 
 from ..spec.cluster import Cluster
 from . import names
-
-if TYPE_CHECKING:  # parts.py holds ApiSource in ClusterPlan: no import back at run time
-    from .parts import ClusterPlan
 
 ApiSourceKind = Literal["cidr", "security-group", "prefix-list"]
 API_PORT = 443  # the EKS API endpoint listens on HTTPS only
@@ -47,19 +44,24 @@ def api_sources(cluster: Cluster) -> tuple[ApiSource, ...]:
     return tuple(sorted(out, key=lambda s: (s.kind, s.value)))
 
 
-def api_reach(c: "ClusterPlan", principals: int) -> list[str]:
-    """Who can reach the cluster ``c``'s Kubernetes API from where, in words (``explain``); ``principals``: how many
-    team principals have an access entry."""
-    if c.existing is not None:
-        return [f"the existing cluster {c.eks_name}'s endpoint, as it is configured (hyperpod-gov changes no "
+def api_reach(sources: tuple[ApiSource, ...], *, eks_name: str, endpoint_access: str, admin_cidrs: tuple[str, ...],
+              admins: int, principals: int, handler_subnets: tuple[str, ...] = (),
+              handler_security_group: Optional[str] = None) -> list[str]:
+    """Who can reach the EKS cluster ``eks_name``'s Kubernetes API from where, in words (``explain``): ``sources``
+    (``api_sources``) on the private endpoint, the public endpoint (``endpoint_access``, ``admin_cidrs``), and how
+    many cluster ``admins`` and team ``principals`` have an access entry. ``handler_security_group``: an existing
+    cluster's (governance-only mode) kubectl handler runs in it and ``handler_subnets``; None when hyperpod-gov
+    creates the cluster."""
+    if handler_security_group is not None:
+        return [f"the existing cluster {eks_name}'s endpoint, as it is configured (hyperpod-gov changes no "
                 "network access to it); its kubectl handler from "
-                f"{', '.join(c.existing.subnet_ids)} with {c.existing.security_group_id}"]
+                f"{', '.join(handler_subnets)} with {handler_security_group}"]
     lines = ["private endpoint: the cluster's nodes and the kubectl handler (from inside the VPC)"]
-    lines += [f"private endpoint on {API_PORT}: {s.words}" for s in c.api_access]
-    if c.endpoint_access == "public-and-private":
-        lines.append(f"public endpoint: {', '.join(c.admin_cidrs)} (adminCidrs)")
+    lines += [f"private endpoint on {API_PORT}: {s.words}" for s in sources]
+    if endpoint_access == "public-and-private":
+        lines.append(f"public endpoint: {', '.join(admin_cidrs)} (adminCidrs)")
     else:
         lines.append("public endpoint: off")
-    lines.append(f"who: {len(c.admins)} cluster admin(s) and {principals} team principal(s), each by its "
+    lines.append(f"who: {admins} cluster admin(s) and {principals} team principal(s), each by its "
                  "access entry; Kubernetes RBAC decides what each may do")
     return lines

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import Literal, Optional
 
 from ..catalog import Catalog
 from ..spec.instance_types import group_mig_profiles, spec_catalog
@@ -21,12 +21,10 @@ from .amounts import ZERO, Allocated, Amounts, allocation_amounts, amounts_for, 
 from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .network import EgressPlan, egress_plan
+from .slurm_accounts import SlurmTeamPlan  # slurm.py plans its teams from TeamPlan: it imports this module
 from .storage import DedicatedPlan, TeamVolumePlan  # its amounts come from amounts.py, not from here
 from .tools_policy import ToolsPolicyPlan
 from .watches import TeamWatch
-
-if TYPE_CHECKING:  # slurm.py plans its teams from this module's TeamPlan
-    from .slurm import SlurmTeamPlan
 
 Strategy = Literal["Lend", "DontLend", "LendAndBorrow"]
 PodSecurityLevel = Literal["baseline", "restricted"]
@@ -122,7 +120,7 @@ class TeamPlan:
     monitoring: Optional[TeamWatch] = field(default=None, kw_only=True, compare=False)
     # The team as Slurm accounting knows it (slurm.py's slurm_team; a Slurm cluster's teams only, the shared pool
     # has none). Compared in the Slurm view.
-    slurm: Optional["SlurmTeamPlan"] = field(default=None, kw_only=True, compare=False)
+    slurm: Optional[SlurmTeamPlan] = field(default=None, kw_only=True, compare=False)
     # Where the spec declares the team ("teams[3]", the pool "sharedPool"): findings name it. A list position, so
     # not part of the team's identity (reordering teams changes no decision).
     path: str = field(kw_only=True, compare=False)

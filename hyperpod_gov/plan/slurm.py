@@ -29,8 +29,9 @@ from ..catalog import Catalog
 from ..spec.models import GovernanceSpec
 from ..spec.slurm import ClusterSlurm, TeamSlurm
 from .quotas import FlavorQuota, TeamPlan
+from .slurm_accounts import (  # noqa: F401  (re-exported: callers import them from here)
+    SEPARATOR, SlurmLimit, SlurmTeamPlan, Tres, account, borrow_account, borrow_qos)
 
-SEPARATOR = "_"
 ROOT_ACCOUNT = "root"
 DEFAULT_DATA_ROOT = "/fsx"
 # Slurm's TRES names of what a quota counts (sacctmgr(1), "TRES"): whole nodes, GPUs (with GresTypes=gpu and
@@ -50,23 +51,6 @@ POSIX_ID_BASE = 200000
 POSIX_ID_SLOTS = 100000
 
 
-def account(team: str, partition: Optional[str] = None) -> str:
-    """The Slurm account of a team (``team``) or of its guarantee on one partition (``team_partition``); Slurm
-    stores account names in lowercase."""
-    return team if partition is None else f"{team}{SEPARATOR}{partition.lower()}"
-
-
-def borrow_qos(team: str, partition: str) -> str:
-    """The QOS a team borrows idle capacity of one partition with."""
-    return f"{team}{SEPARATOR}{partition.lower()}{SEPARATOR}borrow"
-
-
-def borrow_account(team: str, partition: str) -> str:
-    """The account a team's borrowed jobs on one partition run under (the borrow QOS's name; Slurm keeps accounts
-    and QOS apart)."""
-    return borrow_qos(team, partition)
-
-
 def posix_ids(names: list[str] | set[str]) -> tuple[tuple[str, int], ...]:
     """A stable id per name, sorted by name: a hash of the name in ``POSIX_ID_SLOTS``, the next free slot on a
     collision (names taken in sorted order, so the same names always get the same ids)."""
@@ -84,9 +68,6 @@ def posix_ids(names: list[str] | set[str]) -> tuple[tuple[str, int], ...]:
 def standard_qos(org: str) -> str:
     """The QOS of work without a priority class."""
     return f"{org}{SEPARATOR}standard"
-
-
-Tres = tuple[tuple[str, int], ...]  # (TRES name, amount), sorted by name
 
 
 @dataclass(frozen=True)
@@ -113,66 +94,6 @@ class SlurmPartitionPlan:
     dedicated_to: Optional[str]  # every group of the partition is dedicated to this team
     accounts: tuple[str, ...]  # AllowAccounts: the guaranteed and borrowing sub-accounts that may run here, sorted
     qos: tuple[str, ...]  # AllowQos: the QOS that may run here, sorted
-
-
-@dataclass(frozen=True)
-class SlurmLimit:
-    """A team's amount on one partition, as Slurm TRES."""
-
-    partition: str
-    instance_type: str
-    tres: Tres
-
-
-@dataclass(frozen=True)
-class SlurmTeamPlan:
-    """A team as Slurm accounting knows it."""
-
-    name: str
-    account: str
-    fair_share_weight: int  # as the spec gives it, 0..100
-    fairshare: int  # Slurm's Fairshare: the weight, at least 1 (Slurm reads 0 as no share of its own)
-    strategy: str
-    guaranteed: tuple[SlurmLimit, ...]  # by partition
-    borrow: tuple[SlurmLimit, ...]  # by partition: the cap of each borrow QOS; () when it cannot borrow
-    priority_classes: tuple[str, ...]  # QOS names of the classes it may use, sorted
-    preempt_team_tasks: str
-    active: bool
-    users: tuple[str, ...]  # sorted
-    group: str
-    data_path: str
-    path: str = field(kw_only=True, compare=False)
-
-    @property
-    def partitions(self) -> tuple[str, ...]:
-        """The partitions the team has a sub-account on (it owns or may borrow there), sorted."""
-        return tuple(sorted({lim.partition for lim in self.guaranteed + self.borrow}))
-
-    @property
-    def sub_accounts(self) -> tuple[str, ...]:
-        """Every account under the team's: per partition the guaranteed one (where it owns something), then the
-        borrowing one (where it may borrow)."""
-        return tuple(a for p in self.partitions for a in self.accounts_on(p))
-
-    def accounts_on(self, partition: str) -> tuple[str, ...]:
-        """The team's accounts on ``partition``: guaranteed first, then borrowing."""
-        return ((self.sub_account(partition),) if self.limit(partition) else ()) + (
-            (self.borrow_account(partition),) if self.borrow_limit(partition) else ())
-
-    def sub_account(self, partition: str) -> str:
-        """The account of the team's guarantee on ``partition`` (its GrpTRES)."""
-        return account(self.name, partition)
-
-    def borrow_account(self, partition: str) -> str:
-        """The account of the team's borrowed jobs on ``partition``."""
-        return borrow_account(self.name, partition)
-
-    def limit(self, partition: str) -> Tres:
-        """The guaranteed TRES on ``partition`` (() when it owns nothing there)."""
-        return next((lim.tres for lim in self.guaranteed if lim.partition == partition), ())
-
-    def borrow_limit(self, partition: str) -> Tres:
-        return next((lim.tres for lim in self.borrow if lim.partition == partition), ())
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..spec._base import IAM_PRINCIPAL_ARN
 from ..spec.models import GovernanceSpec
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 POLICY_VERSION = "2012-10-17"
 ACCESS_ENTRIES = "EksDescribeAccessEntries"
@@ -70,11 +67,11 @@ def _name(arn: str) -> str:
     return arn.rsplit("/", 1)[-1]
 
 
-def hyperpod_cluster_pattern(plan: "Plan") -> str:
-    """The HyperPod cluster's ARN where a document is written before the deploy: the ARN itself in
-    governance-only mode, otherwise any cluster of the capacity account and region (its id is made at create)."""
-    known = plan.hyperpod_cluster_arn
-    return known or f"arn:{plan.partition}:sagemaker:{plan.region}:{plan.account}:cluster/*"
+def hyperpod_cluster_pattern(known: Optional[str], *, partition: str, region: str, account: str) -> str:
+    """The HyperPod cluster's ARN where a document is written before the deploy: the ARN itself where it is
+    ``known`` (governance-only mode, ``Plan.hyperpod_cluster_arn``), otherwise any cluster of the capacity
+    ``account`` and ``region`` (its id is made at create)."""
+    return known or f"arn:{partition}:sagemaker:{region}:{account}:cluster/*"
 
 
 def tools_policies(spec: GovernanceSpec, *, partition: str, eks_name: str) -> tuple["ToolsPolicyPlan", ...]:
@@ -116,37 +113,38 @@ def tools_policies(spec: GovernanceSpec, *, partition: str, eks_name: str) -> tu
     return tuple(out)
 
 
-def attached_policy(plan: "Plan") -> Optional[ToolsPolicyPlan]:
-    """The one policy attached in the capacity account: every team's statements, for every team's roles and users
-    of this account (None when there are none).
+def attached_policy(policies: Iterable[Optional[ToolsPolicyPlan]], *, partition: str, region: str, account: str,
+                    eks_name: str) -> Optional[ToolsPolicyPlan]:
+    """The one policy attached in the capacity ``account``: the teams' ``policies`` (each ``TeamPlan.tools_policy``,
+    None where a team has none) merged, for every team's roles and users of this account (None when there are none).
 
     One resource for all teams, not one per team: a managed policy per team would add a resource to every team's
     stack, and 300 teams over the default 16 team stacks would no longer fit the plan's CloudFormation budget.
     A policy document holds at most 6,144 characters, too few to list every principal's access entry, so the
-    attached policy names the access entries of this account's roles and users on this cluster (read-only;
-    ``iam/<team>.json`` keeps the team's exact entries).
+    attached policy names the access entries of this account's roles and users on the EKS cluster ``eks_name``
+    (read-only; ``iam/<team>.json`` keeps the team's exact entries).
     """
-    policies = [p for p in plan.tools_policies if p.roles or p.users]
-    if not policies:
+    attached = sorted((p for p in policies if p is not None and (p.roles or p.users)), key=lambda p: p.team)
+    if not attached:
         return None
-    eks = f"arn:{plan.partition}:eks:{plan.region}:{plan.account}"
-    kinds = sorted(({"role"} if any(p.roles for p in policies) else set())
-                   | ({"user"} if any(p.users for p in policies) else set()))
-    entries = tuple(f"{eks}:access-entry/{plan.eks_cluster_name}/{kind}/{plan.account}/*" for kind in kinds)
+    eks = f"arn:{partition}:eks:{region}:{account}"
+    kinds = sorted(({"role"} if any(p.roles for p in attached) else set())
+                   | ({"user"} if any(p.users for p in attached) else set()))
+    entries = tuple(f"{eks}:access-entry/{eks_name}/{kind}/{account}/*" for kind in kinds)
     statements = tuple(ToolsStatement(s.sid, s.actions, entries) if s.sid == ACCESS_ENTRIES else s
-                       for s in policies[0].statements)
+                       for s in attached[0].statements)
     return ToolsPolicyPlan(
         team="",
         statements=statements,
-        roles=tuple(sorted({r for p in policies for r in p.roles})),
-        users=tuple(sorted({u for p in policies for u in p.users})),
+        roles=tuple(sorted({r for p in attached for r in p.roles})),
+        users=tuple(sorted({u for p in attached for u in p.users})),
         foreign=(),
     )
 
 
-def foreign_documents(plan: "Plan") -> dict[str, str]:
-    """``iam/<team>.json`` for each team with principals in other accounts: the policy document as JSON."""
-    arn = hyperpod_cluster_pattern(plan)
-    return {p.team: json.dumps(p.document(arn), indent=2, sort_keys=False) + "\n"
-            for p in plan.tools_policies if p.foreign}
-
+def foreign_documents(policies: Iterable[Optional[ToolsPolicyPlan]], hyperpod_cluster_arn: str) -> dict[str, str]:
+    """``iam/<team>.json`` for each of the teams' ``policies`` (each ``TeamPlan.tools_policy``, None where a team has
+    none) with principals in other accounts: the policy document as JSON, with ``hyperpod_cluster_arn``
+    (``hyperpod_cluster_pattern``) where it belongs."""
+    return {p.team: json.dumps(p.document(hyperpod_cluster_arn), indent=2, sort_keys=False) + "\n"
+            for p in sorted((p for p in policies if p is not None), key=lambda p: p.team) if p.foreign}

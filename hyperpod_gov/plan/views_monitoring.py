@@ -8,13 +8,13 @@ The view's ``name`` is ``cluster``: the settings are the cluster's, one object w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
-from ..spec.monitoring import AlarmOverrides
+from ..spec.monitoring import AlarmOverrides, Monitoring
+from .model import Plan
+from .quotas import TeamPlan
 from .views_base import Row, View, _on_off
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 # (attribute, spec key, label, unit): one per threshold, in the order the alarms are built (alarms.py).
 _THRESHOLDS: tuple[tuple[str, str, str, str], ...] = (
@@ -29,12 +29,21 @@ _THRESHOLDS: tuple[tuple[str, str, str, str], ...] = (
 NO_PLATFORM_EMAIL = "none"
 
 
-def _threshold(attr: str, unit: str) -> Callable[["Plan"], str]:
-    return lambda plan: f"{getattr(plan.alerting.alarms, attr)}{unit}"
+@dataclass(frozen=True)
+class MonitoringPart:
+    """What the monitoring view reads: the spec's ``monitoring`` settings and the teams (their ``teams[].alarms``).
+    Its attributes are named as the plan's (``Plan.alerting``, ``Plan.teams``): the rows' ``plan_fields``."""
+
+    alerting: Monitoring
+    teams: tuple[TeamPlan, ...]
 
 
-def _platform_email(plan: "Plan") -> str:
-    return plan.alerting.platform_email or NO_PLATFORM_EMAIL
+def _threshold(attr: str, unit: str) -> Callable[[MonitoringPart], str]:
+    return lambda part: f"{getattr(part.alerting.alarms, attr)}{unit}"
+
+
+def _platform_email(part: MonitoringPart) -> str:
+    return part.alerting.platform_email or NO_PLATFORM_EMAIL
 
 
 def _platform_email_lines(title: str, old: str, new: str) -> list[str]:
@@ -52,9 +61,9 @@ def _override_words(team: str, overrides: Optional[AlarmOverrides]) -> list[str]
             if getattr(overrides, attr) is not None]
 
 
-def _overrides(plan: "Plan") -> tuple[str, ...]:
+def _overrides(part: MonitoringPart) -> tuple[str, ...]:
     """Each team's own thresholds (``teams[].alarms``), one member per key it sets."""
-    return tuple(sorted(w for t in plan.teams for w in _override_words(t.name, t.alarms)))
+    return tuple(sorted(w for t in part.teams for w in _override_words(t.name, t.alarms)))
 
 
 def _thresholds_rows() -> tuple[Row, ...]:
@@ -62,8 +71,8 @@ def _thresholds_rows() -> tuple[Row, ...]:
                  for attr, key, label, unit in _THRESHOLDS)
 
 
-def _objects(plan: "Plan") -> dict[str, Any]:
-    return {"": plan}
+def _objects(plan: Plan) -> dict[str, MonitoringPart]:
+    return {"": MonitoringPart(plan.alerting, plan.teams)}
 
 
 MONITORING = View(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..contracts import events, retirement_notes
-from ..contracts.review import reviews
+from ..contracts.review import team_review
 from ..diff import governance_diff
 from ..markdown import cell
 from ..plan import Plan
@@ -192,19 +192,17 @@ def report_section(report: Mapping[str, Any], name: str = "") -> Section:
 def contract_section(plan: Plan, today: dt.date) -> Section:
     """Per team: owners, review date (overdue in red), approved workloads, alarms and who receives them."""
     s = Section("contracts", f"Contract status on {today.isoformat()}")
-    state = {r.team: r for r in reviews(plan, today=today)}
-    watches = {w.team: w for w in plan.monitoring.teams}
     body = []
     for team in plan.tenants:
         c = team.contract
-        r = state.get(team.name)
-        status = r.status if r else "no contract"
+        r = team_review(team, retiring=plan.contracts.is_retiring(team.name), today=today)
+        status = r.status
         review = "-" if c is None else f"{c.review_by.isoformat()} ({status}"
-        if r is not None and r.days is not None and c is not None:
+        if r.days is not None and c is not None:
             review += f", {-r.days} days overdue)" if r.days < 0 else f", in {r.days} days)"
         elif c is not None:
             review += ")"
-        w = watches.get(team.name) if plan.slurm is None else None  # Slurm: no Kueue metrics, no alarms
+        w = team.monitoring if plan.slurm is None else None  # Slurm: no Kueue metrics, no alarms
         alarms = "; ".join(f"{a.kind} -> {a.owner or 'platform'}" for a in sorted(
             w.alarms, key=lambda a: a.kind)) if w else "-"
         owners = "-" if c is None else (f"business {c.business_owner}, operations {c.operations_owner}, "

@@ -20,7 +20,7 @@ from hyperpod_gov.charts import Manifests, governance_manifests, render
 from hyperpod_gov.constructs.manifests import MAX_MANIFEST_BYTES, manifest_size
 from hyperpod_gov.contracts import write_records
 from hyperpod_gov.plan import Plan
-from hyperpod_gov.plan.tools_policy import foreign_documents
+from hyperpod_gov.plan.tools_policy import foreign_documents, hyperpod_cluster_pattern
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError, SpecIssue
 from hyperpod_gov.template_checks import LARGE_PLAN_TEAMS, TemplateChecks
@@ -114,7 +114,9 @@ def synth_error(exc: BaseException) -> SpecError:
 def write_tools_documents(plan: Plan, directory: Path) -> list[Path]:
     """``<team>.json``: the tools policy document of each team with principals in other accounts, for those
     accounts' administrators to attach (this app cannot attach a policy in another account); stale files go."""
-    documents = foreign_documents(plan)
+    arn = hyperpod_cluster_pattern(plan.hyperpod_cluster_arn, partition=plan.partition, region=plan.region,
+                                   account=plan.account)
+    documents = foreign_documents((t.tools_policy for t in plan.teams), arn)
     written = []
     if documents:
         directory.mkdir(parents=True, exist_ok=True)

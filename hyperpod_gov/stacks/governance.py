@@ -104,7 +104,8 @@ class GovernanceStack(SpecStack):
                 quota = TeamQuota(self, "SharedPoolQuota", team=plan.shared_pool, cluster=cluster)
                 quota.node.add_dependency(self.policy)
         # Reaching the cluster: the teams' tools policy, one for every team's roles of this account.
-        tools = attached_policy(plan)
+        tools = attached_policy((t.tools_policy for t in plan.teams), partition=plan.partition, region=plan.region,
+                                account=plan.account, eks_name=plan.eks_cluster_name)
         self.tools_policy = None if tools is None else ToolsPolicy(
             self, "ToolsPolicy", policy=tools, hyperpod_cluster_arn=_hyperpod_arn(plan, capacity))
         self.cluster_objects = None

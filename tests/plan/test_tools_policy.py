@@ -7,7 +7,8 @@ import json
 import pytest
 
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.tools_policy import attached_policy, foreign_documents, hyperpod_cluster_pattern
+from hyperpod_gov.plan.tools_policy import (ACCESS_ENTRIES, ToolsPolicyPlan, ToolsStatement, attached_policy,
+                                            foreign_documents, hyperpod_cluster_pattern)
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import TODAY, as_existing
 
@@ -17,6 +18,17 @@ PARTNER = "arn:aws:iam::444444444444:role/Partner"
 
 def _plan(data):
     return build_plan(parse_spec(data, today=TODAY))
+
+
+def _attached(plan):
+    return attached_policy((t.tools_policy for t in plan.teams), partition=plan.partition, region=plan.region,
+                           account=plan.account, eks_name=plan.eks_cluster_name)
+
+
+def _documents(plan):
+    arn = hyperpod_cluster_pattern(plan.hyperpod_cluster_arn, partition=plan.partition, region=plan.region,
+                                   account=plan.account)
+    return foreign_documents((t.tools_policy for t in plan.teams), arn)
 
 
 def _with_access(base, **access):
@@ -58,7 +70,7 @@ def test_principals_of_other_accounts_get_the_document_in_iam_json_and_no_attach
     policy = plan.team("team-a").tools_policy
     assert policy.roles == ("A",)
     assert policy.foreign == ("arn:aws:iam::444444444444:role/Partner",)
-    documents = foreign_documents(plan)
+    documents = _documents(plan)
     assert set(documents) == {"team-a"}
     document = json.loads(documents["team-a"])
     # The same document; the HyperPod cluster's id is made at create, so before the deploy it is the account's.
@@ -67,13 +79,17 @@ def test_principals_of_other_accounts_get_the_document_in_iam_json_and_no_attach
 
 
 def test_a_team_of_only_this_accounts_principals_writes_no_document(base):
-    assert foreign_documents(_plan(base)) == {}
+    assert _documents(_plan(base)) == {}
 
 
 def test_the_existing_clusters_arn_is_known_before_the_deploy(base):
     as_existing(base)
     plan = _plan(base)
-    assert hyperpod_cluster_pattern(plan) == "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh"
+    known = "arn:aws:sagemaker:us-east-1:111111111111:cluster/abcd1234efgh"
+    assert plan.hyperpod_cluster_arn == known
+    assert hyperpod_cluster_pattern(known, partition="aws", region="us-east-1", account="111111111111") == known
+    assert hyperpod_cluster_pattern(None, partition="aws-cn", region="cn-north-1", account="111111111111") == \
+        "arn:aws-cn:sagemaker:cn-north-1:111111111111:cluster/*"
     statement = plan.team("team-a").tools_policy.document("x")["Statement"][0]
     assert statement["Resource"] == f"{EKS}:cluster/shared-eks"
 
@@ -114,7 +130,7 @@ def test_the_attached_policy_gathers_every_teams_roles_and_users_of_this_account
     base["teams"][0]["access"] = {"viewers": ["arn:aws:iam::111111111111:user/alice", PARTNER],
                                   "submitters": ["arn:aws:iam::111111111111:role/A"]}
     base["teams"][1]["access"] = {"submitters": ["arn:aws:iam::111111111111:role/ops/B"]}
-    policy = attached_policy(_plan(base))
+    policy = _attached(_plan(base))
     assert (policy.roles, policy.users, policy.foreign) == (("A", "B"), ("alice",), ())
     statements = {s["Sid"]: s["Resource"] for s in policy.document("HP-ARN")["Statement"]}
     assert statements == {
@@ -129,5 +145,23 @@ def test_the_attached_policy_gathers_every_teams_roles_and_users_of_this_account
 def test_no_attached_policy_when_every_team_turns_it_off_or_has_only_foreign_principals(base):
     base["accounts"]["trusted"] = ["444444444444"]
     base["teams"][0]["access"] = {"viewers": [PARTNER]}
-    assert attached_policy(_plan(base)) is None
-    assert set(foreign_documents(_plan(base))) == {"team-a"}
+    assert _attached(_plan(base)) is None
+    assert set(_documents(_plan(base))) == {"team-a"}
+
+
+def test_the_attached_policy_is_made_of_the_teams_policies_alone():
+    """No plan needed: the teams' own policies (None where a team has none) and the cluster's names."""
+    statements = (ToolsStatement(ACCESS_ENTRIES, ("eks:DescribeAccessEntry",), ("team-entries",)),
+                  ToolsStatement("HyperPodListClusters", ("sagemaker:ListClusters",), ("*",)))
+    b = ToolsPolicyPlan("b", statements, ("RoleB",), (), ())
+    a = ToolsPolicyPlan("a", statements, ("RoleA",), ("alice",), (PARTNER,))
+    only_foreign = ToolsPolicyPlan("c", statements, (), (), (PARTNER,))
+    policy = attached_policy([b, None, only_foreign, a], partition="aws", region="eu-west-1", account="222222222222",
+                             eks_name="lab")
+    assert (policy.team, policy.roles, policy.users, policy.foreign) == ("", ("RoleA", "RoleB"), ("alice",), ())
+    assert policy.statements[0].resources == ("arn:aws:eks:eu-west-1:222222222222:access-entry/lab/role/222222222222/*",
+                                              "arn:aws:eks:eu-west-1:222222222222:access-entry/lab/user/222222222222/*")
+    assert policy.statements[1] == statements[1]
+    assert attached_policy([None, only_foreign], partition="aws", region="eu-west-1", account="222222222222",
+                           eks_name="lab") is None
+    assert set(foreign_documents([b, None, only_foreign, a], "HP-ARN")) == {"a", "c"}
