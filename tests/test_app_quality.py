@@ -129,7 +129,8 @@ def _estimated_resources(plan) -> dict[str, int]:
 
     overhead = invariants.PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     out = {s.name: overhead + sum(invariants._team_resources(plan, t) for t in s.members)
-           + invariants.TOPIC_RESOURCES * len(plan.monitoring.owner_topics(s.members)) for s in plan.stacks.teams}
+           + invariants.TOPIC_RESOURCES * len(plan.monitoring.owner_topics(plan.team(t).monitoring for t in s.members))
+           for s in plan.stacks.teams}
     return out | {s.name: len(s.members) for s in plan.stacks.access}
 
 

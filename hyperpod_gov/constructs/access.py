@@ -1,31 +1,51 @@
-"""EKS access entries that map IAM principals onto team Kubernetes groups (no access policy)."""
+"""EKS access entries that map IAM principals onto team Kubernetes groups (no access policy).
+
+One emitter: :func:`add_access_entry` writes an entry's ``AWS::EKS::AccessEntry`` as plain data into a
+``plain.Fragment``; :class:`TeamAccessEntry` (one principal) and :func:`team_access_entries` (many, in one
+``CfnInclude``) both go through it. tests/constructs/test_plain*.py compare it with aws-cdk-lib's
+``CfnAccessEntry`` built at the same construct path.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from aws_cdk import aws_eks as eks_l1, cloudformation_include as cfn_inc
 from constructs import Construct
 
 from ..plan import PrincipalAccess
-from ..plan.tables import ACCESS_ENTRY, cfn_kwargs, cfn_properties
+from ..plan.tables import ACCESS_ENTRY, cfn_properties
 from .plain import Fragment
 
 ACCESS_ENTRY_TYPE = "AWS::EKS::AccessEntry"
-
-
-class TeamAccessEntry(Construct):
-    """One STANDARD access entry per principal. Its groups get rights only through the team Roles."""
-
-    def __init__(self, scope: Construct, id: str, *, cluster_name: str, access: PrincipalAccess) -> None:
-        super().__init__(scope, id)
-        self.resource = eks_l1.CfnAccessEntry(self, "Resource",
-                                              **cfn_kwargs(ACCESS_ENTRY, access, {"clusterName": cluster_name}))
+INCLUDE_ID = "Resources"  # the CfnInclude under a TeamAccessEntry
 
 
 def access_entry_properties(cluster_name: str, access: PrincipalAccess) -> dict[str, Any]:
     """The ``AWS::EKS::AccessEntry`` properties of one principal (the ``ACCESS_ENTRY`` table's)."""
     return cfn_properties(ACCESS_ENTRY, access, {"clusterName": cluster_name})
+
+
+def add_access_entry(fragment: Fragment, below: Sequence[str], *, cluster_name: str, access: PrincipalAccess
+                     ) -> str:
+    """One principal's entry in ``fragment`` at ``below``/Resource (where ``CfnAccessEntry(<below>, "Resource")``
+    puts it); its logical id."""
+    return fragment.add([*below, "Resource"], ACCESS_ENTRY_TYPE, access_entry_properties(cluster_name, access))
+
+
+class TeamAccessEntry(Construct):
+    """One STANDARD access entry per principal. Its groups get rights only through the team Roles.
+
+    The entry is plain data (:func:`add_access_entry`) in one ``CfnInclude``; ``resource`` is the included
+    ``CfnAccessEntry`` (the escape hatch), at the logical id ``<id>/Resource`` has.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, cluster_name: str, access: PrincipalAccess) -> None:
+        super().__init__(scope, id)
+        fragment = Fragment(self)
+        self.logical_id = add_access_entry(fragment, [], cluster_name=cluster_name, access=access)
+        include = fragment.include_resources(INCLUDE_ID)
+        self.resource: eks_l1.CfnAccessEntry = include.get_resource(self.logical_id)  # type: ignore[assignment]
 
 
 def team_access_entries(scope: Construct, id: str, *, cluster_name: str,
@@ -34,5 +54,5 @@ def team_access_entries(scope: Construct, id: str, *, cluster_name: str,
     ``TeamAccessEntry(scope, access.key)`` gives it; None when there are none."""
     fragment = Fragment(scope)
     for access in accesses:
-        fragment.add([access.key, "Resource"], ACCESS_ENTRY_TYPE, access_entry_properties(cluster_name, access))
+        add_access_entry(fragment, [access.key], cluster_name=cluster_name, access=access)
     return fragment.include(id)

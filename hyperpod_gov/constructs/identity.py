@@ -27,6 +27,8 @@ ECR_PULL = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDown
 # (the session tags Pod Identity sets): the trust names the namespace and service account, so that an association
 # of this role with another service account (by anyone who may pass it) yields no credentials.
 POD_IDENTITY_DOCS = "https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html"
+# Where WorkloadIdentityRole puts the source role and the association (construct ids below it), and its include.
+ROLE_ID, ASSOCIATION_ID, INCLUDE_ID = "SourceRole", "Association", "Resources"
 
 
 def _session_tags(cluster_arn: str, namespace: str, service_account: str) -> dict[str, str]:
@@ -80,6 +82,12 @@ class WorkloadIdentityRole(Construct):
 
     For a cross-account identity the association sets ``targetRoleArn`` and the
     source role may assume (and tag a session of) that one role and nothing else.
+
+    An identity without grants of its own is plain data (:func:`plain_identity`, the one emitter of that case,
+    which a teams stack also calls into its own fragment) in one ``CfnInclude``; one with grants is aws-cdk-lib's
+    ``iam.Role`` with its statements (merged by ``@aws-cdk/aws-iam:minimizePolicies``, findings acknowledged on
+    the role), the one emitter of that case. Either way ``role_resource`` (``CfnRole``) and ``association``
+    (``CfnPodIdentityAssociation``) are the escape hatches; ``role`` is the L2 role, None for the plain case.
     """
 
     def __init__(self, scope: Construct, id: str, *, cluster_name: str, identity: IdentityPlan, account: str,
@@ -88,9 +96,22 @@ class WorkloadIdentityRole(Construct):
         source role trusts Pod Identity of that one cluster, namespace and service account only. ``team_key``: the
         team bucket's key, when the identity's grants hold the team bucket."""
         super().__init__(scope, id)
-        self.role = iam.Role(
+        self.role: Optional[iam.Role] = None
+        self._role_resource: Optional[iam.CfnRole] = None
+        if is_plain(identity):
+            fragment = Fragment(self)
+            plain_identity(fragment, [], cluster_name=cluster_name, identity=identity, account=account,
+                           cluster_arn=cluster_arn)
+            include = fragment.include_resources(INCLUDE_ID)
+            role_id, association_id = (logical_id([*fragment.components, *path])
+                                       for path in ([ROLE_ID, "Resource"], [ASSOCIATION_ID]))
+            self._role_resource = include.get_resource(role_id)  # type: ignore[assignment]
+            self.association: eks_l1.CfnPodIdentityAssociation = include.get_resource(  # type: ignore[assignment]
+                association_id)
+            return
+        role = self.role = iam.Role(
             self,
-            "SourceRole",
+            ROLE_ID,
             role_name=identity.source_role_name,
             assumed_by=source_role_trust(account=account, cluster_arn=cluster_arn, namespace=identity.namespace,
                                          service_account=identity.service_account),
@@ -98,15 +119,23 @@ class WorkloadIdentityRole(Construct):
         )
         target = identity.target_role_arn
         if target:
-            self.role.add_to_policy(iam.PolicyStatement(sid="AssumeTargetRole", actions=ASSUME, resources=[target]))
-        self._grant(identity, team_key)
+            role.add_to_policy(iam.PolicyStatement(sid="AssumeTargetRole", actions=ASSUME, resources=[target]))
+        self._grant(role, identity, team_key)
         # The table's roleArn is the role's planned ARN; the association takes the deploy-time reference, which
         # makes CloudFormation create the role first.
         props = cfn_kwargs(POD_IDENTITY, identity, {"clusterName": cluster_name})
-        props["role_arn"] = self.role.role_arn
-        self.association = eks_l1.CfnPodIdentityAssociation(self, "Association", **props)
+        props["role_arn"] = role.role_arn
+        self.association = eks_l1.CfnPodIdentityAssociation(self, ASSOCIATION_ID, **props)
 
-    def _grant(self, identity: IdentityPlan, team_key: Optional[kms.IKey]) -> None:
+    @property
+    def role_resource(self) -> iam.CfnRole:
+        """The source role's ``AWS::IAM::Role`` (read from jsii)."""
+        if self._role_resource is None:
+            self._role_resource = self.role.node.default_child  # type: ignore[union-attr,assignment]
+        return self._role_resource  # type: ignore[return-value]
+
+    @staticmethod
+    def _grant(role: iam.Role, identity: IdentityPlan, team_key: Optional[kms.IKey]) -> None:
         """``identity.grants`` on the source role: S3 prefixes, KMS keys, the secrets prefix, ECR pulls, the team
         bucket."""
         g = identity.grants
@@ -142,33 +171,40 @@ class WorkloadIdentityRole(Construct):
             findings.append((wildcard("Resource", "*"), "ecr:GetAuthorizationToken supports no resource-level "
                              "permissions; the pulls themselves are limited to the named repositories."))
         for statement in statements:
-            self.role.add_to_policy(statement)
+            role.add_to_policy(statement)
         if findings:
-            acknowledge(self.role, findings)
+            acknowledge(role, findings)
 
 
 POLICY_VERSION = "2012-10-17"
 MAX_POLICY_NAME = 128  # aws-cdk-lib's MAX_POLICY_NAME_LEN: a default policy's name is its logical id's last 128
 
 
+def is_plain(identity: IdentityPlan) -> bool:
+    """Whether ``identity`` is plain data (:func:`plain_identity`): it has no grants of its own."""
+    return identity.grants.empty
+
+
 def plain_identity(fragment: Fragment, below: Sequence[str], *, cluster_name: str, identity: IdentityPlan,
                    account: str, cluster_arn: str) -> bool:
     """A workload identity without grants of its own (at most the target role to assume) as plain data in
     ``fragment``, where ``WorkloadIdentityRole`` at ``below`` puts it: the source role, its default policy and
-    the association, as aws-cdk-lib renders them (``tests/constructs/test_plain.py`` compares the two templates).
-    An identity with grants has statements that aws-cdk-lib merges (``@aws-cdk/aws-iam:minimizePolicies``) and
-    cdk-nag findings to acknowledge: False, and nothing is added; build a ``WorkloadIdentityRole``."""
-    if not identity.grants.empty:
+    the association, as aws-cdk-lib's ``iam.Role`` (with ``add_to_policy``) and ``CfnPodIdentityAssociation``
+    render them (tests/constructs/test_plain.py and test_plain_pinned.py build those and compare). An identity
+    with grants has statements that aws-cdk-lib merges (``@aws-cdk/aws-iam:minimizePolicies``), a team key's ARN
+    (a token) and cdk-nag findings to acknowledge on the role: False, and nothing is added; a
+    ``WorkloadIdentityRole`` builds it with the L2 role."""
+    if not is_plain(identity):
         return False
     trust = {"Action": ASSUME, "Condition": pod_identity_conditions(
                  account=account, cluster_arn=cluster_arn,
                  session=_session_tags(cluster_arn, identity.namespace, identity.service_account)),
              "Effect": "Allow", "Principal": {"Service": POD_IDENTITY_PRINCIPAL}}
-    role = fragment.add([*below, "SourceRole", "Resource"], "AWS::IAM::Role", {
+    role = fragment.add([*below, ROLE_ID, "Resource"], "AWS::IAM::Role", {
         "AssumeRolePolicyDocument": {"Statement": [trust], "Version": POLICY_VERSION},
         "Description": _description(identity), "RoleName": identity.source_role_name})
     if identity.target_role_arn:
-        policy_path = [*below, "SourceRole", "DefaultPolicy", "Resource"]
+        policy_path = [*below, ROLE_ID, "DefaultPolicy", "Resource"]
         policy = logical_id([*fragment.components, *policy_path])
         fragment.add(policy_path, "AWS::IAM::Policy", {
             "PolicyDocument": {"Statement": [{"Action": ASSUME, "Effect": "Allow",
@@ -177,7 +213,7 @@ def plain_identity(fragment: Fragment, below: Sequence[str], *, cluster_name: st
             "PolicyName": policy[-MAX_POLICY_NAME:], "Roles": [{"Ref": role}]})
     association = cfn_properties(POD_IDENTITY, identity, {"clusterName": cluster_name})
     association["RoleArn"] = get_att(role, "Arn")
-    fragment.add([*below, "Association"], "AWS::EKS::PodIdentityAssociation", association)
+    fragment.add([*below, ASSOCIATION_ID], "AWS::EKS::PodIdentityAssociation", association)
     return True
 
 

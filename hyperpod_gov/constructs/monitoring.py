@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import Aws, aws_cloudwatch as cw, aws_iam as iam
-from aws_cdk import aws_kms as kms, aws_sns as sns, aws_sns_subscriptions as subs
+from aws_cdk import aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
 from ..plan.monitoring import MAX_ALARM_METRICS, AlarmPlan, Metric, MonitoringPlan, TeamWatch, TopicPlan
@@ -29,6 +29,11 @@ class AlarmTopics(Construct):
     ``sns:Publish`` by CloudWatch alarms of this account only, and denies requests without TLS. Each topic is
     three resources (topic, policy, subscription): past ~150 owners, split the topics over several stacks and
     pass the first one's ``key`` to the others.
+
+    The topics are plain data (:func:`plain_topics`, the one emitter, which a teams stack also calls into its
+    own fragment) in one ``CfnInclude``; ``topics`` are the included ``CfnTopic`` resources (the escape hatch) and
+    ``topic_arns`` their ARNs (each topic's ``Ref``, as the L2 topic's ``topic_arn`` was; another stack's
+    reference to one is an export). The key, when made here, is aws-cdk-lib's ``kms.Key``.
     """
 
     def __init__(self, scope: Construct, id: str, *, topics: Sequence[TopicPlan], key: Optional[kms.IKey] = None
@@ -46,40 +51,27 @@ class AlarmTopics(Construct):
             ))
             key = created
         self.key: kms.IKey = key
-        self.topics: dict[str, sns.ITopic] = {}
+        self.topics: dict[str, sns.CfnTopic] = {}
         self.topic_arns: dict[str, str] = {}  # topic key -> ARN token, as read once from jsii
         if not topics:
             return
-        # The pseudo parameters and the principal are the same values for every topic: read and made once.
-        account, partition, region = Aws.ACCOUNT_ID, Aws.PARTITION, Aws.REGION
-        cloudwatch = iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)
-        for plan in sorted(topics, key=lambda t: t.key):
-            owner = Construct(self, plan.key)
-            topic = sns.Topic(owner, "Resource", display_name=plan.display_name[:100], master_key=self.key,
-                              enforce_ssl=True)
-            arn = topic.topic_arn
-            topic.add_to_resource_policy(iam.PolicyStatement(
-                sid="CloudWatchAlarmsPublish",
-                principals=[cloudwatch],
-                actions=["sns:Publish"],
-                resources=[arn],
-                conditions={
-                    "StringEquals": {"aws:SourceAccount": account},
-                    "ArnLike": {"aws:SourceArn": f"arn:{partition}:cloudwatch:{region}:{account}:alarm:*"},
-                },
-            ))
-            if plan.email:
-                topic.add_subscription(subs.EmailSubscription(plan.email))
-            self.topics[plan.key] = topic
-            self.topic_arns[plan.key] = arn
+        fragment = Fragment(self)
+        ids = plain_topics(fragment, [], topics=topics, key_arn=self.key.key_arn)
+        include = fragment.include_resources("Resources")
+        for topic_key, logical in ids.items():
+            topic: sns.CfnTopic = include.get_resource(logical)  # type: ignore[assignment]
+            self.topics[topic_key] = topic
+            self.topic_arns[topic_key] = topic.ref
 
 
 def plain_topics(fragment: Fragment, below: Sequence[str], *, topics: Sequence[TopicPlan], key_arn: str
                  ) -> dict[str, str]:
-    """``AlarmTopics`` at ``below`` with a key it is given, as plain data in ``fragment``: per topic, in key
-    order, the topic, its policy (TLS only; publishing by this account's alarms) and the email subscription, as
-    aws-cdk-lib renders them. Topic key -> the topic's logical id (an alarm in another fragment reaches it with
-    ``Fn.ref``)."""
+    """The owners' topics as plain data in ``fragment``, where ``AlarmTopics`` at ``below`` puts them, encrypted
+    with the key of ARN ``key_arn``: per topic, in key order, the topic, its policy (TLS only; publishing by this
+    account's alarms) and the email subscription, as aws-cdk-lib's ``sns.Topic`` (``enforce_ssl``,
+    ``add_to_resource_policy``) and ``EmailSubscription`` render them at ``<below>/<key>/Resource``
+    (tests/constructs/test_plain_teams.py and test_plain_pinned.py build those and compare). Topic key -> the
+    topic's logical id (an alarm in another fragment reaches it with ``Fn.ref``)."""
     ids: dict[str, str] = {}
     for plan in sorted(topics, key=lambda t: t.key):
         at = [*below, plan.key, "Resource"]
@@ -267,8 +259,8 @@ def team_monitoring(fragment: Fragment, below: Sequence[str], *, watch: TeamWatc
 class TeamMonitoring(Construct):
     """Per team (construct id: the team's name): its alarms and, if planned, its dashboard.
 
-    ``topics``: topic key (``AlarmPlan.topic``) -> topic, e.g. ``AlarmTopics.topics`` (from any stack);
-    ``topic_arns``: the ARNs of those already read (``AlarmTopics.topic_arns``), for the many teams of one stack.
+    ``topics``: topic key (``AlarmPlan.topic``) -> topic (``sns.ITopic``, e.g. one imported by ARN), for the keys
+    ``topic_arns`` lacks; ``topic_arns``: topic key -> ARN (e.g. ``AlarmTopics.topic_arns``, from any stack).
     Alarms and dashboard are one ``CfnInclude`` (``plain.Fragment``) at the logical ids the L2 constructs had
     (``Alarms/<kind>/Resource``, ``Dashboard/Resource/Resource``); ``alarms`` and ``dashboard`` read them from
     jsii when asked.

@@ -186,6 +186,14 @@ class Fragment:
             os.unlink(name)
 
 
+    def include_resources(self, id: str) -> cfn_inc.CfnInclude:
+        """:meth:`include` for a fragment that holds something (a construct's own resources): the include."""
+        include = self.include(id)
+        if include is None:
+            raise ValueError(f"{self.path}: nothing to include as {id}")
+        return include
+
+
 class Runs:
     """The plain resources of one scope in construct order. The resources added since the last construct that
     stays a construct (:meth:`flush`, called before making it) are one ``CfnInclude`` (``Plain``, ``Plain2``,

@@ -24,6 +24,7 @@ from .task_governance_provider import POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE,
 
 COMPUTE_QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"  # no L1 class in aws-cdk-lib yet
 PROVIDER_ID = "TaskGovernanceProvider"  # the stack's one provider, a child of the stack
+INCLUDE_ID = "Resources"  # the CfnInclude under a TeamQuota
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,12 @@ QUOTA_UNKNOWN_TO_CDK = [("CloudFormation-Validate::F3006", f"{COMPUTE_QUOTA_TYPE
 
 def plain_quota(fragment: Fragment, below: Sequence[str], *, team: TeamPlan, cluster: GovernedCluster,
                 service_token: Optional[str]) -> tuple[str, bool]:
-    """``TeamQuota`` at ``below`` as plain data in ``fragment``; its logical id, and whether it is the native
-    type, whose template-check finding the caller acknowledges on the included resource
-    (``QUOTA_UNKNOWN_TO_CDK``). ``service_token``: the stack's provider's (``cluster.provider``), None with the
-    native types."""
+    """A team's compute quota as plain data in ``fragment`` at ``below`` (``TeamQuota``'s path), as aws-cdk-lib
+    renders a ``CfnResource`` of ``COMPUTE_QUOTA_TYPE`` at ``below``/Resource or, with a provider, a
+    ``CustomResource`` there (tests/constructs/test_plain_pinned.py and test_plain_teams.py build both); its
+    logical id, and whether it is the native type, whose template-check finding the caller acknowledges on the
+    include or a scope above it (``QUOTA_UNKNOWN_TO_CDK``). ``service_token``: the stack's provider's
+    (``cluster.provider``), None with the native types."""
     properties: dict[str, Any] = tg.compute_quota_properties(team, cluster.cluster_arn)
     if service_token is not None:
         return fragment.add([*below, "Resource", "Default"], QUOTA_RESOURCE_TYPE,
@@ -99,16 +102,18 @@ def plain_quota(fragment: Fragment, below: Sequence[str], *, team: TeamPlan, clu
 
 class TeamQuota(Construct):
     """``AWS::SageMaker::ComputeQuota`` (or ``Custom::ComputeQuota``) of one team. HyperPod creates the team
-    namespace with it. ``resource`` is the primary child (``Resource``)."""
+    namespace with it.
+
+    The quota is plain data (:func:`plain_quota`, the one emitter, which a teams stack also calls into its own
+    fragment) in one ``CfnInclude``; ``resource`` is the included resource (the escape hatch: a ``CfnResource``),
+    at the logical id ``<id>/Resource`` (the custom resource: ``<id>/Resource/Default``) has."""
 
     def __init__(self, scope: Construct, id: str, *, team: TeamPlan, cluster: GovernedCluster) -> None:
-        provider = cluster.provider(scope)
+        provider = cluster.provider(scope)  # before this construct: the provider leads the stack's resources
         super().__init__(scope, id)
-        properties: dict[str, Any] = tg.compute_quota_properties(team, cluster.cluster_arn)
-        self.resource: Construct
-        if provider is not None:
-            self.resource = CustomResource(self, "Resource", service_token=provider.service_token,
-                                           resource_type=QUOTA_RESOURCE_TYPE, properties=properties)
-            return
-        self.resource = CfnResource(self, "Resource", type=COMPUTE_QUOTA_TYPE, properties=properties)
-        acknowledge(self, QUOTA_UNKNOWN_TO_CDK)
+        fragment = Fragment(self)
+        self.logical_id, native = plain_quota(fragment, [], team=team, cluster=cluster,
+                                              service_token=provider.service_token if provider else None)
+        self.resource: CfnResource = fragment.include_resources(INCLUDE_ID).get_resource(self.logical_id)
+        if native:
+            acknowledge(self, QUOTA_UNKNOWN_TO_CDK)

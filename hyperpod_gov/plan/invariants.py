@@ -122,7 +122,7 @@ def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:
     overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
     for stack in plan.stacks.teams:
         total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
-            TOPIC_RESOURCES * len(plan.monitoring.owner_topics(stack.members))
+            TOPIC_RESOURCES * len(plan.monitoring.owner_topics(plan.team(t).monitoring for t in stack.members))
         if total > RESOURCE_BUDGET:
             yield _issue(
                 "HPG-P004", "deployment.teamStacks",

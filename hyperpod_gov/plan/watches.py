@@ -191,10 +191,10 @@ class MonitoringPlan:
     cluster_dashboards: tuple[tuple[str, tuple[str, ...]], ...]  # (dashboard name, team names on it)
     kueue_metric_streams: int = field(default=0)
 
-    def owner_topics(self, teams: Iterable[str]) -> tuple[TopicPlan, ...]:
-        """The owners' topics these teams' alarms publish to, sorted (the platform's topic is not among them: it
-        lives in the monitoring stack)."""
-        keys = {a.topic for t in teams for a in self.team(t).alarms} - {PLATFORM_TOPIC}
+    def owner_topics(self, watches: Iterable[TeamWatch]) -> tuple[TopicPlan, ...]:
+        """The owners' topics the alarms of these teams' watches (``TeamPlan.monitoring``) publish to, sorted (the
+        platform's topic is not among them: it lives in the monitoring stack)."""
+        keys = {a.topic for w in watches for a in w.alarms} - {PLATFORM_TOPIC}
         return tuple(t for t in self.topics if t.key in keys)
 
     @property

@@ -156,8 +156,7 @@ class MonitoringStack(SpecStack):
             # importing them from this stack's outputs.
             self.topics.key.add_alias(names.alarm_key_alias(plan.name))  # type: ignore[attr-defined]
             for topic in self.topics.topics.values():
-                cfn_topic: sns.CfnTopic = topic.node.default_child  # type: ignore[assignment]
-                cfn_topic.add_property_override("TopicName", names.platform_topic(plan.name))
+                topic.add_property_override("TopicName", names.platform_topic(plan.name))
         name, watches = monitoring.dashboard_pages[0]  # later pages: DashboardsStack
         self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
                                                watches=watches)
@@ -187,19 +186,20 @@ class TeamsStack(SpecStack):
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
         shared_key: kms.IKey = monitoring.topics.key
-        shared_topics: dict[str, sns.ITopic] = dict(monitoring.topics.topics)
+        shared_topics: dict[str, sns.ITopic] = {}  # the monitoring stack's topics, imported by ARN
         if plan.governance_only:  # by name, so that this stack imports no output of the monitoring stack
             shared_key = kms.Alias.from_alias_name(self, "AlarmTopicsKey", names.alarm_key_alias(plan.name))
             shared_topics = {key: sns.Topic.from_topic_arn(
                 self, f"Topic-{key}", Stack.of(self).format_arn(service="sns", resource=names.platform_topic(plan.name),
                                                                 arn_format=ArnFormat.NO_RESOURCE_NAME))
-                for key in shared_topics}
+                for key in monitoring.topics.topics}
+        teams = [plan.team(name) for name in shard.members]
         # Plain data (plain.Runs): the stack's resources while no construct comes between them are one CfnInclude,
         # each resource at the logical id of the construct named in the comment beside it. A team with tags of its
         # own has a scope of its own, tagged, and runs of its own below it.
         runs = Runs(self, stack=self, components=[])
         # AlarmTopics(self, "AlarmTopics"): each owner's topic, with the teams that alarm on it
-        topic_ids = plain_topics(runs.fragment, ["AlarmTopics"], topics=watch.owner_topics(shard.members),
+        topic_ids = plain_topics(runs.fragment, ["AlarmTopics"], topics=watch.owner_topics(t.monitoring for t in teams),
                                  key_arn=shared_key.key_arn)
         # ARNs read from jsii once per stack, not once per team (imported topics: read by the first team's alarms)
         topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns),
@@ -212,8 +212,7 @@ class TeamsStack(SpecStack):
         provider = governed.provider(self) if governed is not None else None
         provider_token = provider.service_token if provider is not None else None
         files = capacity.shared_storage.values if capacity is not None and capacity.shared_storage else None
-        for name in shard.members:
-            team = plan.team(name)
+        for team in teams:
             team_runs, at = runs, [team.name]  # the team's runs, and its path below their scope
             team_scope: Optional[Construct] = None
             if team.tags:  # the team's cost-allocation tags win over the stack's on its resources

@@ -27,17 +27,17 @@ import pytest
 from aws_cdk import aws_cloudwatch as cw, aws_eks_v2 as eks, aws_kms as kms
 from constructs import Construct
 
-from hyperpod_gov.constructs import AppliedManifests, TeamAccessEntry, TeamQuota, WorkloadIdentityRole
 from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.identity import plain_identity
-from hyperpod_gov.constructs.manifests import plain_manifest, plain_object_value
-from hyperpod_gov.constructs.monitoring import AlarmTopics, plain_topics, team_monitoring
+from hyperpod_gov.constructs.manifests import KUBECTL_BARRIER, plain_manifest, plain_object_value
+from hyperpod_gov.constructs.monitoring import plain_topics, team_monitoring
 from hyperpod_gov.constructs import plain
 from hyperpod_gov.constructs.plain import PATH_METADATA, PATH_METADATA_CONTEXT, Fragment, logical_id
 from hyperpod_gov.constructs.task_governance import GovernedCluster, plain_quota
 from hyperpod_gov.constructs.task_governance_provider import QUOTA_RESOURCE_TYPE
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.stacks.governance import team_outputs
+from tests.constructs import cdk_builds
 from tests.contracts.helpers import plan_of
 from tests.scale import many_teams_spec
 from tests.synth_helpers import minimal_app
@@ -90,26 +90,26 @@ def _app() -> tuple[cdk.App, cdk.Stack, eks.ICluster]:
 
 
 def _real(parts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Every kind built with the constructs the fragments stand in for, under each scope: the template, and the
-    outputs' logical ids as CDK allocates them by path."""
+    """Every kind built with the aws-cdk-lib classes the fragments stand in for (``cdk_builds``: not the
+    library's constructs, which are wrappers over the fragments), under each scope: the template, and the outputs'
+    logical ids as CDK allocates them by path."""
     app, stack, cluster = _app()
     key = kms.Key.from_key_arn(stack, "Key", KEY)
-    native = GovernedCluster(HYPERPOD, "ml-eks", "native")
     team, watch, identity, plan = parts["team"], parts["watch"], parts["identity"], parts["identity_plan"]
     outputs: dict[str, str] = {}
     for components in SCOPES:
         s = _nest(stack, components)
-        for access in parts["principals"]:
-            TeamAccessEntry(s, access.key, cluster_name="ml-eks", access=access)  # eks.CfnAccessEntry "Resource"
-        AlarmTopics(s, "AlarmTopics", topics=parts["topics"], key=key)  # sns.Topic, its policy, subscriptions
-        TeamQuota(s, "Quota", team=team, cluster=native)  # CfnResource of AWS::SageMaker::ComputeQuota
-        cdk.CustomResource(Construct(s, "QuotaCR"), "Resource", service_token=KUBECTL,  # TeamQuota, provider's
-                           resource_type=QUOTA_RESOURCE_TYPE, properties={"Name": "q"})
+        for access in parts["principals"]:  # eks.CfnAccessEntry at <key>/Resource
+            cdk_builds.access_entry(s, access.key, cluster_name="ml-eks", access=access)
+        cdk_builds.topics(s, "AlarmTopics", plans=parts["topics"], key=key)  # sns.Topic, its policy, subscriptions
+        cdk_builds.quota(s, "Quota", team=team, cluster_arn=HYPERPOD)  # CfnResource of AWS::SageMaker::ComputeQuota
+        cdk_builds.quota(s, "QuotaCR", team=team, cluster_arn=HYPERPOD, service_token=KUBECTL)  # CustomResource
         eks.KubernetesObjectValue(s, "Namespace", cluster=cluster, object_type="namespace", object_name="ns",
                                   json_path=".metadata.name")
-        AppliedManifests(s, "Manifests", cluster=cluster, manifest=MANIFEST)  # a KubernetesManifest "Resource"
-        WorkloadIdentityRole(s, f"Identity-{identity.service_account}", cluster_name="ml-eks", identity=identity,
-                             account=plan.account, cluster_arn=plan.cluster.eks_arn)  # iam.Role + Policy
+        cdk_builds.manifest(s, "Manifests", cluster=cluster, objects=MANIFEST)  # a KubernetesManifest "Resource"
+        cdk_builds.identity_role(s, f"Identity-{identity.service_account}", cluster_name="ml-eks",
+                                 identity=identity, account=plan.account,
+                                 cluster_arn=plan.cluster.eks_arn)  # iam.Role + DefaultPolicy + association
         alarms = Construct(Construct(s, "Monitoring"), "Alarms")
         for a in watch.alarms:  # the L2 alarm the plain alarms replaced
             cw.Alarm(alarms, a.kind, metric=cw.Metric(namespace="n", metric_name="m"), threshold=1,
@@ -208,6 +208,23 @@ def test_every_kind_a_fragment_emits_is_at_the_id_and_path_the_construct_has(tem
     assert sorted(emitted["Outputs"]) == sorted(real["Outputs"])
 
 
+# Compared property by property here; alarms and dashboards (built above with other inputs than the fragments') in
+# test_plain_render.py.
+SAME_INPUTS = [k for k in KINDS if k not in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard")]
+
+
+def test_every_kind_a_fragment_emits_renders_as_aws_cdk_lib_does(templates):
+    """Given the same inputs, each resource the fragments emit is, in full (properties, dependencies, policies, path
+    metadata), the one aws-cdk-lib's class renders at that path."""
+    real, _, emitted = templates
+    compared = 0
+    for logical, resource in emitted["Resources"].items():
+        if resource["Type"] in SAME_INPUTS:
+            assert resource == real["Resources"][logical], (logical, resource["Type"])
+            compared += 1
+    assert compared >= len(SCOPES) * 12
+
+
 def test_logical_id_covers_each_kind_of_path():
     """Hand-checked ids (the md5 of the path joined with '/', 8 hex digits upper case)."""
     def h(path: str) -> str:
@@ -281,6 +298,26 @@ def test_make_unique_id_steps_are_the_ones_plain_re_does(step):
     assert STEPS[step] in _cdk_source("core/lib/private/uniqueid.js"), (
         f"aws-cdk-lib {_installed_version()}: makeUniqueId no longer reads {STEPS[step]!r} ({step}); compare "
         "core/lib/private/uniqueid.js with hyperpod_gov/constructs/plain.py's logical_id")
+
+
+# What AppliedManifests copies from KubernetesManifest besides its resource: on a Cluster (not an imported one) it
+# comes after the cluster's kubectl barrier, a child of the cluster named KUBECTL_BARRIER.
+BARRIER = [
+    ("aws-eks-v2/lib/k8s-manifest.js", "provider=kubectl_provider_1().KubectlProvider.getKubectlProvider(this,"
+                                       "props.cluster)"),
+    ("aws-eks-v2/lib/kubectl-provider.js", "return cluster instanceof cluster_1().Cluster&&cluster."
+                                           "_dependOnKubectlBarrier(scope),cluster.kubectlProvider"),
+    ("aws-eks-v2/lib/cluster.js", "_dependOnKubectlBarrier(resource){resource.node.addDependency(this."
+                                  "_kubectlReadyBarrier)}"),
+    ("aws-eks-v2/lib/cluster.js", f"this._kubectlReadyBarrier=new(core_1()).CfnResource(this,\"{KUBECTL_BARRIER}\""),
+]
+
+
+@pytest.mark.parametrize("member, step", BARRIER)
+def test_a_kubernetes_manifest_depends_on_the_kubectl_barrier_as_applied_manifests_copies(member, step):
+    assert step in _cdk_source(member), (
+        f"aws-cdk-lib {_installed_version()}: {member} no longer reads {step!r}; compare KubernetesManifest's "
+        "dependencies with hyperpod_gov/constructs/manifests.py's AppliedManifests")
 
 
 def test_stack_allocates_logical_ids_with_make_unique_id_of_the_path_below_it():

@@ -65,7 +65,7 @@ def _placement(plan) -> dict[tuple[str, ...], tuple]:
             out[("team", team)] = (shard.name,)
             for alarm in plan.monitoring.team(team).alarms:
                 out[("alarm", alarm.name)] = (shard.name, alarm.topic)
-        for topic in plan.monitoring.owner_topics(shard.members):
+        for topic in plan.monitoring.owner_topics(plan.team(t).monitoring for t in shard.members):
             out[("topic", shard.name, topic.key)] = (shard.name,)
     for shard in plan.stacks.access:
         for arn in shard.members:
