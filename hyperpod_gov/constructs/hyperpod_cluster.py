@@ -3,15 +3,16 @@ with Slurm (``SlurmHyperPodCluster``: each group's SlurmConfig, no EKS)."""
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 from aws_cdk import Annotations, Aws, aws_ec2 as ec2, aws_eks_v2 as eks, aws_iam as iam, aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
-from ..plan import ClusterPlan, InstanceGroupPlan
-from ..plan.plan import LifecyclePlan
-from ..plan.slurm import SlurmGroupPlan, SlurmPlan
+from ..plan import ClusterPlan
+from ..plan.fields import emit
+from ..plan.tables import CLUSTER, INSTANCE_GROUP
 from ..spec.cluster_options import instance_types_source
+from ._l1 import l1_kwargs
 from ._nag import acknowledge, wildcard
 from .dependencies import DependenciesChart
 from .execution_role import execution_role, slurm_execution_role
@@ -23,9 +24,11 @@ WARN_CONTROLLER_OWN_LIFECYCLE = "hyperpod-gov:slurmControllerOwnLifecycle"
 
 
 class _InstanceGroups(Construct):
-    """What both orchestrators' clusters share: the groups' lifecycle scripts and their storage."""
+    """What both orchestrators' clusters share: the ``CfnCluster`` the field tables emit, the groups' instance types
+    and their own lifecycle scripts."""
 
     execution_role: iam.Role
+    security_group: ec2.SecurityGroup
 
     def _acknowledge_instance_types(self, c: ClusterPlan) -> None:
         types = sorted({g.instance_type for g in c.instance_groups})
@@ -53,26 +56,19 @@ class _InstanceGroups(Construct):
         if findings:
             acknowledge(self.execution_role, findings)
 
-    def _lifecycle(self, group: InstanceGroupPlan,
-                   lifecycle: LifecycleScripts) -> sagemaker.CfnCluster.ClusterLifeCycleConfigProperty:
-        own: Optional[LifecyclePlan] = group.lifecycle
-        if own is not None:
-            return sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(source_s3_uri=own.source_s3_uri,
-                                                                       on_create=own.on_create)
-        return sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(source_s3_uri=lifecycle.source_s3_uri,
-                                                                   on_create=ON_CREATE)
-
-    @staticmethod
-    def _storage(group: InstanceGroupPlan) -> Optional[list[sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty]]:
-        if not group.volume_size_gb:
-            return None
-        return [
-            sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
-                ebs_volume_config=sagemaker.CfnCluster.ClusterEbsVolumeConfigProperty(
-                    volume_size_in_gb=group.volume_size_gb, volume_kms_key_id=group.volume_kms_key_id
-                )
-            )
-        ]
+    def _cluster(self, c: ClusterPlan, network: Network, lifecycle: LifecycleScripts,
+                 eks_arn: Optional[str] = None) -> sagemaker.CfnCluster:
+        """The ``CfnCluster`` the ``CLUSTER`` and ``INSTANCE_GROUP`` tables emit for the plan, given the deploy-time
+        values: the execution role, the shipped lifecycle scripts, the node security group, the VPC's private
+        subnets and, with EKS, the EKS cluster's ARN."""
+        nodes = [self.security_group.security_group_id]
+        group = {"ExecutionRole": self.execution_role.role_arn, "LifeCycleConfig.SourceS3Uri": lifecycle.source_s3_uri,
+                 "LifeCycleConfig.OnCreate": ON_CREATE, "OverrideVpcConfig.SecurityGroupIds": nodes}
+        subnets = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        props = emit(CLUSTER, c, {"InstanceGroups": [emit(INSTANCE_GROUP, g, group) for g in c.instance_groups],
+                                  "Orchestrator.Eks.ClusterArn": eks_arn, "VpcConfig.SecurityGroupIds": nodes,
+                                  "VpcConfig.Subnets": subnets.subnet_ids})
+        return sagemaker.CfnCluster(self, "Resource", **l1_kwargs(sagemaker.CfnCluster, props))
 
 
 class HyperPodCluster(_InstanceGroups):
@@ -118,22 +114,7 @@ class HyperPodCluster(_InstanceGroups):
                 "faulty nodes. Set cluster.dependenciesChart to a Helm repository, OCI reference or chart directory.",
             )
 
-        subnets = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        self.resource = sagemaker.CfnCluster(
-            self,
-            "Resource",
-            cluster_name=c.name,
-            node_recovery=c.node_recovery,
-            node_provisioning_mode=c.node_provisioning_mode,
-            orchestrator=sagemaker.CfnCluster.OrchestratorProperty(
-                eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(cluster_arn=cluster.cluster_arn)
-            ),
-            vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
-                security_group_ids=[self.security_group.security_group_id],
-                subnets=subnets.subnet_ids,
-            ),
-            instance_groups=[self._group(g, lifecycle) for g in c.instance_groups],
-        )
+        self.resource = self._cluster(c, network, lifecycle, eks_arn=cluster.cluster_arn)
         self._acknowledge_instance_types(c)
         self._grant_own_lifecycle_scripts(c)
         self.resource.node.add_dependency(lifecycle.deployment)
@@ -145,35 +126,6 @@ class HyperPodCluster(_InstanceGroups):
         self.cluster_arn = self.resource.attr_cluster_arn
         self.cluster_name = c.name
 
-    def _group(self, group: InstanceGroupPlan,
-               lifecycle: LifecycleScripts) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
-        storage = self._storage(group)
-        labels, taints = group.kubernetes_labels, group.taints
-        kubernetes = None
-        if labels or taints:
-            kubernetes = sagemaker.CfnCluster.ClusterKubernetesConfigProperty(
-                labels=labels or None,
-                taints=[sagemaker.CfnCluster.ClusterKubernetesTaintProperty(key=t.key, value=t.value, effect=t.effect)
-                        for t in taints] or None,
-            )
-        return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
-            instance_group_name=group.name,
-            instance_type=group.instance_type,
-            instance_count=group.count,
-            execution_role=self.execution_role.role_arn,
-            life_cycle_config=self._lifecycle(group, lifecycle),
-            instance_storage_configs=storage,
-            # A partitioned group: HyperPod's GPU operator applies the MIG layout its label names.
-            kubernetes_config=kubernetes,
-            on_start_deep_health_checks=list(group.deep_health_checks) or None,
-            training_plan_arn=group.training_plan_arn,
-            # The group's own subnets keep the cluster's node security group (the service requires one).
-            override_vpc_config=(sagemaker.CfnCluster.VpcConfigProperty(
-                security_group_ids=[self.security_group.security_group_id], subnets=list(group.subnet_ids))
-                if group.subnet_ids else None),
-            threads_per_core=group.threads_per_core,
-        )
-
 
 class SlurmHyperPodCluster(_InstanceGroups):
     """L2 over ``AWS::SageMaker::Cluster`` with the Slurm orchestrator: ``Orchestrator.Slurm`` (the config strategy,
@@ -184,10 +136,12 @@ class SlurmHyperPodCluster(_InstanceGroups):
     ``node.default_child`` is the ``CfnCluster``: use it as the escape hatch.
     """
 
-    def __init__(self, scope: Construct, id: str, *, plan: ClusterPlan, slurm: SlurmPlan, network: Network,
+    def __init__(self, scope: Construct, id: str, *, plan: ClusterPlan, network: Network,
                  lifecycle: LifecycleScripts) -> None:
         super().__init__(scope, id)
         c = plan
+        if c.slurm is None:
+            raise ValueError(f"SlurmHyperPodCluster builds a Slurm cluster: cluster {c.name}'s orchestrator is eks")
         self.security_group = ec2.SecurityGroup(
             self, "NodeSecurityGroup", vpc=network.vpc, allow_all_outbound=True,
             description=f"HyperPod {c.name} nodes: all traffic among themselves (Slurm daemons, srun, EFA, NCCL)",
@@ -196,34 +150,12 @@ class SlurmHyperPodCluster(_InstanceGroups):
                                              "HyperPod nodes (Slurm, EFA, NCCL)")
         self.execution_role = slurm_execution_role(self, "ExecutionRole", cluster_name=c.name,
                                                    image_registries=c.image_registries)
-        roles: Mapping[str, SlurmGroupPlan] = {g.name: g for g in slurm.groups}
-        db = slurm.accounting_database
-        subnets = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        self.resource = sagemaker.CfnCluster(
-            self,
-            "Resource",
-            cluster_name=c.name,
-            node_recovery=c.node_recovery,
-            node_provisioning_mode=c.node_provisioning_mode,
-            orchestrator=sagemaker.CfnCluster.OrchestratorProperty(
-                slurm=sagemaker.CfnCluster.ClusterOrchestratorSlurmConfigProperty(
-                    slurm_config_strategy=slurm.config_strategy,
-                    accounting_database=sagemaker.CfnCluster.ClusterAccountingDatabaseProperty(
-                        endpoint=db.endpoint, secret_arn=db.secret_arn, name=db.name, port=db.port,
-                    ) if db is not None else None,
-                )
-            ),
-            vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
-                security_group_ids=[self.security_group.security_group_id],
-                subnets=subnets.subnet_ids,
-            ),
-            instance_groups=[self._slurm_group(g, roles[g.name], lifecycle) for g in c.instance_groups],
-        )
+        self.resource = self._cluster(c, network, lifecycle)
         self._acknowledge_instance_types(c)
         self._grant_own_lifecycle_scripts(c)
         self.resource.node.add_dependency(lifecycle.deployment)
         for g in c.instance_groups:
-            if roles[g.name].node_type == "Controller" and g.lifecycle is not None:
+            if g.slurm is not None and g.slurm.node_type == "Controller" and g.lifecycle is not None:
                 Annotations.of(self).add_warning_v2(
                     WARN_CONTROLLER_OWN_LIFECYCLE,
                     f"{g.path}.lifecycle: the controller group {g.name} runs its own lifecycle scripts "
@@ -233,24 +165,3 @@ class SlurmHyperPodCluster(_InstanceGroups):
                 )
         self.cluster_arn = self.resource.attr_cluster_arn
         self.cluster_name = c.name
-
-    def _slurm_group(self, group: InstanceGroupPlan, role: SlurmGroupPlan,
-                     lifecycle: LifecycleScripts) -> sagemaker.CfnCluster.ClusterInstanceGroupProperty:
-        return sagemaker.CfnCluster.ClusterInstanceGroupProperty(
-            instance_group_name=group.name,
-            instance_type=group.instance_type,
-            instance_count=group.count,
-            execution_role=self.execution_role.role_arn,
-            life_cycle_config=self._lifecycle(group, lifecycle),
-            instance_storage_configs=self._storage(group),
-            slurm_config=sagemaker.CfnCluster.ClusterSlurmConfigProperty(
-                node_type=role.node_type,
-                partition_names=[role.partition] if role.partition else None,
-            ),
-            on_start_deep_health_checks=list(group.deep_health_checks) or None,
-            training_plan_arn=group.training_plan_arn,
-            override_vpc_config=(sagemaker.CfnCluster.VpcConfigProperty(
-                security_group_ids=[self.security_group.security_group_id], subnets=list(group.subnet_ids))
-                if group.subnet_ids else None),
-            threads_per_core=group.threads_per_core,
-        )

@@ -11,6 +11,7 @@ from .. import catalog
 from ..spec._base import partition_of
 from ..spec.cluster import DEDICATED_KEY, InstanceGroup
 from ..spec.models import GovernanceSpec, HelmChart
+from ..spec.slurm import ClusterSlurm
 from . import names
 from .addon_defaults import pinned
 from .api_access import api_sources
@@ -25,8 +26,10 @@ from .parts import (
     InstanceGroupPlan,
     LifecyclePlan,
     NetworkPlan,
+    SlurmOrchestratorPlan,
     TaintPlan,
 )
+from .slurm import AccountingDatabasePlan, SlurmGroupPlan, slurm_groups
 
 
 # Interface endpoints a private HyperPod/EKS cluster needs (DESIGN.md), in a fixed order; S3 comes as an
@@ -82,7 +85,9 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
-    groups = tuple(_group(g, i, cat) for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
+    roles = {r.name: r for r in slurm_groups(spec)} if c.orchestrator == "slurm" else {}
+    groups = tuple(_group(g, i, cat, roles.get(g.name))
+                   for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     e = c.existing
     eks_name = e.eks_cluster_name if e else names.eks_cluster(c.name)
@@ -114,7 +119,20 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
         ) if e else None,
         api_access=api_sources(c),
+        slurm=_slurm_orchestrator(spec),
     )
+
+
+def _slurm_orchestrator(spec: GovernanceSpec) -> Optional[SlurmOrchestratorPlan]:
+    """``Orchestrator.Slurm`` of a ``cluster.orchestrator: slurm`` spec (its ``cluster.slurm`` settings); None for
+    EKS."""
+    if spec.cluster.orchestrator != "slurm":
+        return None
+    settings = spec.cluster.slurm or ClusterSlurm()
+    db = settings.accounting_database
+    return SlurmOrchestratorPlan(
+        settings.config_strategy,
+        AccountingDatabasePlan(db.endpoint, db.secret_arn, db.name, db.port) if db else None)
 
 
 # Deep health checks HyperPod runs on an accelerated node when the spec names none: they stress accelerators and
@@ -122,7 +140,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
 DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 
 
-def _group(g: InstanceGroup, index: int, cat: catalog.Catalog) -> InstanceGroupPlan:
+def _group(g: InstanceGroup, index: int, cat: catalog.Catalog, slurm: Optional[SlurmGroupPlan]) -> InstanceGroupPlan:
     accelerated = cat.lookup(g.instance_type).accelerators > 0
     if g.deep_health_checks is not None:
         checks = tuple(g.deep_health_checks)
@@ -146,4 +164,5 @@ def _group(g: InstanceGroup, index: int, cat: catalog.Catalog) -> InstanceGroupP
         deep_health_checks_given=g.deep_health_checks is not None,
         threads_per_core=g.threads_per_core,
         dedicated_to=g.dedicated_to,
+        slurm=slurm,
     )

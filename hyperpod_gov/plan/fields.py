@@ -9,7 +9,8 @@ label in words, and how ``import`` maps a live value back onto the spec.
 From these tables alone:
 
 - :func:`emit` builds the API/CloudFormation property dict (the native resources, the custom resource and
-  ``drift``'s expected state all use it, so deploy and drift cannot disagree);
+  ``drift``'s expected state all use it, so deploy and drift cannot disagree); a row's ``deploy`` names the value
+  the template holds where it is a deploy-time stand-in for the planned one (the EKS cluster's ARN as a reference);
 - :func:`compare` lists the differences between a planned object and the live one (``drift``);
 - :func:`imported` maps a live object back onto spec values (``import``);
 - the label and spec path of a row name the change for ``drift``'s text; ``plan/views.py`` holds the governance
@@ -39,6 +40,8 @@ class Field:
 
     ``get(part)`` gives the planned value; ``None`` leaves the member out of the emitted properties. ``context``
     fields (``get`` is None) take their value from :func:`emit`'s ``context`` by ``member`` (deploy-time values).
+    ``deploy(part, context)``, where set, gives what :func:`emit` writes instead of the planned value: a deploy-time
+    reference that stands for it, or one that applies only to some parts (drift compares the planned value).
     """
 
     member: str  # dotted API member ("ComputeQuotaConfig.PreemptTeamTasks")
@@ -57,11 +60,18 @@ class Field:
     imports: Optional[str] = None  # why import does not map it (None with to_spec: it does)
     same: Optional[Callable[[Any, Any, Mapping[str, Any]], bool]] = None  # equality given the context
     unit: str = ""  # after a value in words ("%")
+    deploy: Optional[Callable[[Any, Mapping[str, Any]], Any]] = None  # emit: the written value, given the context
 
     def planned(self, part: Any, context: Mapping[str, Any]) -> Any:
         if self.get is None:
             return context.get(self.member)
         return self.get(part)
+
+    def emitted(self, part: Any, context: Mapping[str, Any]) -> Any:
+        """What :func:`emit` writes: ``deploy``'s value where the row has one, else the planned value."""
+        if self.deploy is not None:
+            return self.deploy(part, context)
+        return self.planned(part, context)
 
 
 @dataclass(frozen=True)
@@ -109,10 +119,10 @@ def _put(out: dict[str, Any], member: str, value: Any) -> None:
 
 
 def emit(table: Table, part: Any, context: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    """The object's properties, in table order; members whose planned value is None are left out."""
+    """The object's properties, in table order; members whose emitted value is None are left out."""
     out: dict[str, Any] = {}
     for f in table.fields:
-        value = f.planned(part, context or {})
+        value = f.emitted(part, context or {})
         if value is not None:
             _put(out, f.member, value)
     return out

@@ -15,6 +15,7 @@ from .data import ImageRegistriesPlan
 from .endpoint_policies import Perimeter
 from .identity import IdentityPlan
 from .quotas import Amounts, governed_units
+from .slurm import AccountingDatabasePlan, SlurmGroupPlan
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class InstanceGroupPlan:
     deep_health_checks_given: bool = field(default=False, kw_only=True)  # the spec names them (drift compares)
     threads_per_core: Optional[int] = field(default=None, kw_only=True)
     dedicated_to: Optional[str] = field(default=None, kw_only=True)  # instanceGroups[].dedicatedTo: the team
+    # a Slurm cluster's group: its Slurm role (SlurmConfig: node type, partition); None with EKS
+    slurm: Optional[SlurmGroupPlan] = field(default=None, kw_only=True)
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
@@ -175,6 +178,15 @@ class ExistingClusterPlan:
 
 
 @dataclass(frozen=True)
+class SlurmOrchestratorPlan:
+    """A Slurm cluster's ``Orchestrator.Slurm``: how HyperPod treats slurm.conf and the external accounting
+    database the spec names (None: HyperPod's own)."""
+
+    config_strategy: str  # Managed | Overwrite | Merge
+    accounting_database: Optional[AccountingDatabasePlan]
+
+
+@dataclass(frozen=True)
 class ClusterPlan:
     name: str  # HyperPod
     eks_name: str
@@ -200,6 +212,8 @@ class ClusterPlan:
     member_cluster_reads: bool = field(default=True, kw_only=True)
     # cluster.apiAccess: networks admitted to the private API endpoint on 443, sorted by kind and value
     api_access: tuple[ApiSource, ...] = field(default=(), kw_only=True)
+    # cluster.orchestrator: slurm: Orchestrator.Slurm (None: the EKS orchestrator, Orchestrator.Eks)
+    slurm: Optional[SlurmOrchestratorPlan] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The tables of every governed object (see ``fields.py``): one row per API member, declared once.
 
 ``task_governance.py`` emits quotas and the cluster policy from ``COMPUTE_QUOTA`` and ``CLUSTER_POLICY``; the
-constructs emit instance groups, access entries and Pod Identity associations from ``INSTANCE_GROUP``,
-``ACCESS_ENTRY`` and ``POD_IDENTITY``; ``live/`` compares every table with the live state and imports from it.
+constructs emit the HyperPod cluster (either orchestrator) from ``CLUSTER`` and ``INSTANCE_GROUP`` alone, and
+access entries and Pod Identity associations from ``ACCESS_ENTRY`` and ``POD_IDENTITY``; ``live/`` compares every
+table with the live state and imports from it.
 Member names are the AWS APIs' (SageMaker: PascalCase, shared with CloudFormation; EKS: camelCase, which
 CloudFormation spells with a capital first letter: :func:`cfn_properties`).
 

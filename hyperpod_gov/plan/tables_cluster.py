@@ -7,6 +7,8 @@ from typing import Any, Mapping, Optional
 from .fields import Field, Table, member_value
 from .tables_common import _DEPLOY_TIME, _TAGS, same_arn
 
+_SLURM = "a Slurm cluster's: its drift and import read it with the accounting (live/slurm.py)"
+
 
 def _live_count(live: Mapping[str, Any]) -> tuple[str, Any]:
     """DescribeCluster reports TargetCount (what the group is scaling to) and CurrentCount; CloudFormation's
@@ -61,6 +63,51 @@ def _lifecycle_member(what: str) -> Any:
     return get
 
 
+def _own_else_shipped(what: str) -> Any:
+    """emit: the group's own lifecycle scripts, else the shipped ones (the context's lifecycle bucket URI and its
+    entrypoint, ``LifeCycleConfig.<what>``)."""
+    own = _lifecycle_member(what)
+
+    def deploy(group: Any, context: Mapping[str, Any]) -> Optional[str]:
+        return own(group) if group.lifecycle is not None else context.get(f"LifeCycleConfig.{what}")
+    return deploy
+
+
+def _kubernetes(get: Any) -> Any:
+    """A Kubernetes member of an EKS cluster's group: a Slurm group's nodes have no Kubernetes labels or taints (a
+    dedicated one keeps to its partition)."""
+    return lambda group: None if group.slurm is not None else get(group)
+
+
+def _node_security_group(group: Any, context: Mapping[str, Any]) -> Any:
+    """emit: the cluster's node security group (the context's) where the group has subnets of its own: the service
+    requires one with them."""
+    return context.get("OverrideVpcConfig.SecurityGroupIds") if group.subnet_ids else None
+
+
+def _slurm_group(get: Any) -> Any:
+    return lambda group: None if group.slurm is None else get(group.slurm)
+
+
+def _slurm_cluster(get: Any) -> Any:
+    return lambda cluster: None if cluster.slurm is None else get(cluster.slurm)
+
+
+def _database(get: Any) -> Any:
+    return _slurm_cluster(lambda s: None if s.accounting_database is None else get(s.accounting_database))
+
+
+def _eks_arn(cluster: Any) -> Optional[str]:
+    return cluster.eks_arn if cluster.slurm is None else None
+
+
+def _eks_arn_reference(cluster: Any, context: Mapping[str, Any]) -> Optional[str]:
+    """emit: the EKS cluster's ARN as the context gives it (a reference to the cluster the stack creates), else
+    the planned one; none on a Slurm cluster."""
+    planned = _eks_arn(cluster)
+    return None if planned is None else context.get("Orchestrator.Eks.ClusterArn", planned)
+
+
 def volume_of(live_storage: Any) -> Optional[int]:
     """The data volume's size from ``InstanceStorageConfigs`` (the root volume left out)."""
     for storage in live_storage or ():
@@ -85,23 +132,25 @@ INSTANCE_GROUP = Table(
         # Own scripts are the spec's; the shipped ones are in the lifecycle bucket, a deploy-time reference.
         Field("LifeCycleConfig.SourceS3Uri", "lifecycle scripts", "lifecycle.sourceS3Uri",
               get=_lifecycle_member("SourceS3Uri"), plan_fields=("lifecycle",),
-              when=lambda g: g.lifecycle is not None,
+              when=lambda g: g.lifecycle is not None, deploy=_own_else_shipped("SourceS3Uri"),
               imports="the shipped scripts' bucket is hyperpod-gov's; own scripts are a nested key the importer "
                       "does not write"),
         Field("LifeCycleConfig.OnCreate", "lifecycle entrypoint", "lifecycle.onCreate",
               get=_lifecycle_member("OnCreate"), plan_fields=("lifecycle",),
-              when=lambda g: g.lifecycle is not None,
+              when=lambda g: g.lifecycle is not None, deploy=_own_else_shipped("OnCreate"),
               imports="written with lifecycle.sourceS3Uri"),
         Field("InstanceStorageConfigs", "data volume (GiB)", "volumeSizeGb", get=_storage,
               plan_fields=("volume_size_gb", "volume_kms_key_id"),
               drift="HyperPod adds its root volume to what it reports; import reads the data volume's size (its "
                     "KMS key, volumeKmsKeyId, is not imported)",
               to_spec=volume_of),
-        Field("KubernetesConfig.Labels", "node labels", "labels", get=lambda g: g.kubernetes_labels or None,
-              plan_fields=("mig_profile", "labels", "dedicated_to"), live_member=_desired("Labels"),
+        Field("KubernetesConfig.Labels", "node labels", "labels",
+              get=_kubernetes(lambda g: g.kubernetes_labels or None),
+              plan_fields=("mig_profile", "labels", "dedicated_to", "slurm"), live_member=_desired("Labels"),
               imports="a mapping (KubernetesConfig.DesiredLabels): the importer writes flat values only; the MIG "
                       "profile is guessed from the compute quotas' partitions"),
-        Field("KubernetesConfig.Taints", "node taints", "taints|dedicatedTo", get=_taints, plan_fields=("taints",),
+        Field("KubernetesConfig.Taints", "node taints", "taints|dedicatedTo", get=_kubernetes(_taints),
+              plan_fields=("taints", "slurm"),
               live_member=_desired("Taints"), same=_same_taints,
               imports="a list of {key, value, effect}: the importer writes flat values only"),
         Field("OnStartDeepHealthChecks", "deep health checks", "deepHealthChecks|instanceType",
@@ -118,11 +167,17 @@ INSTANCE_GROUP = Table(
               plan_fields=("subnet_ids",), live_member=_live_sorted("OverrideVpcConfig.Subnets",
                                                                     "OverrideVpcConfig.Subnets"),
               imports="a list: the importer writes flat values only"),
-        Field("OverrideVpcConfig.SecurityGroupIds", "security groups", "subnetIds",
+        Field("OverrideVpcConfig.SecurityGroupIds", "security groups", "subnetIds", deploy=_node_security_group,
               drift="the node security group, a deploy-time reference", imports=_DEPLOY_TIME),
         # Compared only where the spec sets it: without it the service reports the instance type's own value.
         Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
               plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),
+        # A Slurm cluster's group: its drift compares them with the accounting (live/slurm.py), and so does import.
+        Field("SlurmConfig.NodeType", "Slurm node type", "slurm.nodeType", get=_slurm_group(lambda s: s.node_type),
+              plan_fields=("slurm",), drift=_SLURM, imports=_SLURM),
+        Field("SlurmConfig.PartitionNames", "Slurm partition", "slurm.partition",
+              get=_slurm_group(lambda s: [s.partition] if s.partition else None), plan_fields=("slurm",),
+              drift=_SLURM, imports=_SLURM),
     ),
 )
 
@@ -141,10 +196,27 @@ CLUSTER = Table(
         Field("NodeProvisioningMode", "node provisioning", "nodeProvisioningMode",
               get=lambda c: c.node_provisioning_mode, plan_fields=("node_provisioning_mode",), to_spec=str),
         # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).
-        Field("Orchestrator.Eks.ClusterArn", "EKS cluster", "name", get=lambda c: c.eks_arn,
+        Field("Orchestrator.Eks.ClusterArn", "EKS cluster", "name", get=_eks_arn, deploy=_eks_arn_reference,
               plan_fields=("eks_arn", "eks_name"), same=same_arn,
               imports="import notes an EKS cluster not named <name>-eks"),
-        Field("VpcConfig", "VPC", "vpc", drift="the subnets and security group are deploy-time references",
+        # A Slurm cluster's orchestrator: its drift compares them (live/slurm.py), and so does import.
+        Field("Orchestrator.Slurm.SlurmConfigStrategy", "Slurm configuration strategy", "slurm.configStrategy",
+              get=_slurm_cluster(lambda s: s.config_strategy), plan_fields=("slurm",), drift=_SLURM, imports=_SLURM),
+        Field("Orchestrator.Slurm.AccountingDatabase.Endpoint", "Slurm accounting database",
+              "slurm.accountingDatabase.endpoint", get=_database(lambda d: d.endpoint), plan_fields=("slurm",),
+              drift=_SLURM, imports=_SLURM),
+        Field("Orchestrator.Slurm.AccountingDatabase.SecretArn", "Slurm accounting database secret",
+              "slurm.accountingDatabase.secretArn", get=_database(lambda d: d.secret_arn), plan_fields=("slurm",),
+              drift=_SLURM, imports=_SLURM),
+        Field("Orchestrator.Slurm.AccountingDatabase.Name", "Slurm accounting database name",
+              "slurm.accountingDatabase.name", get=_database(lambda d: d.name), plan_fields=("slurm",),
+              drift=_SLURM, imports=_SLURM),
+        Field("Orchestrator.Slurm.AccountingDatabase.Port", "Slurm accounting database port",
+              "slurm.accountingDatabase.port", get=_database(lambda d: d.port), plan_fields=("slurm",),
+              drift=_SLURM, imports=_SLURM),
+        Field("VpcConfig.SecurityGroupIds", "security groups", "vpc",
+              drift="the node security group, a deploy-time reference", imports="not read by import"),
+        Field("VpcConfig.Subnets", "subnets", "vpc", drift="the VPC's private subnets, deploy-time references",
               imports="not read by import"),
         Field("Tags", "tags", "", drift=_TAGS, imports=_TAGS),
     ),

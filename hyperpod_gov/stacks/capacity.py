@@ -124,8 +124,7 @@ class SlurmCapacityStack(SpecStack):
         self.network = Network(self, "Network", network=plan.network, vpc=vpc)
         self.lifecycle = LifecycleScripts(self, "LifecycleScripts", bucket_name=c.lifecycle_bucket,
                                           source=SLURM_LIFECYCLE_DIR)
-        self.hyperpod = SlurmHyperPodCluster(self, "HyperPod", plan=c, slurm=slurm, network=self.network,
-                                             lifecycle=self.lifecycle)
+        self.hyperpod = SlurmHyperPodCluster(self, "HyperPod", plan=c, network=self.network, lifecycle=self.lifecycle)
         # cluster.sharedStorage: the file system the teams' data directories are on, mounted by on_create.sh.
         storage = plan.shared_storage
         self.shared_storage = SharedFileSystem(

@@ -214,6 +214,20 @@ def test_compare_names_one_member_of_a_keyed_item_or_the_whole_item():
         ("Items[x].N", 1, 9), ("Items[y]", {"N": 3}, None)]
 
 
+def test_emit_writes_a_rows_deploy_value_and_compare_reads_the_planned_one():
+    """A deploy-time stand-in (``deploy``) is what the template holds; drift still compares the planned value."""
+    rows = Table("Thing", "thing", "things[]", (
+        Field("Arn", "arn", "name", get=lambda p: p["arn"], deploy=lambda p, ctx: ctx.get("Arn", p["arn"])),
+        Field("Uri", "uri", "uri", get=lambda p: p.get("uri"), deploy=lambda p, ctx: p.get("uri") or ctx.get("Uri")),
+    ))
+    part = {"arn": "arn:aws:eks:us-east-1:1:cluster/x"}
+    assert emit(rows, part, {"Arn": "<reference>", "Uri": "s3://shipped/"}) == {"Arn": "<reference>",
+                                                                              "Uri": "s3://shipped/"}
+    assert emit(rows, {**part, "uri": "s3://own/"}, {"Uri": "s3://shipped/"}) == {"Arn": part["arn"],
+                                                                                 "Uri": "s3://own/"}
+    assert compare(rows, part, {"Arn": part["arn"]}) == []  # the planned ARN, not the reference
+
+
 def test_import_maps_live_values_back_onto_spec_paths():
     assert imported(ROWS, {"Sharing": {"Limit": 30}, "A": 5}) == {"limit": 30}
 
