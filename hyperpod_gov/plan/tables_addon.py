@@ -32,17 +32,23 @@ class AddonPart:
     name: str
     version: Optional[str]  # None: EKS's default for the Kubernetes version; only presence is checked
     configuration: Optional[Mapping[str, Any]]
+    # Its configuration holds deploy-time values (the inference operator's role ARNs, TLS bucket and HyperPod
+    # cluster): the plan does not know it, so drift does not compare it.
+    configured_at_deploy: bool = False
 
 
-def addon_part(name: str, version: Optional[str], configuration: Optional[Mapping[str, Any]] = None) -> AddonPart:
+def addon_part(name: str, version: Optional[str], configuration: Optional[Mapping[str, Any]] = None, *,
+               configured_at_deploy: bool = False) -> AddonPart:
     """The add-on ``name`` at ``version``, with the library's configuration for it (``ADDON_CONFIGURATION``) and
     ``configuration``: what an operator's add-on is given at deploy time (its roles' ARNs, its bucket)."""
     merged = {**ADDON_CONFIGURATION.get(name, {}), **(configuration or {})}
-    return AddonPart(name, version, merged or None)
+    return AddonPart(name, version, merged or None, configured_at_deploy)
 
 
 def addon_parts(plan: Any) -> tuple[AddonPart, ...]:
-    return tuple(addon_part(n, v) for n, v in sorted(plan.addon_versions.items()))
+    """Every add-on ``plan`` installs (``Plan.addon_versions``), as drift compares it."""
+    at_deploy = {a.name for a in plan.operator_addons if a.inference}  # constructs/operators.py configures it
+    return tuple(addon_part(n, v, configured_at_deploy=n in at_deploy) for n, v in sorted(plan.addon_versions.items()))
 
 
 def _same_json(planned: Optional[Mapping[str, Any]], live: Any, context: Mapping[str, Any]) -> bool:
@@ -68,7 +74,8 @@ ADDON = Table(
               imports="add-on versions are not written into the spec (the spec pins its own)"),
         # vpc-cni without its network policy agent enforces no NetworkPolicy: a governance change.
         Field("configurationValues", "configuration", "addonVersions", get=lambda a: a.configuration,
-              plan_fields=("configuration",), same=_same_json,
+              plan_fields=("configuration", "configured_at_deploy"), same=_same_json,
+              when=lambda a: not a.configured_at_deploy,
               imports="the configuration is the library's, not the spec's"),
         # Deleting the stack deletes the add-on's software from the cluster too (nothing is left running unmanaged).
         Field("preserveOnDelete", "preserve on delete", "", get=lambda a: False,

@@ -202,3 +202,28 @@ def test_a_row_dropped_from_a_table_is_dropped_from_the_template(module, name, k
     template = _synth(plan)
     assert not any(_cfn(member) in p for p in _all_of({"t": template}, kind))
     assert any(m.endswith(f": {member}") for m in _mismatches(plan, template))
+
+
+def test_drift_leaves_the_inference_add_ons_deploy_time_configuration_alone():
+    """The inference operator's add-on is configured with its roles' ARNs, its TLS bucket and the HyperPod cluster,
+    known at deploy only: drift does not hold the live configuration against the plan's none. Another add-on given
+    a configuration by hand is still a change."""
+    import copy
+
+    from hyperpod_gov.plan.fields import compare
+    from hyperpod_gov.spec import parse_spec
+    from tests.conftest import BASE, TODAY
+
+    data = copy.deepcopy(BASE)
+    data["cluster"]["operators"] = ["training", "inference", "spaces"]
+    parts = {a.name: a for a in addon_parts(build_plan(parse_spec(data, today=TODAY)))}
+    configured = json.dumps({"executionRoleArn": "arn:aws:iam::111111111111:role/inference"})
+    inference = parts["amazon-sagemaker-hyperpod-inference"]
+    assert inference.configured_at_deploy
+    assert compare(ADDON, inference, {"addonName": inference.name, "addonVersion": inference.version,
+                                      "configurationValues": configured}) == []
+    cert_manager = parts["cert-manager"]
+    assert not cert_manager.configured_at_deploy
+    assert [d.field for d in compare(ADDON, cert_manager, {"addonName": cert_manager.name, "addonVersion":
+                                                           cert_manager.version, "configurationValues": configured})
+            ] == ["configurationValues"]
