@@ -146,3 +146,48 @@ def test_a_row_dropped_from_its_table_is_dropped_from_the_template(synthesized, 
     dropped = _synth_cluster(plan)
     where = dropped["InstanceGroups"] if table == "INSTANCE_GROUP" else [dropped]
     assert all(member_value(w, member) is None for w in where)
+
+
+# --- emit's output as CfnCluster's typed structs (constructs/_l1.py) ----------------------------------------------
+
+GROUP = {"InstanceGroupName": "gpu", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2, "ExecutionRole": "arn:r",
+         "KubernetesConfig": {"Labels": {"Team": "a", "example.com/pool": "b"}},
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]}
+
+
+def test_l1_kwargs_builds_the_structs_and_keeps_a_maps_keys():
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from hyperpod_gov.constructs._l1 import l1_kwargs
+
+    kwargs = l1_kwargs(sagemaker.CfnCluster, {"ClusterName": "ml", "InstanceGroups": [GROUP]})
+    (group,) = kwargs["instance_groups"]
+    assert isinstance(group, sagemaker.CfnCluster.ClusterInstanceGroupProperty)
+    assert group.kubernetes_config.labels == {"Team": "a", "example.com/pool": "b"}  # label keys are data
+    assert group.instance_storage_configs[0].ebs_volume_config.volume_size_in_gb == 500
+    assert kwargs["cluster_name"] == "ml"
+
+
+def test_l1_kwargs_refuses_a_member_the_l1_class_does_not_have():
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from hyperpod_gov.constructs._l1 import l1_kwargs
+
+    with pytest.raises(KeyError, match="PlacementStrategy"):
+        l1_kwargs(sagemaker.CfnCluster, {"InstanceGroups": [{**GROUP, "PlacementStrategy": "spread"}]})
+
+
+def test_the_escape_hatch_still_reaches_into_an_instance_group():
+    """A property override of one group's member (``InstanceGroups.0.InstanceCount``) edits that member only: the
+    groups are the L1's own list, not a raw override a deeper override would replace."""
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from hyperpod_gov.constructs._l1 import l1_kwargs
+
+    app = cdk.App()
+    stack = cdk.Stack(app, "S")
+    cfn = sagemaker.CfnCluster(stack, "Resource", **l1_kwargs(sagemaker.CfnCluster, {"ClusterName": "ml",
+                                                                                    "InstanceGroups": [GROUP]}))
+    cfn.add_property_override("InstanceGroups.0.InstanceCount", 3)
+    (written,) = Template.from_stack(stack).find_resources("AWS::SageMaker::Cluster").values()
+    assert written["Properties"]["InstanceGroups"] == [{**GROUP, "InstanceCount": 3}]
