@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from aws_cdk import aws_eks as eks_l1, cloudformation_include as cfn_inc
+from aws_cdk import CfnResource, cloudformation_include as cfn_inc
 from constructs import Construct
 
 from ..plan import PrincipalAccess
@@ -37,7 +37,8 @@ class TeamAccessEntry(Construct):
     """One STANDARD access entry per principal. Its groups get rights only through the team Roles.
 
     The entry is plain data (:func:`add_access_entry`) in one ``CfnInclude``; ``resource`` is the included
-    ``CfnAccessEntry`` (the escape hatch), at the logical id ``<id>/Resource`` has.
+    ``AWS::EKS::AccessEntry`` (the escape hatch, an aws-cdk-lib L1 ``CfnAccessEntry``), at the logical id
+    ``<id>/Resource`` has.
     """
 
     def __init__(self, scope: Construct, id: str, *, cluster_name: str, access: PrincipalAccess) -> None:
@@ -45,7 +46,7 @@ class TeamAccessEntry(Construct):
         fragment = Fragment(self)
         self.logical_id = add_access_entry(fragment, [], cluster_name=cluster_name, access=access)
         include = fragment.include_resources(INCLUDE_ID)
-        self.resource: eks_l1.CfnAccessEntry = include.get_resource(self.logical_id)  # type: ignore[assignment]
+        self.resource: CfnResource = include.get_resource(self.logical_id)
 
 
 def team_access_entries(scope: Construct, id: str, *, cluster_name: str,

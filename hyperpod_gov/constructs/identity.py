@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aws_cdk import Aws, aws_eks as eks_l1, aws_iam as iam, aws_kms as kms
+from aws_cdk import Aws, CfnResource, aws_eks as eks_l1, aws_iam as iam, aws_kms as kms
 from constructs import Construct
 
 from ..plan import names
@@ -106,8 +106,7 @@ class WorkloadIdentityRole(Construct):
             role_id, association_id = (logical_id([*fragment.components, *path])
                                        for path in ([ROLE_ID, "Resource"], [ASSOCIATION_ID]))
             self._role_resource = include.get_resource(role_id)  # type: ignore[assignment]
-            self.association: eks_l1.CfnPodIdentityAssociation = include.get_resource(  # type: ignore[assignment]
-                association_id)
+            self.association: CfnResource = include.get_resource(association_id)
             return
         role = self.role = iam.Role(
             self,

@@ -18,6 +18,7 @@ from .dashboard_widgets import (ROW_HEIGHT, Widget, body_with_references, dashbo
 from .plain import Fragment, get_att, included
 
 CLOUDWATCH_PRINCIPAL = "cloudwatch.amazonaws.com"
+Topics = Optional[Mapping[str, sns.ITopic]]  # topic key -> topic, for the keys ``topic_arns`` lacks
 ALARM_TYPE = "AWS::CloudWatch::Alarm"
 DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
 
@@ -143,12 +144,14 @@ def _alarms(fragment: Fragment, below: Sequence[str], watch: TeamWatch, arns: Ma
             for a in watch.alarms}
 
 
-def _topic_arns(watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+def _topic_arns(watch: TeamWatch, topics: Topics,
                 topic_arns: Optional[Mapping[str, str]]) -> dict[str, str]:
     """Topic key -> ARN token for the topics ``watch``'s alarms notify: read from jsii once per topic not given."""
     arns: dict[str, str] = dict(topic_arns or {})
     for a in watch.alarms:
         if a.topic not in arns:
+            if not topics or a.topic not in topics:
+                raise ValueError(f"alarm {a.name} notifies the topic {a.topic}: neither topic_arns nor topics has it")
             arns[a.topic] = topics[a.topic].topic_arn
     return arns
 
@@ -161,7 +164,7 @@ class TeamAlarms(Construct):
     ``alarms`` reads them from jsii when asked.
     """
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Topics = None,
                  topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
         fragment = Fragment(self)
@@ -244,7 +247,7 @@ class TeamDashboard(Construct):
         return self._include.get_resource(self.logical_id)  # type: ignore[union-attr,return-value]
 
 
-def team_monitoring(fragment: Fragment, below: Sequence[str], *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+def team_monitoring(fragment: Fragment, below: Sequence[str], *, watch: TeamWatch, topics: Topics = None,
                     region: Optional[str] = None, topic_arns: Optional[Mapping[str, str]] = None
                     ) -> tuple[dict[str, str], Optional[str]]:
     """A team's alarms and, if planned, its dashboard in ``fragment``, where ``TeamMonitoring`` at ``below`` puts
@@ -266,7 +269,7 @@ class TeamMonitoring(Construct):
     jsii when asked.
     """
 
-    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Mapping[str, sns.ITopic],
+    def __init__(self, scope: Construct, id: str, *, watch: TeamWatch, topics: Topics = None,
                  region: Optional[str] = None, topic_arns: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(scope, id)
         fragment = Fragment(self)

@@ -32,7 +32,7 @@ def _monitor(stack: cdk.Stack, monitoring) -> None:
         ClusterDashboardPage(stack, name, monitoring=monitoring, name=name, watches=watches)
     scope = Construct(stack, "Teams")
     for watch in monitoring.teams:
-        TeamMonitoring(scope, watch.team, watch=watch, topics=topics.topics, region=monitoring.region)
+        TeamMonitoring(scope, watch.team, watch=watch, topic_arns=topics.topic_arns, region=monitoring.region)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from constructs import Construct
 
 from hyperpod_gov.constructs import TeamAccessEntry
 from hyperpod_gov.constructs.access import team_access_entries
+from tests.constructs import cdk_builds
 from hyperpod_gov.constructs import plain
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Fragment, get_att, join, logical_id
 from hyperpod_gov.plan import build_plan
@@ -70,29 +71,32 @@ def _interactive():
 @pytest.mark.parametrize("path_metadata", [False, True])
 @pytest.mark.parametrize("spec", ["startup", "interactive"])
 def test_included_access_entries_render_as_the_l1_construct_does(startup_spec, spec, path_metadata):
-    """Byte for byte: the template of many entries in one include equals one TeamAccessEntry per principal's,
-    with the CDK CLI's path metadata (the old construct paths) too."""
+    """Byte for byte: the template of many entries in one include, and of one TeamAccessEntry (a wrapper of the
+    same emitter) per principal, equals aws-cdk-lib's CfnAccessEntry per principal at the same paths, with the CDK
+    CLI's path metadata (the construct paths) too."""
     plan = build_plan(startup_spec) if spec == "startup" else _interactive()
     if spec == "interactive":
         assert any(p.access_policies for p in plan.principals)
     context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
     templates = []
-    for included in (False, True):
+    for how in ("aws-cdk-lib", "included", "wrapped"):
         app = minimal_app(context=context)
         stack = cdk.Stack(app, "acme-access")
         cluster = cdk.Fn.import_value("ClusterName")  # a token, as the capacity stack's cluster name is
-        if included:
+        if how == "included":
             team_access_entries(stack, "AccessEntries", cluster_name=cluster, accesses=plan.principals)
         else:
             for access in plan.principals:
-                TeamAccessEntry(stack, access.key, cluster_name=cluster, access=access)
+                build = cdk_builds.access_entry if how == "aws-cdk-lib" else TeamAccessEntry
+                build(stack, access.key, cluster_name=cluster, access=access)
         templates.append(app.synth().get_stack_by_name("acme-access").template)
     assert len(plan.principals) >= 2
-    assert templates[1] == templates[0]
-    assert list(templates[1]["Resources"]) == list(templates[0]["Resources"])  # the order too
+    for template in templates[1:]:
+        assert template == templates[0]
+        assert list(template["Resources"]) == list(templates[0]["Resources"])  # the order too
     if path_metadata:
         assert all(r["Metadata"]["aws:cdk:path"].startswith("acme-access/")
-                   for r in templates[1]["Resources"].values() if r["Type"] == "AWS::EKS::AccessEntry")
+                   for t in templates for r in t["Resources"].values() if r["Type"] == "AWS::EKS::AccessEntry")
 
 
 def test_a_fragment_names_two_resources_at_one_logical_id_as_an_error():
@@ -182,7 +186,9 @@ def test_a_fragment_with_the_long_text_parameters_name_is_an_error():
 
 @pytest.mark.parametrize("path_metadata", [False, True])
 def test_plain_identities_render_as_workload_identity_roles_do(startup_spec, path_metadata):
-    """Byte for byte, with and without a target role to assume; an identity with grants is left to the L2."""
+    """Byte for byte, with and without a target role to assume: plain_identity in a team's fragment, and a
+    WorkloadIdentityRole (a wrapper of it), render as aws-cdk-lib's Role, its default policy and
+    CfnPodIdentityAssociation at the same paths; an identity with grants is left to the L2 role."""
     from hyperpod_gov.constructs import WorkloadIdentityRole
     from hyperpod_gov.constructs.identity import plain_identity
     from tests.scale import many_teams_spec
@@ -192,7 +198,7 @@ def test_plain_identities_render_as_workload_identity_roles_do(startup_spec, pat
     assert any(i.target_role_arn for _, i in identities) and any(not i.target_role_arn for _, i in identities)
     context = {PATH_METADATA_CONTEXT: True} if path_metadata else {}
     templates = []
-    for plain in (False, True):
+    for how in ("aws-cdk-lib", "plain", "wrapped"):
         app = minimal_app(context=context)
         stack = cdk.Stack(app, "acme-teams")
         cluster = cdk.Fn.import_value("ClusterName")
@@ -201,15 +207,18 @@ def test_plain_identities_render_as_workload_identity_roles_do(startup_spec, pat
             below = f"Identity-{identity.service_account}"
             kwargs = dict(cluster_name=cluster, identity=identity, account=plan.account,
                           cluster_arn=plan.cluster.eks_arn)
-            if plain:
+            if how == "plain":
                 fragment = Fragment(team, stack=stack, components=[f"{identity.team}-{n}"])
                 assert plain_identity(fragment, [below], **kwargs)
                 fragment.include("Plain")
-            else:
+            elif how == "wrapped":
                 WorkloadIdentityRole(team, below, **kwargs)
+            else:
+                cdk_builds.identity_role(team, below, **kwargs)
         templates.append(app.synth().get_stack_by_name("acme-teams").template)
-    assert templates[1] == templates[0]
-    assert list(templates[1]["Resources"]) == list(templates[0]["Resources"])
+    for template in templates[1:]:
+        assert template == templates[0]
+        assert list(template["Resources"]) == list(templates[0]["Resources"])
 
 
 def test_an_identity_with_grants_is_not_plain(enterprise_spec):
@@ -230,10 +239,63 @@ def test_team_monitoring_gives_its_included_alarms_and_dashboard_as_l1_objects(s
     stack = cdk.Stack(minimal_app(), "S")
     topics = AlarmTopics(stack, "Topics", topics=monitoring.topics)
     watch = monitoring.teams[0]
-    team = TeamMonitoring(stack, "Team", watch=watch, topics=topics.topics, region=monitoring.region)
-    alone = TeamAlarms(stack, "Alarms", watch=watch, topics=topics.topics)
+    team = TeamMonitoring(stack, "Team", watch=watch, topic_arns=topics.topic_arns, region=monitoring.region)
+    alone = TeamAlarms(stack, "Alarms", watch=watch, topic_arns=topics.topic_arns)
+    with pytest.raises(ValueError, match="neither topic_arns nor topics"):
+        TeamAlarms(stack, "NoTopics", watch=watch)
     kinds = {a.kind for a in watch.alarms}
     assert set(team.alarms) == set(alone.alarms) == kinds
     assert all(isinstance(a, cw.CfnAlarm) for a in [*team.alarms.values(), *alone.alarms.values()])
     assert isinstance(team.dashboard, cw.CfnDashboard)
     assert stack.resolve(team.alarms[watch.alarms[0].kind].alarm_name) == watch.alarms[0].name
+
+
+def test_the_wrapping_constructs_give_their_included_resources_as_l1_objects(startup_spec, enterprise_spec):
+    """Each construct that wraps an emitter exposes what it included as the L1 class (the escape hatch), named
+    and typed as the resource it is; a WorkloadIdentityRole with grants is aws-cdk-lib's Role."""
+    from aws_cdk import aws_eks_v2 as eks, aws_iam as iam, aws_sns as sns
+
+    from hyperpod_gov.constructs import AppliedManifests, TeamQuota, WorkloadIdentityRole
+    from hyperpod_gov.constructs.monitoring import AlarmTopics
+    from hyperpod_gov.constructs.task_governance import GovernedCluster
+
+    plan, granted_plan = build_plan(startup_spec), build_plan(enterprise_spec)
+    stack = cdk.Stack(minimal_app(), "S")
+    access = plan.principals[0]
+    entry = TeamAccessEntry(stack, "Entry", cluster_name="c", access=access)
+    assert entry.resource.cfn_resource_type == "AWS::EKS::AccessEntry"  # an L1 class of it (CfnInclude picks which)
+    assert stack.resolve(entry.resource.principal_arn) == access.principal_arn
+    assert stack.resolve(entry.resource.logical_id) == logical_id(["Entry", "Resource"])
+
+    team = plan.tenants[0]
+    for backend, type_ in (("native", "AWS::SageMaker::ComputeQuota"), ("custom-resource", "Custom::ComputeQuota")):
+        quota = TeamQuota(stack, f"Quota-{backend}", team=team, cluster=GovernedCluster("arn", "c", backend))
+        assert quota.resource.cfn_resource_type == type_
+
+    topics = AlarmTopics(stack, "Topics", topics=plan.monitoring.topics)
+    assert set(topics.topics) == {t.key for t in plan.monitoring.topics}
+    assert all(isinstance(t, sns.CfnTopic) for t in topics.topics.values())
+    assert {k: stack.resolve(v) for k, v in topics.topic_arns.items()} == {
+        k: {"Ref": stack.resolve(t.logical_id)} for k, t in topics.topics.items()}
+
+    plain_one = next(i for i in plan.identities if i.grants.empty)
+    granted = next(i for i in granted_plan.identities if not i.grants.empty)
+    kwargs = dict(cluster_name="c", account=plan.account, cluster_arn=plan.cluster.eks_arn)
+    plain_role = WorkloadIdentityRole(stack, "Plain", identity=plain_one, **kwargs)
+    team_key = cdk.aws_kms.Key.from_key_arn(stack, "TeamKey", "arn:aws:kms:us-east-1:111111111111:key/k")
+    l2_role = WorkloadIdentityRole(stack, "Granted", identity=granted, team_key=team_key, **kwargs)
+    assert plain_role.role is None and isinstance(l2_role.role, iam.Role)
+    for role in (plain_role, l2_role):
+        assert isinstance(role.role_resource, iam.CfnRole)
+        assert role.association.cfn_resource_type == "AWS::EKS::PodIdentityAssociation"
+    assert stack.resolve(plain_role.role_resource.role_name) == plain_one.source_role_name
+
+    provider = eks.KubectlProvider.from_kubectl_provider_attributes(stack, "Kubectl", service_token="arn:kubectl")
+    cluster = eks.Cluster.from_cluster_attributes(stack, "Cluster", cluster_name="c", kubectl_provider=provider)
+    objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}]
+    applied = AppliedManifests(stack, "Applied", cluster=cluster, manifest=objects)
+    assert isinstance(applied.resource, cdk.CfnResource)
+    assert applied.resource.cfn_resource_type == "Custom::AWSCDK-EKS-KubernetesResource"
+    tokens = [{"apiVersion": "v1", "kind": "ConfigMap", "data": {"v": cdk.Fn.import_value("X")}}]
+    assert isinstance(AppliedManifests(stack, "Tokens", cluster=cluster, manifest=tokens).resource,
+                      eks.KubernetesManifest)

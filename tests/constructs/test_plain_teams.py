@@ -1,6 +1,8 @@
 """A teams stack's plain data (``plain.Runs``): the owners' topics, the quota, the namespace wait and the applied
-manifests render as the constructs they stand for (AlarmTopics, TeamQuota, KubernetesObjectValue,
-AppliedManifests), byte for byte and in the same order; what cannot be plain is left to the construct."""
+manifests render as aws-cdk-lib's classes they stand for (sns.Topic with its policy and subscription, CfnResource /
+CustomResource of the quota, KubernetesObjectValue, KubernetesManifest; ``cdk_builds``), and as the library's
+constructs that wrap the same emitters (AlarmTopics, TeamQuota, AppliedManifests), byte for byte and in the same
+order; what cannot be plain is left to the construct."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from hyperpod_gov.constructs.monitoring import AlarmTopics, plain_topics
 from hyperpod_gov.constructs.plain import PATH_METADATA_CONTEXT, Runs, logical_id
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
 from hyperpod_gov.plan import build_plan
+from tests.constructs import cdk_builds
 from tests.synth_helpers import minimal_app
 
 KUBECTL = "arn:aws:lambda:us-east-1:111111111111:function:kubectl"
@@ -58,12 +61,12 @@ def _teams(startup_spec):
 def test_a_teams_plain_resources_render_as_the_constructs_do(startup_spec, backend, path_metadata):
     plan, teams = _teams(startup_spec)
     templates = []
-    for plain in (False, True):
+    for how in ("aws-cdk-lib", "plain", "wrapped"):
         app, stack, cluster = _app(path_metadata)
         governed = GovernedCluster(HYPERPOD, "ml-eks", backend)
         provider = governed.provider(stack)
         key = kms.Key.from_key_arn(stack, "Key", KEY)
-        if plain:
+        if how == "plain":
             runs = Runs(stack, stack=stack, components=[])
             plain_topics(runs.fragment, ["AlarmTopics"], topics=plan.monitoring.topics, key_arn=key.key_arn)
             for team, manifest in teams:
@@ -80,19 +83,29 @@ def test_a_teams_plain_resources_render_as_the_constructs_do(startup_spec, backe
                                       cluster_name="ml-eks", manifest=manifest, depends_on=[waiter])
             runs.flush()
         else:
-            AlarmTopics(stack, "AlarmTopics", topics=plan.monitoring.topics, key=key)
+            wrapped = how == "wrapped"
+            if wrapped:
+                AlarmTopics(stack, "AlarmTopics", topics=plan.monitoring.topics, key=key)
+            else:
+                cdk_builds.topics(stack, "AlarmTopics", plans=plan.monitoring.topics, key=key)
             for team, manifest in teams:
                 scope = Construct(stack, team.name)
-                quota = TeamQuota(scope, "Quota", team=team, cluster=governed)
+                quota: Construct = (
+                    TeamQuota(scope, "Quota", team=team, cluster=governed) if wrapped else
+                    cdk_builds.quota(scope, "Quota", team=team, cluster_arn=HYPERPOD,
+                                     service_token=provider.service_token if provider else None))
                 waiter = eks.KubernetesObjectValue(scope, "Namespace", cluster=cluster, object_type="namespace",
                                                    object_name=team.namespace, json_path=".metadata.name",
                                                    timeout=cdk.Duration.minutes(15))
                 waiter.node.add_dependency(quota)
-                AppliedManifests(scope, "Manifests", cluster=cluster, manifest=manifest).node.add_dependency(waiter)
+                applied = (AppliedManifests(scope, "Manifests", cluster=cluster, manifest=manifest) if wrapped else
+                           cdk_builds.manifest(scope, "Manifests", cluster=cluster, objects=manifest))
+                applied.node.add_dependency(waiter)
         templates.append(app.synth().get_stack_by_name("acme-teams").template)
     assert len(teams) >= 2 and plan.monitoring.topics
-    assert templates[1] == templates[0]
-    assert list(templates[1]["Resources"]) == list(templates[0]["Resources"])  # the order too
+    for template in templates[1:]:
+        assert template == templates[0]
+        assert list(template["Resources"]) == list(templates[0]["Resources"])  # the order too
 
 
 def test_js_json_orders_keys_and_numbers_as_javascript_does():
