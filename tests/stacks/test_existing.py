@@ -13,6 +13,7 @@ from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
 from tests.synth_helpers import cfn_lint, minimal_app, resources, synthesize
+from tests.table_rows import unreached
 from tests.test_app_quality import KEPT_WARNINGS
 
 ARN = "arn:aws:sagemaker:{region}:111111111111:cluster/abcd1234efgh"
@@ -38,6 +39,14 @@ def governed(request, tmp_path_factory):
     region, installs = request.param
     spec = _spec(region, installs=installs)
     return build_plan(spec), synthesize(spec, tmp_path_factory.mktemp(f"existing-{region}"))
+
+
+def test_every_planned_table_row_reaches_the_templates(governed):
+    """Each field-table row a governance-only spec plans a value for is in its templates (``tests/table_rows.py``):
+    quotas, the cluster policy, access entries and Pod Identity associations; not the cluster, its groups, admins
+    or add-ons, which the existing cluster has."""
+    plan, synthesized = governed
+    assert unreached(plan, synthesized.templates) == {}
 
 
 def _all(synthesized, type_):

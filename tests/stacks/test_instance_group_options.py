@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.fields import emit
 from hyperpod_gov.plan.tables import INSTANCE_GROUP
 from hyperpod_gov.spec import parse_spec
 from tests.conftest import BASE, TODAY
 from tests.synth_helpers import cfn_lint, resources, synthesize
+from tests.table_rows import unreached
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-1:111111111111:training-plan/p5-reserved"
 KEY_ARN = "arn:aws:kms:us-east-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -38,7 +40,9 @@ def every_option() -> dict:
     data["cluster"]["instanceGroups"][0].update(copy.deepcopy(OPTIONS))
     data["cluster"]["instanceGroups"][1]["deepHealthChecks"] = []
     data["cluster"].update(nodeRecovery="None", nodeProvisioningMode="Continuous")
+    data["scheduler"]["idleResourceSharing"] = False  # the cluster policy's IdleResourceSharing row (written when off)
     data["tags"] = {"acme:cost-center": "ml-platform", "acme:env": "prod"}
+    data["teams"][0]["sharing"]["absoluteBorrowLimits"] = [{"instanceType": "ml.g5.8xlarge", "count": 1}]
     data["teams"][0]["tags"] = {"acme:cost-center": "research", "acme:project": "llm"}
     return data
 
@@ -55,6 +59,11 @@ def _cluster(synth) -> dict:
 
 def _group(synth, name: str) -> dict:
     return next(g for g in _cluster(synth)["InstanceGroups"] if g["InstanceGroupName"] == name)
+
+
+def test_every_planned_table_row_reaches_the_templates(options):
+    """Each field-table row the options plan a value for is in the templates (``tests/table_rows.py``)."""
+    assert unreached(build_plan(options.spec), options.templates) == {}
 
 
 def test_training_plan(options):

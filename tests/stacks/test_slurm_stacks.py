@@ -15,6 +15,7 @@ from hyperpod_gov.slurm.render import files
 from hyperpod_gov.spec import load_spec, parse_spec, read_yaml
 from tests.conftest import EXAMPLES, TODAY
 from tests.synth_helpers import cfn_lint, minimal_app, resources, snapshot_parts, synthesize
+from tests.table_rows import unreached
 from tests.test_app_quality import KEPT_WARNINGS
 
 EXAMPLES_SLURM = ("startup-slurm", "enterprise-slurm")
@@ -28,6 +29,13 @@ def slurm_synth(tmp_path_factory):
         spec = load_spec(EXAMPLES / f"{name}.yaml", today=TODAY)
         out[name] = synthesize(spec, tmp_path_factory.mktemp(name))
     return out
+
+
+@pytest.mark.parametrize("name", EXAMPLES_SLURM)
+def test_every_planned_table_row_reaches_the_templates(slurm_synth, name):
+    """Each field-table row the Slurm examples plan a value for is in the templates (``tests/table_rows.py``)."""
+    synthesized = slurm_synth[name]
+    assert unreached(build_plan(synthesized.spec), synthesized.templates) == {}
 
 
 def _capacity(synthesized) -> dict:
