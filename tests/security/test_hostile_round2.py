@@ -4,6 +4,7 @@ and fix (exit 1), or marked as a privilege change by ``diff``; the safe neighbou
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pytest
@@ -126,3 +127,122 @@ def test_a_pipeline_repository_change_is_a_privilege_change():
     branch["deployment"]["pipeline"]["branch"] = "feature"
     assert _privileged(_changes(old, branch), "delivery source")
     assert not _privileged(_changes(old, copy.deepcopy(old)), "delivery source")
+
+
+# --- text that reaches pages, and files that reach commands ----------------------------------------------------------
+
+def _with_contract(field: str, value: str) -> dict:
+    from tests.contracts.helpers import connected
+
+    data = connected()
+    data["teams"][0]["contract"][field] = value
+    return data
+
+
+@pytest.mark.parametrize("value", [
+    "[click](javascript:alert(1))@example.com", "a(b)@example.com", "owner @example.com", '"a"@example.com',
+    "a@example.com<img>", "a@exa_mple.com", "a@-example.com", "a@example.c",
+])
+def test_an_owner_address_that_is_not_a_plain_address_is_refused(value):
+    with pytest.raises(SpecError) as exc:
+        parse_spec(_with_contract("businessOwner", value), today=TODAY)
+    assert "teams[0].contract.businessOwner: is not an email address" in exc.value.render() or \
+        "teams[0].contract.businessOwner: holds" in exc.value.render()
+
+
+@pytest.mark.parametrize("value", ["ml-owner@example.com", "o'brien+ml@research.example.co.uk", "A.B_C%1@x-y.io"])
+def test_plain_owner_addresses_are_accepted(value):
+    assert parse_spec(_with_contract("businessOwner", value), today=TODAY)
+
+
+def test_a_lone_surrogate_anywhere_is_refused_before_any_model_runs():
+    data = _with_contract("support", "call us \ud800 now")
+    data["teams"][0]["contract"]["monitoring"] = "fine"
+    data["teams"][1]["name"] = "x\udfff"
+    with pytest.raises(SpecError) as exc:
+        parse_spec(data, today=TODAY)
+    paths = [i.path for i in exc.value.issues]
+    assert paths == ["teams[0].contract.support", "teams[1].name"], paths
+    assert "U+D800" in exc.value.render() and "U+DFFF" in exc.value.render()
+    exc.value.render().encode("utf-8")  # the message itself can be printed
+
+
+def test_a_lone_surrogate_in_a_yaml_escape_is_refused_by_validate(tmp_path, capsys):
+    from hyperpod_gov.cli import main
+
+    spec = tmp_path / "spec.yaml"
+    text = (Path(__file__).parents[2] / "examples" / "startup.yaml").read_text()
+    spec.write_text(text.replace("name: startup", 'name: "startup\\ud800"', 1))
+    assert main(["validate", str(spec)]) == 1
+    assert "holds a lone surrogate (U+D800)" in capsys.readouterr().err
+
+
+def test_markdown_markup_in_a_contract_field_shows_as_written_on_the_record_page():
+    from hyperpod_gov.markdown import cell
+
+    shown = cell("![pixel](https://evil.example/t.png) [docs](javascript:x) *bold* `code` a|b <b>")
+    assert "![" not in shown and "](" not in shown.replace("\\](", "")
+    assert shown == ("\\!\\[pixel\\](https://evil.example/t.png) \\[docs\\](javascript:x) \\*bold\\* \\`code\\` "
+                     "a\\|b &lt;b>")
+    # CommonMark reads a backslash before ASCII punctuation as that character: nothing else changes.
+    assert cell("ml.p5.48xlarge (8 GPUs), 50% of idle") == "ml.p5.48xlarge (8 GPUs), 50% of idle"
+
+
+@pytest.mark.parametrize("report,problem", [
+    ({"teams": [{"team": "x", "flavors": [{"instanceType": "t", "unit": "GPU", "nominal": 8}]}]},
+     "teams[0].flavors[0].average: is missing"),
+    ({"teams": [{"team": "x", "flavors": [{"instanceType": "t", "unit": "GPU", "nominal": 8, "average": float("nan"),
+                                           "peak": None}]}]}, "average: is not a finite number"),
+    ({"teams": [{"team": "x", "flavors": [{"instanceType": "t", "unit": "GPU", "nominal": 8, "average": 1,
+                                           "peak": -5}]}]}, "peak: is negative"),
+    ({"teams": [{"team": "x", "flavors": [{"instanceType": "t", "unit": "GPU", "nominal": float("inf"),
+                                           "average": 1, "peak": 1}]}]}, "nominal: is not a finite number"),
+    ({"teams": [], "patch": [1]}, "patch[0]: is not an object"),
+    ({"teams": [], "advice": [{"team": ["x"]}]}, "advice[0].team: is not text"),
+    ({"teams": [], "rejected": "no"}, "rejected: is not a list"),
+])
+def test_a_malformed_usage_report_is_refused_by_review_pack(tmp_path, capsys, report, problem):
+    import json
+
+    from hyperpod_gov.cli import main
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    out = tmp_path / "pack"
+    spec = Path(__file__).parents[2] / "examples" / "startup.yaml"
+    assert main(["review-pack", str(spec), "--report", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert problem in err and "Traceback" not in err, err
+
+
+def test_a_failed_synth_leaves_the_last_assembly_as_it_was_and_nothing_half_written(tmp_path, monkeypatch):
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import load_spec
+    from hyperpod_gov.stacks import app
+
+    old = tmp_path / "cdk.out"
+    old.mkdir()
+    (old / "startup-capacity.template.json").write_text("{}")
+
+    def broken(*args, **kwargs):
+        (Path(kwargs["outdir"]) / "half.template.json").write_text("{")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(app, "build_app", broken)
+    plan = build_plan(load_spec(Path(__file__).parents[2] / "examples" / "startup.yaml", today=TODAY))
+    with pytest.raises(SpecError):
+        app.synth(plan, tmp_path)
+    assert sorted(p.name for p in old.iterdir()) == ["startup-capacity.template.json"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_synth_into_an_earlier_out_keeps_no_template_of_another_spec(tmp_path):
+    from hyperpod_gov.cli import main
+
+    stale = tmp_path / "cdk.out" / "acme-ml-teams-03.template.json"
+    stale.parent.mkdir()
+    stale.write_text("{}")
+    assert main(["synth", str(Path(__file__).parents[2] / "examples" / "startup.yaml"), "--out", str(tmp_path)]) == 0
+    templates = sorted(p.name for p in (tmp_path / "cdk.out").glob("*.template.json"))
+    assert templates and all(t.startswith("startup-") for t in templates), templates
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
