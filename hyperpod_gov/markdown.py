@@ -3,7 +3,7 @@
 The spec refuses control characters and markup in contract fields already (``spec._base.check_plain_text``); this
 is the second wall, for text that reaches a page another way. Every line break and control character becomes a
 space (a carriage return is a line ending to Markdown and would start a heading of its own), Markdown's inline
-markup is escaped ('|' would end the cell, '![...](...)' would show an image) and '<' is written as an entity (it
+link markup is escaped ('|' would end the cell, '![...](...)' would show an image) and '<' is written as an entity (it
 would open an HTML tag).
 """
 
@@ -15,10 +15,10 @@ import unicodedata
 from .spec._base import INVISIBLE
 
 
-# Markdown's inline markup, each written with a backslash so that it shows as itself: '|' ends a cell, '[' ']' and
-# '!' make a link or an image (an image from a contract field would load a tracking pixel, or any picture, on the
-# record page), '`', '*', '_' and '~' code and emphasis, '\\' the escape itself.
-_MARKUP = re.compile(r"[\\|\[\]!`*_~]")
+# Written with a backslash so that they show as themselves: '|' ends a cell; '[' and ']' make a link or an image
+# (an image from a contract field would load a tracking pixel, or any picture, on the record page). The pages'
+# own emphasis and code spans ('_not set_', `` `name` ``) pass through a cell, so those stay markup.
+_MARKUP = re.compile(r"[|\[\]]")
 
 
 def cell(value: object) -> str:
