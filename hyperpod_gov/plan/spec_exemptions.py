@@ -21,7 +21,9 @@ SPEC_NOT_GOVERNED: Mapping[str, str] = {
                         "time (validate, review); they change no governed object",
     "environments": "merged into the spec before the plan is built; each environment's merged spec is validated, "
                     "planned and diffed as a whole, so its keys reach diff through the keys they override",
-    "deployment.pipeline": "shapes the reference delivery pipeline (Plan.pipeline), not the governed cluster",
+    "deployment.pipeline.account": "where the reference delivery pipeline runs, not the governed cluster; where it "
+                                   "takes the spec from is the cluster view's delivery source row",
+    "deployment.pipeline.region": "where the reference delivery pipeline runs, not the governed cluster",
     "deployment.accessStacks": "stack sharding: moves resources between stacks and changes stack names only, "
                                "which the resource diff shows",
     "deployment.teamStacks": "stack sharding: moves resources between stacks and changes stack names only, "

@@ -44,7 +44,6 @@ NOT_GOVERNED: Mapping[str, str] = {
     "Plan.principals": "follows the teams' access (team view) and the access-entry table",
     "Plan.identities": "the team view's workload identities and the Pod Identity table",
     "Plan.policy_name": "generated from the spec's name",
-    "Plan.pipeline": "delivery, not governance",
     "Plan.kueue_config": "follows idle compute (cluster view)",
     "Plan.shared_pool_asked": "whether the spec asks for a shared pool: read by the invariants (the pool row)",
     "Plan.monitoring": "alarms, dashboards and topics follow the teams, their owners and alerting (read by emitters)",

@@ -9,6 +9,14 @@ from .views_base import Row, View, _on_off, _when, _widens
 from .words import owns
 
 
+def _delivery(p: Plan) -> str:
+    """Where the reference pipeline takes the spec from (a repository and branch through a connection)."""
+    pipe = p.pipeline
+    if pipe is None or pipe.repository is None:
+        return "CDK context (not in the spec)"
+    return f"{pipe.repository}@{pipe.branch} through {pipe.connection_arn or 'the CDK context connection'}"
+
+
 def _chart(plan: Plan) -> str:
     c = plan.cluster.dependencies_chart
     if c is None:
@@ -149,13 +157,17 @@ CLUSTER = View(
         Row("trusted accounts", "accounts.trusted", lambda p: p.trusted_accounts, ("trusted_accounts",),
             members=True, privilege=_widens("principals of this account may now be given cluster access")),
         Row("dependencies chart", "cluster.dependenciesChart", _chart, ("dependencies_chart",),
-            privilege=_when(lambda o, n: o != "not installed",
+            privilege=_when(lambda o, n: n != "not installed",
                             "code that runs with cluster-wide rights now comes from another source")),
         Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
         # cluster.operators: the HyperPod operators; their add-ons and versions are in the add-on versions row.
         Row("operators", "cluster.operators", _operators, ("operators",), members=True),
         Row("VPC", "cluster.vpc", _vpc, ("network",)),
         Row("tags", "tags", lambda p: tuple(f"{k}={v}" for k, v in p.tags), ("tags",), members=True),
+        Row("delivery source", "deployment.pipeline.repository|deployment.pipeline.branch|"
+            "deployment.pipeline.connectionArn", _delivery, ("pipeline",),
+            privilege=_when(lambda o, n: o != n, "whoever may push to this repository and branch now deploys the "
+                            "cluster's governance")),
         Row("node recovery", "cluster.nodeRecovery", lambda p: p.cluster.node_recovery, ("node_recovery",)),
         Row("node provisioning", "cluster.nodeProvisioningMode",
             lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,21 @@ from ..spec.errors import SpecError, SpecIssue
 _FIX = "give the output of `hyperpod-gov report SPEC --format json`"
 _TEAM = {"team": str, "flavors": list}
 _FLAVOR = {"instanceType": str, "unit": str, "nominal": (int, float)}
-_NUMBERS = ("average", "peak", "borrowingLimit")
+_NUMBERS = ("average", "peak", "borrowingLimit")  # a number, or null for no data
+_REQUIRED_NUMBERS = ("average", "peak")  # the report writes them always (null without data); the page draws them
+# What the page prints of each item of these lists (report.py writes strings, a cost may be a number).
+_ITEMS = {"patch": ("reason", "cost"), "advice": ("team", "reason", "cost"), "rejected": ("team", "problem")}
+
+
+def _number_problem(v: Any) -> str | None:
+    """Why ``v`` is not a usable amount (None: it is): a finite number, not negative, not a boolean."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "is not a number"
+    if not math.isfinite(v):
+        return "is not a finite number"
+    if v < 0:
+        return "is negative"
+    return None
 
 
 def parse_report(doc: Any, source: str) -> dict[str, Any]:
@@ -38,14 +53,30 @@ def parse_report(doc: Any, source: str) -> dict[str, Any]:
             for key, kind in _FLAVOR.items():
                 if not isinstance(f.get(key), kind) or isinstance(f.get(key), bool):
                     issues.append(SpecIssue(f"{where}.{key}", "is missing or of the wrong type", f.get(key), _FIX))
+            if isinstance(f.get("nominal"), (int, float)) and _number_problem(f["nominal"]):
+                issues.append(SpecIssue(f"{where}.nominal", _number_problem(f["nominal"]) or "", f["nominal"],
+                                        "use the quota as a finite number, 0 or more"))
+            for key in _REQUIRED_NUMBERS:
+                if key not in f:
+                    issues.append(SpecIssue(f"{where}.{key}", "is missing", None, "use a number, or null for no data"))
             for key in _NUMBERS:
                 v = f.get(key)
-                if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
-                    issues.append(SpecIssue(f"{where}.{key}", "is not a number", v,
-                                            "use a number, or null for no data"))
-    for key in ("patch", "advice", "rejected"):
-        if not isinstance(doc.get(key, []), list):
-            issues.append(SpecIssue(key, "is not a list", doc.get(key), _FIX))
+                if v is not None and _number_problem(v):
+                    issues.append(SpecIssue(f"{where}.{key}", _number_problem(v) or "", v,
+                                            "use a finite number, 0 or more, or null for no data"))
+    for key, fields in _ITEMS.items():
+        items = doc.get(key, [])
+        if not isinstance(items, list):
+            issues.append(SpecIssue(key, "is not a list", items, _FIX))
+            continue
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                issues.append(SpecIssue(f"{key}[{i}]", "is not an object", item, _FIX))
+                continue
+            for field in fields:
+                v = item.get(field)
+                if v is not None and (not isinstance(v, (str, int, float)) or isinstance(v, bool)):
+                    issues.append(SpecIssue(f"{key}[{i}].{field}", "is not text", v, _FIX))
     if issues:
         raise SpecError(issues, source)
     return doc

@@ -20,7 +20,10 @@ ACCOUNT_ID = re.compile(r"\A[0-9]{12}\Z", re.ASCII)
 REGION = re.compile(r"\A[a-z]{2}(-[a-z]+)+-[0-9]\Z", re.ASCII)
 IAM_PRINCIPAL_ARN = re.compile(r"\Aarn:aws[a-z-]*:iam::([0-9]{12}):(role|user)/[\w+=,.@/-]{1,512}\Z", re.ASCII)
 IAM_ROLE_ARN = re.compile(r"\Aarn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}\Z", re.ASCII)
-EMAIL = re.compile(r"\A[^@\s]+@[^@\s]+\.[A-Za-z]{2,}\Z")
+# An address as people and SNS write them: letters, digits and ._%+'- before the @, DNS labels after it. No
+# markup ('[', '(', '<'), no quotes or spaces: the address is printed on pages and in Markdown (issue 55).
+EMAIL = re.compile(r"\A[A-Za-z0-9._%+'-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\Z",
+                   re.ASCII)
 
 
 class SpecModel(BaseModel):

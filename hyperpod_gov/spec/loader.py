@@ -99,6 +99,33 @@ def _links_leaving(folder: Path) -> list[tuple[str, str]]:
     return sorted(out)
 
 
+def _lone_surrogates(data: Any) -> list[SpecIssue]:
+    """Every key or text holding a lone surrogate (U+D800..U+DFFF, e.g. a YAML "\\ud800" escape): half of a UTF-16
+    pair, not a character; no file, page or template can be written with it. Found before the models run, so no
+    command starts writing output it cannot finish."""
+    issues: list[SpecIssue] = []
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            bad = sorted({f"U+{ord(c):04X}" for c in value if 0xD800 <= ord(c) <= 0xDFFF})
+            if bad:
+                issues.append(SpecIssue(path or "(top level)", f"holds a lone surrogate ({', '.join(bad)}), half of "
+                                        "a UTF-16 pair and not a character", value.encode("utf-8", "replace"
+                                                                                          ).decode("utf-8"),
+                                        "write the character itself, or both halves of the pair as one \\U escape"))
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                key = str(k)
+                where = f"{path}.{key}" if path else key
+                if any(0xD800 <= ord(c) <= 0xDFFF for c in key):
+                    stack.append((path or "(top level)", key))  # the key itself, reported at its parent
+                stack.append((where.encode("utf-8", "replace").decode("utf-8"), v))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+    return sorted(issues, key=lambda i: i.path)
+
+
 def parse_spec(
     data: Any, *, strict: bool = False, today: dt.date | None = None, source: str | None = None,
     known: RuleBook = RULES,
@@ -110,6 +137,9 @@ def parse_spec(
                        "`accounts:`, `cluster:` and `teams:` (see examples/)")],
             source,
         )
+    surrogates = _lone_surrogates(data)
+    if surrogates:
+        raise SpecError(surrogates, source)
     try:
         spec = GovernanceSpec.model_validate(data)
     except ValidationError as exc:

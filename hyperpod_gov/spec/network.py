@@ -3,6 +3,7 @@ EKS API endpoint (cluster.apiAccess)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Optional
 
@@ -140,6 +141,14 @@ class Vpc(SpecModel):
     @classmethod
     def _cidr(cls, v: str) -> str:
         check_ipv4_cidr(v, allow_any=False)
+        special = next((b for b in NOT_A_VPC if ipaddress.IPv4Network(v).overlaps(b)), None)
+        if special is not None:
+            raise spec_error(
+                f"overlaps {special}, special-purpose address space (link-local: the instance metadata service "
+                "and the node's agents; loopback, documentation, benchmarking, multicast or reserved), which the "
+                "teams' NetworkPolicies and the endpoints would then allow",
+                "use private address space (RFC 1918), e.g. 10.192.0.0/16",
+            )
         prefix = int(v.split("/")[1])
         if not 16 <= prefix <= 24:
             raise spec_error(
@@ -147,6 +156,13 @@ class Vpc(SpecModel):
                 "use a prefix between /16 and /24 (HyperPod nodes take many IPs; /16 is usual)",
             )
         return v
+
+
+# Special-purpose space (RFC 6890) a VPC must not hold: "this network", loopback, link-local, IETF protocol
+# assignments, documentation, benchmarking, multicast and reserved.
+NOT_A_VPC = tuple(ipaddress.IPv4Network(c) for c in (
+    "0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
+    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3"))
 
 
 # --- cluster.apiAccess: networks admitted to the private EKS endpoint ---------------------------------------------

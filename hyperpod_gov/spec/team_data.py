@@ -194,7 +194,15 @@ class WorkloadIdentity(SpecModel):
     @field_validator("service_account")
     @classmethod
     def _sa(cls, v: str) -> str:
-        return check_label(v, what="service account name", max_len=63)
+        check_label(v, what="service account name", max_len=63)
+        if v == "default":
+            raise spec_error(
+                "is the namespace's default service account, which every pod of the team that names none runs "
+                "as: all of them would get the role",
+                "name a service account of its own (e.g. trainer) and set serviceAccountName on the pods that "
+                "need the role",
+            )
+        return v
 
     @field_validator("target_role_arn")
     @classmethod

@@ -72,6 +72,12 @@ class EgressRule(SpecModel):
     cidr: str = Field(description="Destination IPv4 CIDR.")
     ports: tuple[Port, ...] = Field(min_length=1, description="Destination ports (1..65535).")
     protocol: Literal["TCP", "UDP"] = Field(default="TCP", description="Protocol (default: TCP).")
+    allow_node_ports: bool = Field(
+        default=False,
+        description="The rule may open the nodes' and the VPC's own services (SSH 22, DNS 53, Lustre 988 and "
+        "1018-1023, NFS 2049, kubelet 10250/10255, kube-proxy 10256) toward the cluster's VPC (default: false, and "
+        "such a rule is refused: HPG-E010).",
+    )
 
     @field_validator("cidr")
     @classmethod

@@ -8,6 +8,8 @@ call it, so ``cdk deploy`` and the pipeline deploy stacks of the same names.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from functools import partial
@@ -171,7 +173,47 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
     """
     checks = checks or shared_template_checks()
     out_dir.mkdir(parents=True, exist_ok=True)
-    assembly_dir = out_dir / "cdk.out"
+    # The assembly is written beside out_dir/cdk.out and takes its place once whole: an earlier synth's templates
+    # (another spec's stacks) never stay beside the new ones, and a synth that fails leaves the last one as it was.
+    assembly_dir = out_dir / f".cdk.out.{os.getpid()}.tmp"
+    shutil.rmtree(assembly_dir, ignore_errors=True)
+    try:
+        assembly = _synth_into(plan, out_dir, assembly_dir, nag=nag, manifests=manifests, checks=checks,
+                               resource_counts=resource_counts)
+    except PolicyValidationError as exc:  # a whole assembly, with its validation report: it takes the place too
+        _replace(assembly_dir, out_dir / "cdk.out")
+        raise PolicyValidationError(exc.violations, _moved(exc.report, assembly_dir, out_dir / "cdk.out")) from None
+    except BaseException:
+        shutil.rmtree(assembly_dir, ignore_errors=True)
+        raise
+    _replace(assembly_dir, out_dir / "cdk.out")
+    return cdk.cx_api.CloudAssembly(str(out_dir / "cdk.out"))
+
+
+def _replace(new: Path, old: Path) -> None:
+    """``new`` takes the place of the folder ``old`` (two renames in one folder; the old one is deleted after)."""
+    gone = old.with_name(f".{old.name}.{os.getpid()}.old")
+    shutil.rmtree(gone, ignore_errors=True)
+    if old.exists():
+        old.rename(gone)
+    new.rename(old)
+    shutil.rmtree(gone, ignore_errors=True)
+
+
+def _moved(path: Optional[Path], before: Path, after: Path) -> Optional[Path]:
+    """``path`` inside ``before``, as it is named once ``before`` became ``after``."""
+    if path is None:
+        return None
+    try:
+        return after / Path(path).relative_to(before)
+    except ValueError:
+        return path
+
+
+def _synth_into(plan: Plan, out_dir: Path, assembly_dir: Path, *, nag: bool, manifests: Optional[Manifests],
+                checks: Optional[TemplateChecks], resource_counts: Optional[dict[str, int]]
+                ) -> cdk.cx_api.CloudAssembly:
+    """``synth``'s work, with the assembly written to ``assembly_dir``."""
     files: Optional[dict[str, str]] = None
     if plan.slurm is not None:
         files = slurm_files(plan)

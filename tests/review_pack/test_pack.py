@@ -228,7 +228,7 @@ def test_a_report_of_the_wrong_shape_is_every_problem_with_path_and_fix(tmp_path
                                                                     "nominal": "x", "average": "high"}]}]}))
     assert run(pack_args(EXAMPLES / "startup.yaml", tmp_path / "out", "--report", str(bad))) == 1
     err = capsys.readouterr().err
-    assert f"{bad}: 3 problems in the usage report:" in err
+    assert f"{bad}: 4 problems in the usage report:" in err  # peak is missing too
     assert "teams[0].flavors[0].instanceType: is missing or of the wrong type (3)" in err
     assert "teams[0].flavors[0].nominal: is missing or of the wrong type ('x')" in err
     assert "teams[0].flavors[0].average: is not a number ('high')" in err

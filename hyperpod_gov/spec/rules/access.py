@@ -117,6 +117,31 @@ def target_roles_stay_with_their_team(spec: GovernanceSpec, today: dt.date) -> I
                 )
 
 
+@rule("HPG-A010", "error", "An existing role (targetRoleArn) that workload identities of several teams name is "
+      "allowed only on the identities that set allowOtherTeamRole.")
+def existing_target_roles_stay_with_one_team(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """Pods of every team naming the same role act as it: each team reaches what the others' pods write through it.
+    Order does not matter: every identity of a shared role is reported, unless it says the sharing is agreed."""
+    teams: dict[tuple[str, str], set[str]] = {}
+    for team in spec.teams:
+        for w in team.workload_identities:
+            if w.target_role_arn is not None:
+                teams.setdefault(_role_key(w.target_role_arn), set()).add(team.name)
+    for ti, team in enumerate(spec.teams):
+        for wi, w in enumerate(team.workload_identities):
+            if w.target_role_arn is None or w.allow_other_team_role:
+                continue
+            others = sorted(teams[_role_key(w.target_role_arn)] - {team.name})
+            if others:
+                path = f"teams[{ti}].workloadIdentities[{wi}]"
+                yield SpecIssue(
+                    f"{path}.targetRoleArn", f"is also the target role of team {', '.join(others)}: the teams' pods "
+                    "would act as the same role and reach each other's data", w.target_role_arn,
+                    f"give each team a role of its own (or a targetRole hyperpod-gov creates), or set "
+                    f"{path}.allowOtherTeamRole: true on every identity that shares it if the teams' owners agree",
+                )
+
+
 @rule("HPG-A003", "error", "A team's viewers and submitters are not cluster admins (EKS allows one access entry "
       "per principal).")
 def team_principals_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:

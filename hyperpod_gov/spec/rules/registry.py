@@ -14,7 +14,7 @@ from ..errors import SpecIssue
 from ..models import GovernanceSpec
 from ..rulebook import RuleBook
 from .access import (cluster_viewers_are_not_admins, existing_cluster_is_in_the_capacity_account,
-                     identities_target_declared_accounts, principals_are_trusted, target_roles_are_in_declared_accounts,
+                     existing_target_roles_stay_with_one_team, identities_target_declared_accounts, principals_are_trusted, target_roles_are_in_declared_accounts,
                      target_roles_stay_with_their_team, team_principals_are_not_admins)
 from .contracts import (contracts_are_complete_enough, contracts_are_current, teams_have_contracts,
                         unified_studio_is_reachable)
@@ -24,6 +24,7 @@ from .dependencies import (dependencies_chart_is_set, existing_cluster_keys, one
 from .instance_types import (declared_types_are_new, declared_types_are_uncatalogued, instance_types_are_known,
                              mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
 from .naming import unique_names
+from .egress import egress_keeps_off_the_nodes
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
                       endpoint_access_matches_cidrs)
@@ -54,6 +55,8 @@ RULES = RuleBook("spec rules", tuple(sorted((
     identities_target_declared_accounts,
     target_roles_are_in_declared_accounts,
     target_roles_stay_with_their_team,
+    existing_target_roles_stay_with_one_team,
+    egress_keeps_off_the_nodes,
     team_principals_are_not_admins,
     principals_are_trusted,
     endpoint_access_matches_cidrs,
