@@ -22,6 +22,8 @@ NOT_IN_EXAMPLES: dict[tuple[str, str], str] = {
     ("access entry", "accessPolicies"): "only a team whose contract approves interactive workloads (HyperPod "
     "spaces) gets access policies; tests/plan/test_access_entries.py builds that entry and compares it with the "
     "table",
+    ("HyperPod cluster", "Orchestrator.Slurm.AccountingDatabase.Name"): "the examples leave the database's name to "
+    "the service; tests/constructs/test_cluster_tables.py synthesizes a Slurm spec that names it",
 }
 
 

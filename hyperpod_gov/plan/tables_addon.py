@@ -46,7 +46,10 @@ def addon_part(name: str, version: Optional[str], configuration: Optional[Mappin
 
 
 def addon_parts(plan: Any) -> tuple[AddonPart, ...]:
-    """Every add-on ``plan`` installs (``Plan.addon_versions``), as drift compares it."""
+    """Every add-on ``plan`` installs (``Plan.addon_versions``), as drift compares it: none on a Slurm cluster,
+    which has no EKS cluster (its add-on versions are the spec's defaults, which nothing installs)."""
+    if plan.slurm is not None:
+        return ()
     at_deploy = {a.name for a in plan.operator_addons if a.inference}  # constructs/operators.py configures it
     return tuple(addon_part(n, v, configured_at_deploy=n in at_deploy) for n, v in sorted(plan.addon_versions.items()))
 
