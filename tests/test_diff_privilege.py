@@ -89,3 +89,25 @@ def test_ending_a_slurm_dedication_marks_the_group_and_the_partition_it_opens():
         "AllowQos=acme_standard,team-a_cpu_borrow,training,urgent (privilege: these accounts and QOS may run on the "
         "partition's nodes)",
     ]
+
+
+# issue 55: posix.sh gives a team's data directory to its group as root, so moving it is a privilege change.
+DATA_WHY = ("the team's group is given this directory of the shared file system (owner group, mode 2770, set as "
+            "root); the old one stays the team's")
+
+
+def test_moving_a_slurm_data_directory_is_marked_as_privilege():
+    moved = slurm_base()
+    moved["teams"][1]["slurm"]["dataPath"] = "/fsx/projects/team-b"
+    lines = governance_diff(plan_of(slurm_base()), plan_of(moved))
+    assert [line for line in lines if "data directory" in line] == [
+        f"team team-b (Slurm) data directory: /fsx/data/team-b -> /fsx/projects/team-b (privilege: {DATA_WHY})"]
+    marked = [(c.key, c.path, c.privilege) for c in governance_changes(plan_of(slurm_base()), plan_of(moved))
+              if c.privilege]
+    assert marked == [("team-b", "teams[].slurm.dataPath", DATA_WHY)]
+
+
+def test_an_unchanged_data_directory_carries_no_mark():
+    other = slurm_base()
+    other["teams"][1]["slurm"]["users"] = ["carol"]  # the same as the base: nothing changes
+    assert governance_diff(plan_of(slurm_base()), plan_of(other)) == []
