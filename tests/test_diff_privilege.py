@@ -111,3 +111,42 @@ def test_an_unchanged_data_directory_carries_no_mark():
     other = slurm_base()
     other["teams"][1]["slurm"]["users"] = ["carol"]  # the same as the base: nothing changes
     assert governance_diff(plan_of(slurm_base()), plan_of(other)) == []
+
+
+# issue 55: on an existing cluster, leaving the enforcer preflight checks (the vpc-cni add-on) weakens isolation.
+ENFORCEMENT_WHY = "nothing hyperpod-gov checks now enforces the teams' NetworkPolicies: a team's pods may reach the others'"
+CILIUM = "Cilium 1.16 (kube-system); the platform team's default-deny test passes"
+
+
+def _existing(enforcement=None):
+    from hyperpod_gov.spec import read_yaml
+    from tests.conftest import EXAMPLES
+
+    data = copy.deepcopy(read_yaml(EXAMPLES / "existing.yaml"))
+    data["cluster"]["existing"].pop("networkPolicyEnforcement", None)
+    if enforcement is not None:
+        data["cluster"]["existing"]["networkPolicyEnforcement"] = enforcement
+    return _plan(data)
+
+
+@pytest.fixture(scope="module")
+def enforcements():
+    return {"vpc-cni": _existing({"enforcer": "vpc-cni"}), "other": _existing({"enforcer": "other", "reason": CILIUM}),
+            "unstated": _existing()}
+
+
+@pytest.mark.parametrize("old, new, marked", [
+    ("vpc-cni", "other", True), ("vpc-cni", "unstated", True), ("other", "unstated", True),
+    ("other", "vpc-cni", False), ("unstated", "vpc-cni", False), ("unstated", "other", False),
+])
+def test_leaving_the_checked_network_policy_enforcer_is_marked_as_privilege(enforcements, old, new, marked):
+    changes = [c for c in governance_changes(enforcements[old], enforcements[new])
+               if c.path == "cluster.existing.networkPolicyEnforcement"]
+    assert len(changes) == 1
+    assert changes[0].privilege == (ENFORCEMENT_WHY if marked else None)
+
+
+def test_the_enforcement_change_is_worded_in_the_diff(enforcements):
+    assert governance_diff(enforcements["vpc-cni"], enforcements["other"]) == [
+        "NetworkPolicy enforcement: the cluster's vpc-cni add-on (enableNetworkPolicy, strict mode: preflight checks "
+        f"it) -> another network plugin, unchecked: {CILIUM} (privilege: {ENFORCEMENT_WHY})"]
