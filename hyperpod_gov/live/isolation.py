@@ -69,6 +69,21 @@ def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement
     values = _configuration(addon.get("configurationValues"))
     env = values.get("env") if isinstance(values.get("env"), dict) else {}
     version = str(addon.get("addonVersion", ""))
+    problems = _problems(addon)
+    if not problems:
+        return "pass", f"{VPC_CNI} {version}: enableNetworkPolicy, {STRICT_MODE} mode{unstated}", ""
+    merged = {**values, "enableNetworkPolicy": WANTED["enableNetworkPolicy"], "env": {**env, **WANTED["env"]}}
+    upgrade = "upgrade the add-on, then " if version and _version(version) < MIN_STRICT_VERSION else ""
+    return ("fix", f"{VPC_CNI} {version or '(version unknown)'}: " + "; ".join(problems),
+            f"{upgrade}aws eks update-addon --cluster-name {eks_name} --addon-name {VPC_CNI} --configuration-values "
+            f"'{json.dumps(merged, sort_keys=True, separators=(',', ':'))}' (keeps the add-on's other values), {other}")
+
+
+def _problems(addon: dict[str, Any]) -> list[str]:
+    """Why the vpc-cni add-on (DescribeAddon.addon) does not enforce NetworkPolicies in strict mode (empty: it does)."""
+    values = _configuration(addon.get("configurationValues"))
+    env = values.get("env") if isinstance(values.get("env"), dict) else {}
+    version = str(addon.get("addonVersion", ""))
     problems = []
     if str(values.get("enableNetworkPolicy", "")).lower() != "true":
         problems.append("enableNetworkPolicy is not \"true\" (off by default): the NetworkPolicies are stored, not "
@@ -78,13 +93,14 @@ def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement
                         f", not {STRICT_MODE}: a new pod is reachable until its policies apply")
     if version and _version(version) < MIN_STRICT_VERSION:
         problems.append(f"version {version} is older than v{'.'.join(map(str, MIN_STRICT_VERSION))} (strict mode)")
-    if not problems:
-        return "pass", f"{VPC_CNI} {version}: enableNetworkPolicy, {STRICT_MODE} mode{unstated}", ""
-    merged = {**values, "enableNetworkPolicy": WANTED["enableNetworkPolicy"], "env": {**env, **WANTED["env"]}}
-    upgrade = "upgrade the add-on, then " if version and _version(version) < MIN_STRICT_VERSION else ""
-    return ("fix", f"{VPC_CNI} {version or '(version unknown)'}: " + "; ".join(problems),
-            f"{upgrade}aws eks update-addon --cluster-name {eks_name} --addon-name {VPC_CNI} --configuration-values "
-            f"'{json.dumps(merged, sort_keys=True, separators=(',', ':'))}' (keeps the add-on's other values), {other}")
+    return problems
+
+
+def vpc_cni_enforces(ek: Caller, eks_name: str, addons: Iterable[str]) -> bool:
+    """True when the cluster's vpc-cni add-on enforces NetworkPolicies in strict mode (what import writes)."""
+    if VPC_CNI not in set(addons):
+        return False
+    return not _problems(ek.call("describe_addon", clusterName=eks_name, addonName=VPC_CNI).get("addon") or {})
 
 
 def open_policy(document: Optional[str]) -> bool:
