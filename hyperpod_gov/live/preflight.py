@@ -273,7 +273,7 @@ def configure_preflight(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     parser.add_argument("--no-kubernetes", action="store_true", help="skip the check that reads the Kubernetes API")
     parser.add_argument("--endpoint-policies", metavar="DIR", help="also write, as DIR/NAME.json, the VPC endpoint "
                         "policy hyperpod-gov gives each endpoint it creates (the spec's accounts only), for an "
-                        "existing VPC's endpoints (aws ec2 modify-vpc-endpoint --policy-document file://...)")
+                        "existing VPC's endpoints (to attach with aws ec2 modify-vpc-endpoint)")
     parser.set_defaults(func=run_preflight)
     return parser
 
