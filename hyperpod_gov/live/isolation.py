@@ -4,14 +4,14 @@ and do the VPC's endpoints admit only the spec's accounts?
 hyperpod-gov emits default-deny NetworkPolicies and, on a VPC it creates, endpoints with data-perimeter policies
 (``plan/endpoint_policies.py``). On a cluster it did not create it configures neither the vpc-cni add-on nor the
 endpoints, so preflight reads them (EKS ``DescribeAddon``, EC2 ``DescribeVpcEndpoints``) and says what to fix.
-Each function returns ``(status, detail, fix)``; ``preflight.py`` makes the checks of them.
+The checks return ``(status, detail, fix)``; ``preflight.py`` makes its ``Check`` of each.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Literal, Optional
 
 import yaml
 
@@ -34,6 +34,8 @@ SERVICE_PARTS: dict[str, str] = {
     "Logs": "logs", "Monitoring": "monitoring", "SageMakerApi": "sagemaker.api", "Ssm": "ssm", "S3Interface": "s3",
 }
 GONE = {"deleting", "deleted", "failed", "rejected", "expired"}
+# (status, detail, fix), as preflight's Check takes them
+Result = tuple[Literal["pass", "fix", "skipped"], str, str]
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -52,7 +54,7 @@ def _configuration(text: Optional[str]) -> dict[str, Any]:
     return values if isinstance(values, dict) else {}
 
 
-def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement: Any) -> tuple[str, str, str]:
+def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement: Any) -> Result:
     """Whether the vpc-cni add-on enforces NetworkPolicies in strict mode (``enforcement``: the spec's
     ``existing.networkPolicyEnforcement``, None when the spec does not say)."""
     if enforcement is not None and enforcement.enforcer == "other":
@@ -145,7 +147,7 @@ def endpoints(ec2: Caller, vpc_id: str, region: str) -> tuple[dict[str, Optional
     return found, opened
 
 
-def endpoint_check(ec2: Caller, vpc_id: str, region: str) -> tuple[str, str, str]:
+def endpoint_check(ec2: Caller, vpc_id: str, region: str) -> Result:
     """Every endpoint a private cluster needs is in the VPC, and no endpoint of the VPC admits anyone to anything."""
     found, opened = endpoints(ec2, vpc_id, region)
     missing = [n for n, e in found.items() if e is None]
