@@ -10,7 +10,7 @@ from .plan.data import data_paths
 from .plan.slurm_state import desired_state
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
-from .plan.views import dedicated_groups, shared_file_system, team_columns
+from .plan.views import dedicated_groups, network_policy_enforcement, shared_file_system, team_columns
 from .plan.quotas import Allocated, Amounts, TeamPlan
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
@@ -108,7 +108,8 @@ def explain(plan: Plan) -> str:
         f"Spec {plan.name}: cluster {plan.cluster_name}, {plan.mode} mode ({_backend(plan)}), idle compute "
         f"{plan.idle_compute}" + ("" if plan.idle_resource_sharing else f", {NO_IDLE_SHARING}: no team borrows"),
         *([f"Governs an existing cluster: {plan.cluster.existing.hyperpod_arn} (EKS {plan.eks_cluster_name}); "
-           "creates no VPC, EKS or HyperPod cluster"] if plan.cluster.existing else []),
+           "creates no VPC, EKS or HyperPod cluster",
+           f"NetworkPolicies enforced by: {network_policy_enforcement(plan)}"] if plan.cluster.existing else []),
         f"Capacity: {capacity}",
         # Dedicated node groups and shared storage: which group is whose, and the teams' file system.
         *([f"Dedicated groups: {'; '.join(dedicated_groups(plan))}"] if plan.dedicated else []),

@@ -89,3 +89,64 @@ def test_ending_a_slurm_dedication_marks_the_group_and_the_partition_it_opens():
         "AllowQos=acme_standard,team-a_cpu_borrow,training,urgent (privilege: these accounts and QOS may run on the "
         "partition's nodes)",
     ]
+
+
+# issue 55: posix.sh gives a team's data directory to its group as root, so moving it is a privilege change.
+DATA_WHY = ("the team's group is given this directory of the shared file system (owner group, mode 2770, set as "
+            "root); the old one stays the team's")
+
+
+def test_moving_a_slurm_data_directory_is_marked_as_privilege():
+    moved = slurm_base()
+    moved["teams"][1]["slurm"]["dataPath"] = "/fsx/projects/team-b"
+    lines = governance_diff(plan_of(slurm_base()), plan_of(moved))
+    assert [line for line in lines if "data directory" in line] == [
+        f"team team-b (Slurm) data directory: /fsx/data/team-b -> /fsx/projects/team-b (privilege: {DATA_WHY})"]
+    marked = [(c.key, c.path, c.privilege) for c in governance_changes(plan_of(slurm_base()), plan_of(moved))
+              if c.privilege]
+    assert marked == [("team-b", "teams[].slurm.dataPath", DATA_WHY)]
+
+
+def test_an_unchanged_data_directory_carries_no_mark():
+    other = slurm_base()
+    other["teams"][1]["slurm"]["users"] = ["carol"]  # the same as the base: nothing changes
+    assert governance_diff(plan_of(slurm_base()), plan_of(other)) == []
+
+
+# issue 55: on an existing cluster, leaving the enforcer preflight checks (the vpc-cni add-on) weakens isolation.
+ENFORCEMENT_WHY = "nothing hyperpod-gov checks now enforces the teams' NetworkPolicies: a team's pods may reach the others'"
+CILIUM = "Cilium 1.16 (kube-system); the platform team's default-deny test passes"
+
+
+def _existing(enforcement=None):
+    from hyperpod_gov.spec import read_yaml
+    from tests.conftest import EXAMPLES
+
+    data = copy.deepcopy(read_yaml(EXAMPLES / "existing.yaml"))
+    data["cluster"]["existing"].pop("networkPolicyEnforcement", None)
+    if enforcement is not None:
+        data["cluster"]["existing"]["networkPolicyEnforcement"] = enforcement
+    return _plan(data)
+
+
+@pytest.fixture(scope="module")
+def enforcements():
+    return {"vpc-cni": _existing({"enforcer": "vpc-cni"}), "other": _existing({"enforcer": "other", "reason": CILIUM}),
+            "unstated": _existing()}
+
+
+@pytest.mark.parametrize("old, new, marked", [
+    ("vpc-cni", "other", True), ("vpc-cni", "unstated", True), ("other", "unstated", True),
+    ("other", "vpc-cni", False), ("unstated", "vpc-cni", False), ("unstated", "other", False),
+])
+def test_leaving_the_checked_network_policy_enforcer_is_marked_as_privilege(enforcements, old, new, marked):
+    changes = [c for c in governance_changes(enforcements[old], enforcements[new])
+               if c.path == "cluster.existing.networkPolicyEnforcement"]
+    assert len(changes) == 1
+    assert changes[0].privilege == (ENFORCEMENT_WHY if marked else None)
+
+
+def test_the_enforcement_change_is_worded_in_the_diff(enforcements):
+    assert governance_diff(enforcements["vpc-cni"], enforcements["other"]) == [
+        "NetworkPolicy enforcement: the cluster's vpc-cni add-on (enableNetworkPolicy, strict mode: preflight checks "
+        f"it) -> another network plugin, unchecked: {CILIUM} (privilege: {ENFORCEMENT_WHY})"]

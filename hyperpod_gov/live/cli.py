@@ -17,6 +17,7 @@ from .aws import Caller, ClientFactory, LiveError, boto3_clients
 from .drift import DriftItem, compare, to_json, to_text
 from .expected import Expected, expected_state
 from .importer import EXISTING_SUPPORTED, ImportResult, LiveNetwork, spec_from_live
+from .isolation import vpc_cni_enforces
 from .k8s import Connector, KubernetesSide, connector, kubernetes_drift
 from .read import (eks, read_addon_names, read_cluster, read_eks, read_eks_cluster, read_governance, read_vpc_cidr,
                    sagemaker)
@@ -206,7 +207,8 @@ def import_spec(cluster_name: str, clients: ClientFactory, new_cluster: bool = F
     """Read the cluster, its policy, its quotas and its EKS cluster; return the spec text. Raises ``LiveError``.
 
     Unless ``new_cluster``, the spec governs this cluster (``cluster.existing``, where the spec model has it),
-    which also reads the VPC's CIDR (EC2 ``DescribeVpcs``) and the installed add-ons (EKS ``ListAddons``).
+    which also reads the VPC's CIDR (EC2 ``DescribeVpcs``), the installed add-ons (EKS ``ListAddons``) and whether
+    the vpc-cni add-on enforces NetworkPolicies (EKS ``DescribeAddon``, when it is installed).
     """
     sm, ek = sagemaker(clients), eks(clients)
     cluster = read_cluster(sm, cluster_name, getattr(sm.client.meta, "region_name", None) or "")
@@ -220,7 +222,8 @@ def _import_eks(cluster, sm, ek, clients: ClientFactory, new_cluster: bool) -> I
     if EXISTING_SUPPORTED and not new_cluster:  # governance-only mode: the spec governs this cluster as it is
         vpc_id = ((eks_cluster or {}).get("resourcesVpcConfig") or {}).get("vpcId")
         cidr = read_vpc_cidr(Caller(clients("ec2"), "ec2"), vpc_id) if vpc_id else None
-        network = LiveNetwork(cidr, read_addon_names(ek, cluster.eks_cluster_name))
+        addons = read_addon_names(ek, cluster.eks_cluster_name)
+        network = LiveNetwork(cidr, addons, vpc_cni_enforces(ek, cluster.eks_cluster_name, addons))
     return spec_from_live(cluster, governance, eks_cluster, network)
 
 

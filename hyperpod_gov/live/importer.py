@@ -33,6 +33,7 @@ class LiveNetwork:
 
     vpc_cidr: Optional[str]
     addon_names: tuple[str, ...]
+    vpc_cni_enforces: bool = False  # the vpc-cni add-on enforces NetworkPolicies in strict mode (live/isolation.py)
 _PLAIN = re.compile(r"^[a-z][a-z0-9._/-]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
@@ -133,6 +134,13 @@ def _existing_lines(cluster: LiveCluster, eks_cluster: dict[str, Any], network: 
                         "(the dashboards' Kueue and node metrics)")
     if installs:
         out += ["    installs:", *installs]
+    if network.vpc_cni_enforces:
+        out.append("    networkPolicyEnforcement: {enforcer: vpc-cni}  # the vpc-cni add-on runs with "
+                   "enableNetworkPolicy in strict mode (preflight checks it)")
+    else:
+        out.append("    # networkPolicyEnforcement: {enforcer: vpc-cni}  # not written: the vpc-cni add-on does not "
+                   "enforce NetworkPolicies in strict mode (or is not an EKS add-on); `hyperpod-gov preflight` says "
+                   "how to fix it, or name another enforcer with a reason (HPG-E006)")
     version = eks_cluster.get("version")
     out.append(f"  kubernetesVersion: {json.dumps(version)}  # from EKS cluster {cluster.eks_cluster_name}" if version
                else '  kubernetesVersion: "1.33"  # guessed: the EKS cluster did not report its version')

@@ -18,6 +18,7 @@ from typing import Any, Callable, Literal, Optional
 
 from ..spec import SpecError, load_spec
 from .aws import Caller, ClientFactory, LiveError, NotFound, boto3_clients
+from .isolation import endpoint_check, network_policy, policy_documents
 from .k8s import KubeApi, KubeUnavailable, connector
 
 EXIT_OK, EXIT_FIX, EXIT_CANNOT_CHECK = 0, 1, 2
@@ -44,6 +45,13 @@ SOURCES = {
     "subnets": "EC2 API DescribeSubnets (VpcId); EKS API DescribeCluster (resourcesVpcConfig.vpcId)",
     "security-group": "EC2 API DescribeSecurityGroups (VpcId)",
     "names-free": "SageMaker API DescribeCluster and EKS API DescribeCluster (ResourceNotFound: the name is free)",
+    # Isolation on a cluster hyperpod-gov did not create (issue 55): live/isolation.py
+    "network-policy": "EKS API DescribeAddon (vpc-cni configurationValues: enableNetworkPolicy, "
+                      "env.NETWORK_POLICY_ENFORCING_MODE); EKS user guide, 'Restrict Pod network traffic with "
+                      "Kubernetes network policies' (off by default; strict mode isolates a new pod at once)",
+    "vpc-endpoints": "EC2 API DescribeVpcEndpoints (Filters vpc-id; ServiceName, PolicyDocument); AWS PrivateLink "
+                     "guide, 'Control access to VPC endpoints using endpoint policies' (the default policy allows "
+                     "full access)",
 }
 
 Status = Literal["pass", "fix", "not checked", "skipped"]
@@ -182,6 +190,8 @@ def existing_checks(spec: Any, clients: ClientFactory, kube: Optional[Callable[[
     else:
         checks.append(Check("addons", "pass", f"add-ons: {listed}"))
     checks.append(kueue)
+    checks.append(Check("network-policy", *network_policy(ek, live_eks, addons,
+                                                          getattr(e, "network_policy_enforcement", None))))
     vpc = cluster.get("resourcesVpcConfig") or {}
     checks.append(Check("endpoint-access", "pass", "the EKS endpoint has private access") if vpc.get(
         "endpointPrivateAccess") else Check("endpoint-access", "fix", "the EKS endpoint has no private access: the "
@@ -205,6 +215,8 @@ def existing_checks(spec: Any, clients: ClientFactory, kube: Optional[Callable[[
                             f"{vpc.get('clusterSecurityGroupId', '')})"))
     else:
         checks.append(Check("security-group", "pass", f"security group {e.security_group_id} is in {e.vpc_id}"))
+    region = e.hyper_pod_cluster_arn.split(":")[3]  # the cluster's region (validated ARN)
+    checks.append(Check("vpc-endpoints", *endpoint_check(ec2, e.vpc_id, region)))
     return checks
 
 
@@ -259,8 +271,31 @@ def configure_preflight(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     parser.add_argument("--kubeconfig", help="kubeconfig for the Kueue check (default: as drift chooses)")
     parser.add_argument("--context", dest="kube_context", help="kubeconfig context (default: the current one)")
     parser.add_argument("--no-kubernetes", action="store_true", help="skip the check that reads the Kubernetes API")
+    parser.add_argument("--endpoint-policies", metavar="DIR", help="also write, as DIR/NAME.json, the VPC endpoint "
+                        "policy hyperpod-gov gives each endpoint it creates (the spec's accounts only), for an "
+                        "existing VPC's endpoints (to attach with aws ec2 modify-vpc-endpoint)")
     parser.set_defaults(func=run_preflight)
     return parser
+
+
+def _write_endpoint_policies(spec: Any, folder: str) -> bool:
+    """Write the endpoint policies of the spec's perimeter into ``folder``; False (reported) when it cannot."""
+    from pathlib import Path
+
+    from ..plan.endpoint_policies import perimeter
+    from ..spec._base import partition_of
+
+    documents = policy_documents(perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        for name, text in documents.items():
+            (Path(folder) / name).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"hyperpod-gov preflight: --endpoint-policies {folder}: cannot write ({exc.strerror}); choose a "
+              "writable folder", file=sys.stderr)
+        return False
+    print(f"wrote {len(documents)} endpoint policies to {folder}", file=sys.stderr)
+    return True
 
 
 def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
@@ -274,6 +309,8 @@ def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = N
         return EXIT_CANNOT_CHECK
     region = getattr(args, "region", None) or spec.accounts.capacity.region
     existing = getattr(spec.cluster, "existing", None)
+    if getattr(args, "endpoint_policies", None) and not _write_endpoint_policies(spec, args.endpoint_policies):
+        return EXIT_CANNOT_CHECK
     try:
         factory = clients or boto3_clients(profile=getattr(args, "profile", None), region=region)
         if existing is None:

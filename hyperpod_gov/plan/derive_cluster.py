@@ -117,6 +117,8 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             hyperpod_arn=e.hyper_pod_cluster_arn, vpc_id=e.vpc_id, subnet_ids=tuple(e.subnet_ids),
             security_group_id=e.security_group_id, installs_scheduler=e.installs.scheduler,
             installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
+            network_policy_enforcer=e.network_policy_enforcement.enforcer if e.network_policy_enforcement else None,
+            network_policy_reason=e.network_policy_enforcement.reason if e.network_policy_enforcement else None,
         ) if e else None,
         api_access=api_sources(c),
         slurm=_slurm_orchestrator(spec),

@@ -175,6 +175,9 @@ class ExistingClusterPlan:
     installs_scheduler: bool  # the task-governance add-on or the Kueue chart (scheduler.mode)
     installs_observability: bool  # the CloudWatch Observability add-on
     self_managed_kueue: bool  # a Kueue outside the add-on runs there
+    # existing.networkPolicyEnforcement: vpc-cni, other (with the spec's reason), or None (not stated: HPG-E006)
+    network_policy_enforcer: Optional[str] = field(default=None, kw_only=True)
+    network_policy_reason: Optional[str] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

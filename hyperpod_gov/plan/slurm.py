@@ -27,13 +27,13 @@ from typing import Optional
 
 from ..catalog import Catalog
 from ..spec.models import GovernanceSpec
-from ..spec.slurm import ClusterSlurm, TeamSlurm
+from ..spec.slurm import SHARED_MOUNT, ClusterSlurm, TeamSlurm
 from .quotas import FlavorQuota, TeamPlan
 from .slurm_accounts import (  # noqa: F401  (re-exported: callers import them from here)
     SEPARATOR, SlurmLimit, SlurmTeamPlan, Tres, account, borrow_account, borrow_qos)
 
 ROOT_ACCOUNT = "root"
-DEFAULT_DATA_ROOT = "/fsx"
+DEFAULT_DATA_ROOT = SHARED_MOUNT  # the teams' data directories are below it (spec.slurm.check_data_path)
 # Slurm's TRES names of what a quota counts (sacctmgr(1), "TRES"): whole nodes, GPUs (with GresTypes=gpu and
 # AccountingStorageTRES=gres/gpu), CPUs and memory in megabytes.
 TRES_NODE = "node"

@@ -84,6 +84,33 @@ def _installs(plan: Plan) -> tuple[str, ...]:
     return tuple(sorted(x for x in out if x))
 
 
+def network_policy_enforcement(plan: Plan) -> str:
+    """What enforces the teams' NetworkPolicies (cluster.existing.networkPolicyEnforcement), in words."""
+    if plan.slurm is not None:
+        return "none needed (Slurm cluster: no Kubernetes NetworkPolicies)"
+    e = plan.cluster.existing
+    if e is None:
+        return "vpc-cni add-on, created with enableNetworkPolicy and strict mode"
+    if e.network_policy_enforcer == "vpc-cni":
+        return "the cluster's vpc-cni add-on (enableNetworkPolicy, strict mode: preflight checks it)"
+    if e.network_policy_enforcer == "other":
+        return f"another network plugin, unchecked: {e.network_policy_reason}"
+    return "not stated (HPG-E006): the NetworkPolicies may be enforced by nothing"
+
+
+def _enforcement_rank(words: str) -> int:
+    """2: created or checked by preflight; 1: another plugin the spec vouches for; 0: not stated."""
+    if words.startswith(("vpc-cni add-on", "the cluster's vpc-cni", "none needed")):
+        return 2
+    return 1 if words.startswith("another network plugin") else 0
+
+
+def _enforcement_weakens(old: str, new: str) -> bool:
+    """Isolation rests on less than before: checked becomes unchecked or unstated, or another unchecked plugin."""
+    o, n = _enforcement_rank(old), _enforcement_rank(new)
+    return n < o or (n == o == 1 and old != new)
+
+
 def _endpoint_organization(plan: Plan) -> str:
     p = plan.network.perimeter
     return (p.organization_id if p is not None else None) or "none"
@@ -125,6 +152,12 @@ CLUSTER = View(
             _kubectl_network, ("existing",)),
         Row("installs on the existing cluster", "cluster.existing.installs|cluster.existing.selfManagedKueue",
             _installs, ("existing",), members=True),
+        # Governance-only mode: the teams' default-deny NetworkPolicies isolate them only where something enforces
+        # them (issue 55); moving from the checked vpc-cni add-on to an unchecked enforcer weakens that.
+        Row("NetworkPolicy enforcement", "cluster.existing.networkPolicyEnforcement", network_policy_enforcement,
+            ("existing",),
+            privilege=_when(_enforcement_weakens, "nothing hyperpod-gov checks now enforces the teams' "
+                            "NetworkPolicies: a team's pods may reach the others'")),
         Row("scheduler mode", "scheduler.mode", lambda p: p.mode, ("mode", "task_governance_backend")),
         Row("idle compute", "scheduler.idleCompute", lambda p: p.idle_compute, ("idle_compute", "fair_sharing")),
         Row("idle resource sharing", "scheduler.idleResourceSharing", lambda p: _on_off(p.idle_resource_sharing),

@@ -127,7 +127,11 @@ SLURM_TEAMS = View(
             privilege=_widens("may submit under the team's accounts and read and write its data directory")),
         Row("group", "teams[].slurm.group", lambda t: t.group, ("group",),
             privilege=_when(lambda o, n: o != n, "the team's data directory now belongs to another group")),
-        Row("data directory", "teams[].slurm.dataPath", lambda t: t.data_path, ("data_path",)),
+        # posix.sh gives the directory to the team's group as root (chgrp, chmod 2770): moving it hands the team a
+        # directory it did not have, and the old one stays the team's (nothing is deleted or regrouped back).
+        Row("data directory", "teams[].slurm.dataPath", lambda t: t.data_path, ("data_path",),
+            privilege=_when(lambda o, n: o != n, "the team's group is given this directory of the shared file "
+                            "system (owner group, mode 2770, set as root); the old one stays the team's")),
     ),
     added=lambda key, t: f"team {key} (Slurm) added: account {t.account}, {len(t.users)} user(s)",
     removed=lambda key, t: f"team {key} (Slurm) removed: its accounts stay in Slurm until accounting.sh runs "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan.slurm import SlurmPlan
+from ..plan.slurm import DEFAULT_DATA_ROOT, SlurmPlan
 from ._common import _csv, _header, _sh_args
 from .model import SlurmState
 
@@ -49,11 +49,21 @@ ensure_user() {
   done
 }
 
-# ensure_dir PATH GROUP MODE: only where the shared file system is mounted (its top directory exists).
+# ensure_dir PATH GROUP MODE: only a plain directory below the shared file system's mount point ($MOUNT), and only
+# where it is mounted. The spec refuses any other path already; this refuses it again (defence in depth), because
+# chgrp and chmod run as root: /etc/sudoers.d or /root/.ssh would become the team's.
 ensure_dir() {
-  local path="$ROOT$1" group=$2 mode=$3 top
-  top="$ROOT/$(printf '%s' "$1" | cut -d/ -f2)"
-  if [ ! -d "$top" ]; then log "skipped $path: $top is not mounted here"; return; fi
+  local path="$ROOT$1" group=$2 mode=$3 mount="$ROOT$MOUNT" real
+  local plain="^${MOUNT}(/[A-Za-z0-9_+@-][A-Za-z0-9._+@-]*)+\$"
+  if ! [[ "$1" =~ $plain ]]; then
+    problem "refused $1: not a plain directory below the shared file system's mount point $MOUNT"; return
+  fi
+  if [ ! -d "$mount" ]; then log "skipped $path: $mount is not mounted here"; return; fi
+  # No symbolic link on the way: the directory made and regrouped is the one named, below the mount.
+  real=$(realpath -m -- "$path")
+  if [ "$real" != "$(realpath -m -- "$mount")${1#"$MOUNT"}" ]; then
+    problem "refused $path: it resolves to $real (a symbolic link on the way)"; return
+  fi
   [ -d "$path" ] || { log "directory $path"; mkdir -p "$path"; }
   if [ "$(stat -c '%G %a' "$path")" != "$group $mode" ]; then
     log "directory $path: group $group, mode $mode"; chgrp "$group" "$path"; chmod "$mode" "$path"
@@ -71,7 +81,8 @@ def posix_sh(sp: SlurmPlan, state: SlurmState) -> str:
              "groups from a directory service instead of creating them; HPG_DATA_DIRS=0 skips the data directories; "
              "HPG_POSIX_ROOT prefixes their paths.",
              "# Nothing is ever deleted.",
-             _POSIX_LIB.rstrip("\n"), ""]
+             _POSIX_LIB.rstrip("\n"), "",
+             f"MOUNT={_sh_args(DEFAULT_DATA_ROOT)}   # the shared file system's mount point (fsx_mount_dir)", ""]
     lines += [f"ensure_group {_sh_args(g.name, str(g.gid))}" for g in state.groups]
     lines += [f"ensure_user {_sh_args(u.name, str(u.uid), u.group, _csv(u.groups))}" for u in state.posix_users]
     lines += ["if [ \"$DATA_DIRS\" = 1 ]; then"]

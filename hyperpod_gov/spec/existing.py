@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Literal, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ._base import SpecModel, spec_error
 from .network import SECURITY_GROUP_ID, SUBNET_ID, VPC_ID
@@ -28,6 +29,46 @@ class Installs(SpecModel):
         description="Install the CloudWatch Observability add-on (with its agent's Pod Identity role). Default: "
         "false, the cluster runs it already (or goes without the dashboards' Kueue and node metrics).",
     )
+
+
+# The words of a written reason (as an acknowledgement's): "ok" or "n/a" tells a reviewer nothing.
+MIN_ENFORCEMENT_REASON = 10
+
+
+class NetworkPolicyEnforcement(SpecModel):
+    """What enforces the teams' NetworkPolicies on the existing cluster (they are emitted, default-deny, either way).
+
+    Kubernetes stores a NetworkPolicy whether or not anything enforces it; on EKS the VPC CNI enforces them only
+    with its add-on configured so (``enableNetworkPolicy``, off by default), and hyperpod-gov does not configure the
+    add-ons of a cluster it did not create. Until the spec says which enforcer runs, validate warns (HPG-E006)."""
+
+    enforcer: Literal["vpc-cni", "other"] = Field(
+        description="vpc-cni: the EKS add-on vpc-cni with configurationValues enableNetworkPolicy \"true\" and "
+        "env.NETWORK_POLICY_ENFORCING_MODE strict (a new pod is isolated until its policies apply); `hyperpod-gov "
+        "preflight` reads the add-on and asks for a fix otherwise. other: another network plugin enforces them "
+        "(e.g. Cilium or Calico), which preflight cannot check: give the reason.",
+    )
+    reason: Optional[str] = Field(
+        default=None, validate_default=True,
+        description=f"With enforcer: other (required there, at least {MIN_ENFORCEMENT_REASON} characters): what "
+        "enforces the NetworkPolicies and how that was checked, e.g. \"Cilium 1.16 (kube-system); the platform "
+        "team's default-deny test passes\". Refused with vpc-cni, which preflight checks instead.",
+    )
+
+    @field_validator("reason")
+    @classmethod
+    def _reason(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+        enforcer = info.data.get("enforcer")
+        if enforcer == "vpc-cni" and v is not None:
+            raise spec_error("is only read with enforcer: other (with vpc-cni, preflight checks the add-on)",
+                             "remove reason, or set enforcer: other if another plugin enforces the policies")
+        if enforcer == "other" and (v is None or len(v.strip()) < MIN_ENFORCEMENT_REASON):
+            what = "is missing" if v is None else f"is shorter than {MIN_ENFORCEMENT_REASON} characters"
+            raise spec_error(f"{what}: with enforcer: other nothing checks that the teams' NetworkPolicies are "
+                             "enforced",
+                             "say what enforces them and how that was checked, e.g. reason: \"Cilium 1.16 "
+                             "(kube-system); the platform team's default-deny test passes\"")
+        return v
 
 
 class Existing(SpecModel):
@@ -54,6 +95,12 @@ class Existing(SpecModel):
     installs: Installs = Field(
         default_factory=Installs,
         description="What hyperpod-gov installs (default: nothing; the scheduler and observability run already).",
+    )
+    network_policy_enforcement: Optional[NetworkPolicyEnforcement] = Field(
+        default=None,
+        description="What enforces the teams' NetworkPolicies there, {enforcer: vpc-cni} or {enforcer: other, "
+        "reason: ...}. Default: not stated, and validate warns (HPG-E006): the policies are emitted but may be "
+        "enforced by nothing (the vpc-cni add-on's enableNetworkPolicy is off by default).",
     )
     self_managed_kueue: bool = Field(
         default=False,

@@ -42,9 +42,15 @@ DB_ENDPOINT = re.compile(r"\A(?=.{1,253}\Z)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])
                          r"[A-Za-z0-9])?)*\Z", re.ASCII)
 # MySQL schema names that slurmdbd's StorageLoc takes unquoted.
 DB_NAME = re.compile(r"\A[A-Za-z0-9_]{1,64}\Z", re.ASCII)
-# An absolute POSIX path: '/'-separated segments of printable ASCII without spaces, quotes or shell metacharacters
-# (the path reaches posix.sh).
-DATA_PATH = re.compile(r"\A(/[A-Za-z0-9._+@-]+)+\Z", re.ASCII)
+# The shared file system's mount point on every node of a Slurm cluster: on_create.sh mounts the FSx for Lustre file
+# system there (provisioning_parameters.json fsx_mount_dir), and every team's data directory is below it. posix.sh
+# creates the directories as root and gives them to the team's group (chgrp, chmod 2770), so a path anywhere else
+# (/etc/sudoers.d, /root/.ssh, /opt/slurm/etc) would hand a system directory to the team.
+SHARED_MOUNT = "/fsx"
+# One segment of a data path: letters, digits and ._+@-, not starting with '.' ('.', '..' and hidden names such as
+# Lustre's own .lustre are refused); printable ASCII without spaces, quotes or shell metacharacters (the path reaches
+# posix.sh).
+DATA_SEGMENT = re.compile(r"\A[A-Za-z0-9_+@-][A-Za-z0-9._+@-]*\Z", re.ASCII)
 
 NodeType = Literal["Controller", "Login", "Compute"]
 ConfigStrategy = Literal["Managed", "Overwrite", "Merge"]
@@ -64,6 +70,30 @@ def check_posix_name(value: str, what: str, *, named: bool = False) -> str:
     if value in RESERVED_POSIX:
         raise spec_error(f"{head}is a system or daemon {what} name",
                          "choose a name of your own (e.g. 'team-a-users')")
+    return value
+
+
+def check_data_path(value: str) -> str:
+    """A team's data directory: an absolute path of plain segments strictly below ``SHARED_MOUNT``."""
+    fix = f"use a directory below the shared file system's mount point, e.g. {SHARED_MOUNT}/team-a"
+    if not value.startswith("/"):
+        raise spec_error("is not an absolute path", fix)
+    segments = value.split("/")[1:]
+    if "" in segments:
+        raise spec_error("has an empty segment ('//' or a trailing '/')", f"write each directory once, e.g. "
+                         f"{SHARED_MOUNT}/team-a")
+    if "." in segments or ".." in segments:
+        raise spec_error("has a '.' or '..' segment, which can lead out of the shared file system", fix)
+    for segment in segments:
+        if segment.startswith("."):
+            raise spec_error(f"has a hidden segment {segment!r} (Lustre keeps its own .lustre there)",
+                             "name the directory without a leading '.', e.g. " + f"{SHARED_MOUNT}/team-a")
+        if not DATA_SEGMENT.match(segment):
+            raise spec_error(f"segment {segment!r} holds a character other than letters, digits and ._+@-", fix)
+    if segments[0] != SHARED_MOUNT.lstrip("/") or len(segments) < 2:
+        raise spec_error(f"is not below the shared file system's mount point {SHARED_MOUNT}: the controller gives "
+                         "the directory to the team's group as root (chgrp, chmod 2770), so a system directory "
+                         "would become the team's", fix)
     return value
 
 
@@ -174,7 +204,8 @@ class TeamSlurm(SpecModel):
     data_path: Optional[str] = Field(
         default=None,
         description="The team's directory on the shared file system, group-owned by the team's group with mode "
-        "2770 (default: /fsx/<team>).",
+        f"2770 (default: {SHARED_MOUNT}/<team>). It must be below the file system's mount point {SHARED_MOUNT} "
+        "(e.g. /fsx/projects/team-a), without '.' or '..' segments, hidden segments, '//' or a trailing '/'.",
     )
 
     @field_validator("users")
@@ -195,14 +226,4 @@ class TeamSlurm(SpecModel):
     @field_validator("data_path")
     @classmethod
     def _path(cls, v: Optional[str]) -> Optional[str]:
-        if v is None:
-            return v
-        parts = v.split("/")
-        if not DATA_PATH.match(v) or "." in parts or ".." in parts:
-            raise spec_error("is not an absolute path of plain segments",
-                             "write an absolute path of letters, digits and ._+@- segments without '..', "
-                             "e.g. /fsx/team-a")
-        if len(parts) < 3:
-            raise spec_error("is a top-level directory, which would be the team's alone and group-owned by it",
-                             "use a directory below a mount point, e.g. /fsx/team-a")
-        return v
+        return v if v is None else check_data_path(v)

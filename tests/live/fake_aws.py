@@ -322,3 +322,6 @@ def stub_import(sm: Stubber, ek: Stubber, fake: FakeCluster, *, page_size: Optio
                          {"VpcIds": [fake.vpc_id]})
         ek.add_response("list_addons", {"addons": sorted(a["addonName"] for a in fake.addons)},
                         {"clusterName": fake.eks_name})
+        cni = next((a for a in fake.addons if a["addonName"] == "vpc-cni"), None)
+        if cni is not None:  # whether it enforces NetworkPolicies (cluster.existing.networkPolicyEnforcement)
+            ek.add_response("describe_addon", {"addon": cni}, {"clusterName": fake.eks_name, "addonName": "vpc-cni"})

@@ -258,3 +258,29 @@ def test_import_validate_synth_drift_round_trip_of_an_existing_cluster(tmp_path,
     capsys.readouterr()
     items = drift_of(out, fake, capsys)
     assert [i for i in items if i["kind"] in GOVERNANCE] == []
+
+
+# issue 55: import says what enforces the NetworkPolicies when the vpc-cni add-on does (DescribeAddon)
+STRICT_CNI = {"addonName": "vpc-cni", "addonVersion": "v1.19.2-eksbuild.1",
+              "configurationValues": '{"enableNetworkPolicy":"true","env":{"NETWORK_POLICY_ENFORCING_MODE":"strict"}}'}
+
+
+@pytest.mark.parametrize("cni, written", [
+    (STRICT_CNI, {"enforcer": "vpc-cni"}),
+    ({**STRICT_CNI, "configurationValues": '{"enableNetworkPolicy":"true"}'}, None),  # standard mode
+    ({"addonName": "vpc-cni", "addonVersion": "v1.19.2-eksbuild.1"}, None),  # the add-on's defaults: off
+    (None, None),  # no vpc-cni add-on
+], ids=["strict", "standard-mode", "defaults", "no-add-on"])
+def test_import_writes_the_network_policy_enforcer_only_when_the_vpc_cni_enforces(tmp_path, capsys, monkeypatch,
+                                                                                 cni, written):
+    import yaml
+
+    monkeypatch.setattr(live_cli, "EXISTING_SUPPORTED", True)
+    fake = console_cluster()
+    fake.addons = [{"addonName": "amazon-sagemaker-hyperpod-taskgovernance"}] + (
+        [{**cni, "clusterName": fake.eks_name}] if cni else [])
+    code, out, err = imported_existing(fake, tmp_path, capsys)
+    text = out.read_text()
+    assert yaml.safe_load(text)["cluster"]["existing"].get("networkPolicyEnforcement") == written
+    assert ("# networkPolicyEnforcement: {enforcer: vpc-cni}  # not written" in text) is (written is None)
+    assert code == 0, err  # the written spec validates either way (an unstated enforcer is a warning, HPG-E006)

@@ -14,6 +14,7 @@ import pytest
 from botocore.stub import Stubber
 
 from hyperpod_gov.live.aws import RETRY_CONFIG
+from hyperpod_gov.live.isolation import SERVICE_PARTS
 from hyperpod_gov.live.k8s import connect_kubeconfig
 from hyperpod_gov.live.preflight import (SOURCES, configure_preflight, existing_checks, exit_code, run_preflight,
                                          to_text)
@@ -30,6 +31,9 @@ VPC, OTHER_VPC = "vpc-0123456789abcdef0", "vpc-0fedcba9876543210"
 SUBNETS = ("subnet-0aaa1111111111111", "subnet-0bbb2222222222222")
 SG = "sg-0123456789abcdef0"
 HAS_EXISTING = "existing" in Cluster.model_fields
+NARROW = json.dumps({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "*", "Resource": "*",
+                                    "Condition": {"StringEquals": {"aws:PrincipalAccount": ["111111111111"]}}}]})
+FULL_ACCESS = json.dumps({"Statement": [{"Action": "*", "Effect": "Allow", "Principal": "*", "Resource": "*"}]})
 
 
 class Live:
@@ -46,14 +50,28 @@ class Live:
         self.subnet_vpcs = {s: VPC for s in SUBNETS}
         self.sg_vpc = VPC
         self.subnet_missing = ""  # EC2 answers InvalidSubnetID.NotFound naming it
+        self.vpc_cni_version = "v1.19.2-eksbuild.1"
+        self.vpc_cni_config: Optional[str] = ('{"enableNetworkPolicy": "true", "env": '
+                                              '{"NETWORK_POLICY_ENFORCING_MODE": "strict"}}')
+        # The VPC's endpoints (DescribeVpcEndpoints): one per service a private cluster needs, each with a policy
+        # that admits the account's principals only.
+        self.endpoints: list[dict[str, Any]] = [
+            {"VpcEndpointId": f"vpce-0{i:016x}", "VpcId": VPC, "State": "available",
+             "ServiceName": f"com.amazonaws.us-east-1.{part}", "PolicyDocument": NARROW}
+            for i, part in enumerate(SERVICE_PARTS.values())]
+
+    def endpoint(self, part: str) -> dict[str, Any]:
+        return next(e for e in self.endpoints if e["ServiceName"].endswith(f".us-east-1.{part}"))
 
 
-def _spec(mode: str = "task-governance", version: str = "1.31", installs_scheduler: bool = False) -> Any:
+def _spec(mode: str = "task-governance", version: str = "1.31", installs_scheduler: bool = False,
+          enforcement: Any = None) -> Any:
     # The spec's `existing` model lands with governance-only mode; until then the checks read this stand-in's
     # attributes, which are the model's field names (test_a_real_existing_spec... runs the real one).
     existing = SimpleNamespace(hyper_pod_cluster_arn=ARN, eks_cluster_name=EKS, vpc_id=VPC, subnet_ids=SUBNETS,
                                security_group_id=SG,
-                               installs=SimpleNamespace(scheduler=installs_scheduler, observability=False))
+                               installs=SimpleNamespace(scheduler=installs_scheduler, observability=False),
+                               network_policy_enforcement=enforcement)
     return SimpleNamespace(cluster=SimpleNamespace(existing=existing, kubernetes_version=version, name="ml-cluster"),
                            scheduler=SimpleNamespace(mode=mode))
 
@@ -75,7 +93,7 @@ class Clients:
     def __call__(self, service: str) -> Any:
         return self.clients[service]
 
-    def queue(self, live: Live) -> None:
+    def queue(self, live: Live, reads_vpc_cni: bool = True) -> None:
         sm, ek, ec2 = self.stubs["sagemaker"], self.stubs["eks"], self.stubs["ec2"]
         described: dict[str, Any] = {"ClusterArn": ARN, "ClusterName": "ml-cluster", "ClusterStatus": "InService",
                                      "CreationTime": WHEN, "InstanceGroups": []}
@@ -89,6 +107,8 @@ class Clients:
             "resourcesVpcConfig": {"vpcId": live.eks_vpc, "endpointPrivateAccess": live.private,
                                    "clusterSecurityGroupId": "sg-0cluster000000000"}}}, {"name": EKS})
         ek.add_response("list_addons", {"addons": live.addons}, {"clusterName": EKS})
+        if reads_vpc_cni and "vpc-cni" in live.addons:
+            queue_vpc_cni(ek, live, EKS)
         if live.subnet_missing:
             ec2.add_client_error("describe_subnets", "InvalidSubnetID.NotFound",
                                  f"The subnet ID '{live.subnet_missing}' does not exist", 400,
@@ -99,10 +119,19 @@ class Clients:
                              {"SubnetIds": list(SUBNETS)})
         ec2.add_response("describe_security_groups", {"SecurityGroups": [{"GroupId": SG, "VpcId": live.sg_vpc}]},
                          {"GroupIds": [SG]})
+        ec2.add_response("describe_vpc_endpoints", {"VpcEndpoints": live.endpoints},
+                         {"Filters": [{"Name": "vpc-id", "Values": [VPC]}]})
 
     def assert_all_used(self) -> None:
         for stub in self.stubs.values():
             stub.assert_no_pending_responses()
+
+
+def queue_vpc_cni(ek: Stubber, live: Live, name: str) -> None:
+    addon: dict[str, Any] = {"addonName": "vpc-cni", "clusterName": name, "addonVersion": live.vpc_cni_version}
+    if live.vpc_cni_config is not None:
+        addon["configurationValues"] = live.vpc_cni_config
+    ek.add_response("describe_addon", {"addon": addon}, {"clusterName": name, "addonName": "vpc-cni"})
 
 
 @pytest.fixture
@@ -127,7 +156,8 @@ def test_an_existing_cluster_that_meets_every_prerequisite_passes(kube):
     checks = _checks(Live(), kube[1])
     assert {c: v.status for c, v in checks.items()} == {
         "hyperpod-cluster": "pass", "authentication-mode": "pass", "kubernetes-version": "pass", "addons": "pass",
-        "kueue": "pass", "endpoint-access": "pass", "subnets": "pass", "security-group": "pass"}
+        "kueue": "pass", "network-policy": "pass", "endpoint-access": "pass", "subnets": "pass",
+        "security-group": "pass", "vpc-endpoints": "pass"}
     assert exit_code(list(checks.values())) == 0
     assert all(c.source == SOURCES[c.id] and c.source for c in checks.values())
     assert {m for m, _, _ in kube[0].requests} == {"GET"}
@@ -156,6 +186,25 @@ FAILURES: list[tuple[str, Callable[[Live], None], str, str]] = [
     ("security-group-elsewhere", lambda l: setattr(l, "sg_vpc", OTHER_VPC), "security-group", "sg-0cluster"),
     ("another-eks-cluster", lambda l: l.orchestrator["Eks"].update(
         ClusterArn="arn:aws:eks:us-east-1:111111111111:cluster/other"), "hyperpod-cluster", "eksClusterName: other"),
+    # issue 55: isolation on a cluster hyperpod-gov did not create
+    ("network-policy-off-by-default", lambda l: setattr(l, "vpc_cni_config", None), "network-policy",
+     "enableNetworkPolicy is not \"true\" (off by default)"),
+    ("network-policy-disabled", lambda l: setattr(l, "vpc_cni_config", '{"enableNetworkPolicy": "false"}'),
+     "network-policy", "--configuration-values '{\"enableNetworkPolicy\":\"true\",\"env\":"
+     "{\"NETWORK_POLICY_ENFORCING_MODE\":\"strict\"}}'"),
+    ("standard-mode", lambda l: setattr(l, "vpc_cni_config", "enableNetworkPolicy: 'true'\n"), "network-policy",
+     "env.NETWORK_POLICY_ENFORCING_MODE is standard, not strict"),
+    ("vpc-cni-older-than-strict-mode", lambda l: setattr(l, "vpc_cni_version", "v1.16.4-eksbuild.2"),
+     "network-policy", "upgrade the add-on, then aws eks update-addon"),
+    ("no-vpc-cni-addon", lambda l: l.addons.remove("vpc-cni"), "network-policy", "vpc-cni is not an EKS add-on"),
+    ("missing-endpoint", lambda l: l.endpoints.remove(l.endpoint("sts")), "vpc-endpoints", "no endpoint for sts"),
+    ("full-access-endpoint", lambda l: l.endpoint("ecr.dkr").update(PolicyDocument=FULL_ACCESS), "vpc-endpoints",
+     "full access (no policy, or Allow * on * to *): vpce-00000000000000001 (ecr.dkr)"),
+    ("endpoint-without-policy", lambda l: l.endpoint("s3").pop("PolicyDocument"), "vpc-endpoints",
+     "vpce-0000000000000000a (s3)"),
+    ("another-open-endpoint", lambda l: l.endpoints.append(
+        {"VpcEndpointId": "vpce-0secrets00000000", "VpcId": VPC, "State": "available",
+         "ServiceName": "com.amazonaws.us-east-1.secretsmanager"}), "vpc-endpoints", "vpce-0secrets00000000"),
 ]
 
 
@@ -185,6 +234,7 @@ def _checks_other_eks(live: Live, kube: Any) -> dict[str, Any]:
                                                                             "endpointPrivateAccess": True}}},
                     {"name": "other"})
     ek.add_response("list_addons", {"addons": live.addons}, {"clusterName": "other"})
+    queue_vpc_cni(ek, live, "other")
     ek.activate()
     checks = existing_checks(_spec(), clients, kube)
     clients.assert_all_used()
@@ -296,3 +346,87 @@ def test_a_real_existing_spec_is_checked(tmp_path, kube, capsys):
     clients.queue(Live())
     code = run_preflight(_args(str(path)), clients=clients, kube=kube[1])
     assert code == 0, capsys.readouterr()
+
+
+# --- isolation (issue 55): the vpc-cni add-on and the VPC's endpoints ------------------------------------------
+
+
+def test_the_vpc_cni_fix_keeps_the_addons_other_values(kube):
+    live = Live()
+    live.vpc_cni_config = '{"env": {"AWS_VPC_K8S_CNI_EXTERNALSNAT": "true"}, "enableWindowsIpam": "false"}'
+    check = _checks(live, None)["network-policy"]
+    assert check.status == "fix"
+    merged = json.loads(check.fix.split("--configuration-values '", 1)[1].split("'", 1)[0])
+    assert merged == {"enableNetworkPolicy": "true", "enableWindowsIpam": "false",
+                      "env": {"AWS_VPC_K8S_CNI_EXTERNALSNAT": "true", "NETWORK_POLICY_ENFORCING_MODE": "strict"}}
+
+
+def test_a_spec_that_names_another_enforcer_skips_the_vpc_cni_read():
+    clients = Clients()
+    clients.queue(Live(), reads_vpc_cni=False)  # no DescribeAddon queued: a call would fail the Stubber
+    enforcement = SimpleNamespace(enforcer="other", reason="Cilium 1.16 enforces them (tested 2026-11-02)")
+    checks = {c.id: c for c in existing_checks(_spec(enforcement=enforcement), clients, None)}
+    clients.assert_all_used()
+    assert checks["network-policy"].status == "skipped" and "Cilium 1.16" in checks["network-policy"].detail
+    assert exit_code(list(checks.values())) == 0
+
+
+def test_a_vpc_cni_that_enforces_says_what_the_spec_still_lacks():
+    unstated = _checks(Live(), None)["network-policy"]
+    assert unstated.status == "pass" and "networkPolicyEnforcement: {enforcer: vpc-cni} (HPG-E006)" in unstated.detail
+    clients = Clients()
+    clients.queue(Live())
+    stated = {c.id: c for c in existing_checks(_spec(enforcement=SimpleNamespace(enforcer="vpc-cni", reason=None)),
+                                               clients, None)}["network-policy"]
+    assert stated.status == "pass" and "HPG-E006" not in stated.detail
+
+
+def test_a_deleted_endpoint_counts_as_missing():
+    live = Live()
+    live.endpoint("eks").update(State="deleted")
+    check = _checks(live, None)["vpc-endpoints"]
+    assert check.status == "fix" and "no endpoint for eks " in check.detail
+
+
+@pytest.mark.parametrize("document, wide", [
+    (None, True),
+    (FULL_ACCESS, True),
+    (json.dumps({"Statement": {"Effect": "Allow", "Principal": {"AWS": ["*"]}, "Action": ["*"], "Resource": "*"}}),
+     True),
+    (NARROW, False),
+    (json.dumps({"Statement": [json.loads(FULL_ACCESS)["Statement"][0],
+                               {"Effect": "Deny", "Principal": "*", "Action": "*", "Resource": "*",
+                                "Condition": {"StringNotEquals": {"aws:PrincipalAccount": "111111111111"}}}]}), False),
+    (json.dumps({"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "*"}]}),
+     False),
+], ids=["default", "allow-all", "allow-all-as-lists", "conditioned", "allow-all-with-a-deny", "one-action"])
+def test_a_full_access_policy_is_one_that_admits_anyone_to_anything(document, wide):
+    from hyperpod_gov.live.isolation import open_policy
+
+    assert open_policy(document) is wide
+
+
+def test_the_endpoint_names_are_the_ones_hyperpod_gov_creates():
+    from hyperpod_gov.constructs.network import SERVICES
+    from hyperpod_gov.plan.plan import INTERFACE_ENDPOINTS
+
+    assert set(SERVICE_PARTS) == set(INTERFACE_ENDPOINTS) == set(SERVICES)
+    assert {n: SERVICES[n].short_name for n in SERVICES} == SERVICE_PARTS
+
+
+def test_endpoint_policies_are_written_for_the_specs_accounts(tmp_path, capsys):
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.plan.endpoint_policies import endpoint_policy
+    from hyperpod_gov.spec import load_spec
+
+    clients = _new_cluster_clients(hyperpod_exists=False)
+    out = tmp_path / "policies"
+    assert run_preflight(_args(str(EXAMPLES / "enterprise.yaml"), "--endpoint-policies", str(out)),
+                         clients=clients) == 0
+    assert sorted(p.stem for p in out.iterdir()) == sorted(SERVICE_PARTS)
+    perimeter = build_plan(load_spec(EXAMPLES / "enterprise.yaml")).network.perimeter
+    written = json.loads((out / "Sts.json").read_text())
+    assert written == endpoint_policy(perimeter, "Sts")
+    accounts = written["Statement"][0]["Condition"]["StringEquals"]["aws:PrincipalAccount"]
+    assert accounts == list(perimeter.accounts) and "*" not in json.dumps(accounts)
+    assert "wrote 11 endpoint policies" in capsys.readouterr().err

@@ -220,3 +220,106 @@ def test_an_oversized_file_is_refused_before_parsing(tmp_path):
     path.write_text("# " + "x" * (6 * 1024 * 1024))
     with pytest.raises(SpecError, match="larger than 5 MiB"):
         read_yaml(path)
+
+
+# --- issue 55 (second review): a Slurm team's data directory, and an existing cluster's NetworkPolicy enforcement ---
+
+def slurm_team(d: dict) -> dict:
+    return d["teams"][0].setdefault("slurm", {})
+
+
+# (input, mutation of the Slurm base spec, expected "path: problem (value); fix" fragments)
+HOSTILE_SLURM_SPECS: list[tuple[str, Callable[[dict], Any], str]] = [
+    (f"dataPath {path}", (lambda p: lambda d: slurm_team(d).update(dataPath=p))(path), expected)
+    for path, expected in [
+        ("/etc/sudoers.d", "teams[0].slurm.dataPath: is not below the shared file system's mount point /fsx: the "
+         "controller gives the directory to the team's group as root (chgrp, chmod 2770), so a system directory "
+         "would become the team's ('/etc/sudoers.d'); use a directory below the shared file system's mount point, "
+         "e.g. /fsx/team-a"),
+        ("/root/.ssh", "teams[0].slurm.dataPath: has a hidden segment '.ssh'"),
+        ("/opt/slurm/etc", "teams[0].slurm.dataPath: is not below the shared file system's mount point /fsx"),
+        ("/usr/local/bin", "('/usr/local/bin'); use a directory below the shared file system's mount point"),
+        ("/fsx/../etc/sudoers.d", "teams[0].slurm.dataPath: has a '.' or '..' segment, which can lead out of the "
+         "shared file system ('/fsx/../etc/sudoers.d')"),
+        ("/fsx/team-a/..", "has a '.' or '..' segment"),
+        ("/fsx//etc", "teams[0].slurm.dataPath: has an empty segment ('//' or a trailing '/')"),
+        ("/fsx/team-a/", "has an empty segment"),
+        ("/fsx/.lustre/fid", "has a hidden segment '.lustre'"),
+        ("/fsxroot/team-a", "is not below the shared file system's mount point /fsx"),
+        ("/fsx", "is not below the shared file system's mount point /fsx"),
+        ("/fsx/team-a\n", "teams[0].slurm.dataPath: segment 'team-a\\n' holds a character other than letters"),
+        ("/fsx/team-a;reboot", "segment 'team-a;reboot' holds a character"),
+        ("fsx/team-a", "teams[0].slurm.dataPath: is not an absolute path"),
+    ]
+]
+
+
+@pytest.mark.parametrize("label,mutate,expected", HOSTILE_SLURM_SPECS, ids=[h[0] for h in HOSTILE_SLURM_SPECS])
+def test_hostile_slurm_data_path(label, mutate, expected):
+    from tests.slurm.spec_fixtures import slurm_base
+
+    data = slurm_base()
+    mutate(data)
+    with pytest.raises(SpecError) as exc:
+        parse_spec(data, today=TODAY)
+    rendered = exc.value.render()
+    assert expected in rendered, rendered
+    assert "Traceback" not in rendered
+    assert all(issue.fix for issue in exc.value.issues)
+
+
+def _existing_base() -> dict:
+    from tests.conftest import EXAMPLES
+
+    data = copy.deepcopy(read_yaml(EXAMPLES / "existing.yaml"))
+    data["cluster"]["existing"].pop("networkPolicyEnforcement", None)
+    return data
+
+
+def enforcement(d: dict, value: Any) -> None:
+    d["cluster"]["existing"]["networkPolicyEnforcement"] = value
+
+
+HOSTILE_EXISTING_SPECS: list[tuple[str, Callable[[dict], Any], str]] = [
+    ("enforcer other without a reason", lambda d: enforcement(d, {"enforcer": "other"}),
+     "cluster.existing.networkPolicyEnforcement.reason: is missing: with enforcer: other nothing checks that the "
+     "teams' NetworkPolicies are enforced"),
+    ("enforcer other, reason 'n/a'", lambda d: enforcement(d, {"enforcer": "other", "reason": "n/a"}),
+     "networkPolicyEnforcement.reason: is shorter than 10 characters"),
+    ("enforcer other, reason of spaces", lambda d: enforcement(d, {"enforcer": "other", "reason": " " * 20}),
+     "networkPolicyEnforcement.reason: is shorter than 10 characters"),
+    ("enforcer 'none'", lambda d: enforcement(d, {"enforcer": "none"}),
+     "cluster.existing.networkPolicyEnforcement.enforcer"),
+]
+
+
+@pytest.mark.parametrize("label,mutate,expected", HOSTILE_EXISTING_SPECS, ids=[h[0] for h in HOSTILE_EXISTING_SPECS])
+def test_hostile_existing_cluster_spec(label, mutate, expected):
+    data = _existing_base()
+    mutate(data)
+    with pytest.raises(SpecError) as exc:
+        parse_spec(data, today=TODAY)
+    rendered = exc.value.render()
+    assert expected in rendered, rendered
+    assert "Traceback" not in rendered
+    assert all(issue.fix for issue in exc.value.issues)
+
+
+CLI_CASES = [("slurm", label, mutate, expected) for label, mutate, expected in HOSTILE_SLURM_SPECS] + [
+    ("existing", label, mutate, expected) for label, mutate, expected in HOSTILE_EXISTING_SPECS] + [
+    ("existing", "no networkPolicyEnforcement, --strict", lambda d: None,
+     "HPG-E006 cluster.existing.networkPolicyEnforcement: is not set")]
+
+
+@pytest.mark.parametrize("base,label,mutate,expected", CLI_CASES, ids=[f"{c[0]}: {c[1]}" for c in CLI_CASES])
+def test_validate_refuses_each_hostile_case_with_exit_1_and_no_traceback(tmp_path, capsys, base, label, mutate,
+                                                                         expected):
+    from hyperpod_gov.cli import main
+    from tests.slurm.spec_fixtures import slurm_base
+
+    data = slurm_base() if base == "slurm" else _existing_base()
+    mutate(data)
+    assert main(["validate", "--strict", str(_write(tmp_path, data))]) == 1
+    out = capsys.readouterr()
+    assert expected in out.err, out.err
+    assert "Traceback" not in out.err + out.out

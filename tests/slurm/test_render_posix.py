@@ -3,12 +3,16 @@ what is missing with the spec's ids, leaves what is right alone, refuses to renu
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import subprocess
 from pathlib import Path
 
-from hyperpod_gov.slurm.model import desired
+import pytest
+
+from hyperpod_gov.slurm.model import DataDir, desired
+from hyperpod_gov.slurm.posix_sh import posix_sh
 from hyperpod_gov.slurm.render import files
 
 from .spec_fixtures import plan_of, slurm_base
@@ -30,9 +34,11 @@ sed -i "s/^\($g:[^:]*:[^:]*:\)\(.*\)$/\1\2,$name/; s/:,/:/" "$FAKE/group"''',
 }
 
 
-def _posix(tmp_path: Path, data: dict, passwd: str = "", group: str = "") -> tuple[int, str, list[str]]:
+def _posix(tmp_path: Path, data: dict, passwd: str = "", group: str = "", *, mounted: bool = True,
+           text: str = "") -> tuple[int, str, list[str]]:
+    """Run posix.sh of ``data`` (or ``text``) under $HPG_POSIX_ROOT = tmp_path/root, /fsx there when ``mounted``."""
     fake, bin_, root = tmp_path / "fake", tmp_path / "bin", tmp_path / "root"
-    for d in (fake, bin_, root / "fsx"):
+    for d in (fake, bin_, *([root / "fsx"] if mounted else [root])):
         d.mkdir(parents=True, exist_ok=True)
     (fake / "passwd").write_text(passwd)
     (fake / "group").write_text(group)
@@ -41,7 +47,7 @@ def _posix(tmp_path: Path, data: dict, passwd: str = "", group: str = "") -> tup
         tool.write_text("#!/bin/bash\n" + body + "\n")
         tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
     script = tmp_path / "posix.sh"
-    script.write_text(files(plan_of(data))["posix.sh"])
+    script.write_text(text or files(plan_of(data))["posix.sh"])
     env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}", "FAKE": str(fake), "HPG_POSIX_ROOT": str(root)}
     p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=20)
     log = (fake / "log").read_text().splitlines() if (fake / "log").exists() else []
@@ -92,9 +98,48 @@ def test_an_existing_user_joins_a_new_teams_group(tmp_path):
 
 
 def test_directories_are_skipped_where_the_shared_file_system_is_not_mounted(tmp_path):
-    (tmp_path / "root").mkdir()
-    data = slurm_base()
-    data["teams"][1]["slurm"]["dataPath"] = "/lustre/team-b"
-    rc, out, log = _posix(tmp_path, data)
-    assert rc == 0 and f"skipped {tmp_path}/root/lustre/team-b: {tmp_path}/root/lustre is not mounted here" in out
-    assert not (tmp_path / "root" / "lustre").exists()
+    rc, out, log = _posix(tmp_path, slurm_base(), mounted=False)
+    assert rc == 0 and f"skipped {tmp_path}/root/fsx/team-a: {tmp_path}/root/fsx is not mounted here" in out
+    assert not (tmp_path / "root" / "fsx").exists()
+    assert not any(line.startswith("chgrp") for line in log)
+
+
+# --- defence in depth (issue 55): the script refuses a data directory the spec would refuse -----------------------
+
+def _script_with_dirs(*paths: str) -> str:
+    """posix.sh of the base spec with its data directories replaced by ``paths`` (team-a's group), as a spec that
+    slipped past validation (or an edited plan) would render it."""
+    plan = plan_of(slurm_base())
+    state = desired(plan)
+    state = dataclasses.replace(state, data_dirs=tuple(DataDir(p, "team-a") for p in paths))
+    return posix_sh(plan.slurm, state)
+
+
+@pytest.mark.parametrize("path", ["/etc/sudoers.d", "/root/.ssh", "/opt/slurm/etc", "/usr/local/bin", "/fsx",
+                                  "/fsx/../etc", "/fsx/./team-a", "/fsx//team-a", "/fsx/team-a/", "/fsx/.lustre",
+                                  "/fsxdata/team-a", "/fsx/team a"])
+def test_the_script_refuses_a_directory_outside_the_mount_point(tmp_path, path):
+    (tmp_path / "root" / "etc").mkdir(parents=True)
+    rc, out, log = _posix(tmp_path, {}, text=_script_with_dirs(path))
+    assert rc == 1, out
+    assert "refused" in out and "1 problems" in out
+    assert not any(line.startswith("chgrp") for line in log)
+    assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["etc", "fsx"]  # nothing made elsewhere
+    assert list((tmp_path / "root" / "fsx").iterdir()) == []
+
+
+def test_the_script_refuses_a_symbolic_link_out_of_the_mount_point(tmp_path):
+    outside = tmp_path / "root" / "etc" / "sudoers.d"
+    outside.mkdir(parents=True)
+    (tmp_path / "root" / "fsx").mkdir(parents=True)
+    (tmp_path / "root" / "fsx" / "team-a").symlink_to(outside)  # a team member's link, say, where a directory goes
+    rc, out, log = _posix(tmp_path, {}, text=_script_with_dirs("/fsx/team-a", "/fsx/team-a/sub"))
+    assert rc == 1 and out.count("(a symbolic link on the way)") == 2, out
+    assert not any(line.startswith("chgrp") for line in log)
+    assert list(outside.iterdir()) == [] and oct(outside.stat().st_mode & 0o7777) != "0o2770"
+
+
+def test_the_script_still_makes_a_nested_directory_below_the_mount_point(tmp_path):
+    rc, out, log = _posix(tmp_path, {}, text=_script_with_dirs("/fsx/projects/team-a"))
+    assert rc == 0, out
+    assert log[-1] == f"chgrp team-a {tmp_path}/root/fsx/projects/team-a"

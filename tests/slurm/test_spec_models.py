@@ -78,13 +78,33 @@ def test_team_users_are_posix_names(users, message):
 @pytest.mark.parametrize("key, value, message", [
     ("group", "Team A", "is not a POSIX group name"),
     ("dataPath", "fsx/team-a", "is not an absolute path"),
-    ("dataPath", "/fsx/../etc", "is not an absolute path"),
-    ("dataPath", "/team-a", "is a top-level directory"),
+    ("dataPath", "/fsx/../etc", "has a '.' or '..' segment"),
+    ("dataPath", "/team-a", "is not below the shared file system's mount point /fsx"),
+    # issue 55: posix.sh gives the directory to the team's group as root; a system directory is refused
+    ("dataPath", "/etc/sudoers.d", "is not below the shared file system's mount point /fsx"),
+    ("dataPath", "/root/.ssh", "has a hidden segment '.ssh'"),
+    ("dataPath", "/opt/slurm/etc", "is not below the shared file system's mount point /fsx"),
+    ("dataPath", "/usr/local/bin", "is not below the shared file system's mount point /fsx"),
+    ("dataPath", "/fsx", "is not below the shared file system's mount point /fsx"),
+    ("dataPath", "/fsxdata/team-a", "is not below the shared file system's mount point /fsx"),
+    ("dataPath", "/fsx/./team-a", "has a '.' or '..' segment"),
+    ("dataPath", "/fsx//team-a", "has an empty segment"),
+    ("dataPath", "/fsx/team-a/", "has an empty segment"),
+    ("dataPath", "/fsx/.lustre/fid", "has a hidden segment '.lustre'"),
+    ("dataPath", "/fsx/team a", "segment 'team a' holds a character"),
+    ("dataPath", "/fsx/team-a\n", "segment 'team-a\\n' holds a character"),
 ])
 def test_team_group_and_data_path_are_checked(key, value, message):
     data = slurm_base()
     data["teams"][0]["slurm"][key] = value
     assert any(message in p for p in _problems(data)), _problems(data)
+
+
+@pytest.mark.parametrize("path", ["/fsx/team-a", "/fsx/projects/team-a", "/fsx/a.b_c+d@e-f", "/fsx/team-a..old"])
+def test_a_plain_directory_below_the_mount_point_is_accepted(path):
+    data = slurm_base()
+    data["teams"][0]["slurm"]["dataPath"] = path
+    assert plan_of(data).slurm.teams[0].data_path == path
 
 
 @pytest.mark.parametrize("partition, message", [

@@ -23,7 +23,7 @@ from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
-                      endpoint_access_matches_cidrs)
+                      endpoint_access_matches_cidrs, existing_cluster_states_network_policy_enforcement)
 from .quotas import (MAX_KUEUE_FLAVORS, borrowing_needs_idle_sharing, dedicated_capacity_is_not_lent,
                      dedicated_groups_name_a_team, kueue_flavor_limit, quota_entries_fit_their_type,
                      quotas_fit_capacity, sharing_is_consistent, task_governance_addon_not_next_to_kueue,
@@ -48,6 +48,7 @@ __all__ = [
     "dedicated_groups_name_a_team", "dependencies_chart_is_set", "egress_keeps_off_the_nodes",
     "egress_stays_off_the_internet", "existing_target_roles_stay_with_one_team",
     "endpoint_access_matches_cidrs", "existing_cluster_is_in_the_capacity_account", "existing_cluster_keys",
+    "existing_cluster_states_network_policy_enforcement",
     "identities_target_declared_accounts", "instance_types_are_known", "instance_types_are_offered_in_the_region",
     "kueue_flavor_limit", "mig_groups_are_consistent", "mig_types_are_listed_by_hyperpod", "one_fsx_csi_driver",
     "operators_are_installable", "options_exist_in_the_regions_cloudformation", "principals_are_trusted",

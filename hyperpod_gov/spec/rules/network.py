@@ -79,3 +79,21 @@ def api_access_stays_off_the_internet(spec: GovernanceSpec, today: dt.date) -> I
             "name the networks people connect from (e.g. the VPN's 10.8.0.0/16), or a security group or prefix list "
             "(apiAccess.securityGroupIds, apiAccess.prefixListIds)",
         )
+
+
+# --- governance-only mode: what enforces the NetworkPolicies -----------------------------------------------------
+@rule("HPG-E006", "warning", "With cluster.existing, the spec says what enforces the teams' NetworkPolicies "
+      "(existing.networkPolicyEnforcement): the vpc-cni add-on enforces none unless configured to, and hyperpod-gov "
+      "does not configure the add-ons of a cluster it did not create.")
+def existing_cluster_states_network_policy_enforcement(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    e = spec.cluster.existing
+    if e is None or e.network_policy_enforcement is not None:
+        return
+    yield SpecIssue(
+        "cluster.existing.networkPolicyEnforcement", "is not set: the teams' default-deny NetworkPolicies are "
+        "emitted, but nothing says the cluster enforces them (the vpc-cni add-on's enableNetworkPolicy is off by "
+        "default), so each team's pods may reach the others'", NO_VALUE,
+        "run `hyperpod-gov preflight SPEC` (it reads the vpc-cni add-on's configuration), then set "
+        "cluster.existing.networkPolicyEnforcement: {enforcer: vpc-cni}, or {enforcer: other, reason: ...} when "
+        "another network plugin enforces them",
+    )

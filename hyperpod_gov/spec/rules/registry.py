@@ -27,7 +27,7 @@ from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
-                      endpoint_access_matches_cidrs)
+                      endpoint_access_matches_cidrs, existing_cluster_states_network_policy_enforcement)
 from .quotas import (borrowing_needs_idle_sharing, dedicated_capacity_is_not_lent, dedicated_groups_name_a_team,
                      kueue_flavor_limit, quota_entries_fit_their_type, quotas_fit_capacity, sharing_is_consistent,
                      task_governance_addon_not_next_to_kueue, team_priority_classes_are_defined)
@@ -75,6 +75,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     instance_types_are_offered_in_the_region,
     existing_cluster_keys,
     existing_cluster_is_in_the_capacity_account,
+    existing_cluster_states_network_policy_enforcement,
     task_governance_addon_not_next_to_kueue,
     operators_are_installable,
     training_operator_supports_the_kubernetes_version,

@@ -230,7 +230,7 @@ def _default_group(team: Team) -> str:
 def slurm_names_are_distinct(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     if not _slurm(spec):
         return
-    from ..slurm import POSIX_NAME, RESERVED_POSIX
+    from ..slurm import POSIX_NAME, RESERVED_POSIX, SHARED_MOUNT
 
     for ti, team in enumerate(spec.teams):
         if team.name in (spec.name, "root"):
@@ -259,7 +259,7 @@ def slurm_names_are_distinct(spec: GovernanceSpec, today: dt.date) -> Iterator[S
         if group in users:
             yield SpecIssue(where, f"{group!r} is also a user's name, whose own group it would be", group,
                             "name the group differently, e.g. " + f"{group}-team"[:32])
-        path = team.slurm.data_path if team.slurm and team.slurm.data_path else f"/fsx/{team.name}"
+        path = team.slurm.data_path if team.slurm and team.slurm.data_path else f"{SHARED_MOUNT}/{team.name}"
         for other, oi in paths.items():
             if path == other or path.startswith(other + "/") or other.startswith(path + "/"):
                 yield SpecIssue(f"teams[{ti}].slurm.dataPath", f"is {'the same as' if path == other else 'nested with'} "
