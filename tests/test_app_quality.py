@@ -127,7 +127,7 @@ def _estimated_resources(plan) -> dict[str, int]:
     """The plan's resource estimate of every team and access stack, as plan.invariants budgets it."""
     from hyperpod_gov.plan import invariants
 
-    overhead = invariants.PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
+    overhead = invariants.provider_resources(plan)
     out = {s.name: overhead + sum(invariants._team_resources(plan, t) for t in s.members)
            + invariants.TOPIC_RESOURCES * len(plan.monitoring.owner_topics(plan.team(t).monitoring for t in s.members))
            for s in plan.stacks.teams}

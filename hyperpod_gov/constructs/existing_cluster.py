@@ -3,7 +3,10 @@
 The governance stack holds the handler: a Lambda function in the spec's subnets with the spec's security group,
 its role given a cluster-admin access entry on the existing cluster, behind a provider whose function has a fixed
 name. Every other stack imports the cluster by name and reaches the provider by that function's ARN, a plain
-string: no stack exports anything, so each deploys on its own (after the governance stack).
+string: no stack exports anything, so each deploys on its own (after the governance stack). Whoever may invoke or
+change that function or the handler behind it acts as cluster admin, and the name is known before the function
+exists: docs/security.md ("The existing cluster's kubectl provider") gives the service control policy to deny that
+to all but the deploying principals.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from ..plan.plan import ClusterPolicyPlan
 from ..plan.regions import TaskGovernanceBackend
 from ._nag import acknowledge
 from .plain import Fragment
-from .task_governance_provider import POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE, TaskGovernanceProvider
+from .task_governance_provider import (POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE, HandlerPlacement,
+                                       TaskGovernanceProvider)
 
 COMPUTE_QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"  # no L1 class in aws-cdk-lib yet
 PROVIDER_ID = "TaskGovernanceProvider"  # the stack's one provider, a child of the stack
@@ -34,6 +35,7 @@ class GovernedCluster:
     cluster_arn: str  # the HyperPod cluster's ARN (may be a deploy-time reference)
     eks_cluster_name: str  # the SDK-backed provider may map teams' access on this EKS cluster only
     backend: TaskGovernanceBackend  # native CloudFormation types, or the SDK-backed custom resource
+    placement: Optional[HandlerPlacement] = None  # the SDK-backed provider's functions in the VPC, or outside
 
     def provider(self, scope: Construct) -> Optional[TaskGovernanceProvider]:
         """The stack's provider (made on first use), or None with the native types."""
@@ -44,7 +46,7 @@ class GovernedCluster:
         if isinstance(found, TaskGovernanceProvider):
             return found
         return TaskGovernanceProvider(stack, PROVIDER_ID, cluster_arn=self.cluster_arn,
-                                      eks_cluster_name=self.eks_cluster_name)
+                                      eks_cluster_name=self.eks_cluster_name, placement=self.placement)
 
 
 class ClusterPolicy(Construct):

@@ -28,8 +28,10 @@ from .quotas import FlavorQuota, governed_units
 # providers, policies) so that an estimate close to the limit is not trusted.
 RESOURCE_BUDGET = 450
 # What the SDK-backed task-governance provider adds to every stack that holds a policy or quota through it
-# (5 Lambda functions, 5 roles, 6 policies, 2 log groups, the polling state machine; counted by a test).
-PROVIDER_RESOURCES = 19
+# (5 Lambda functions, 5 roles, 6 policies, 2 log groups and their key, the polling state machine; counted by a
+# test), and its handler's security group where the handler runs in the VPC (``provider_in_vpc``).
+PROVIDER_RESOURCES = 20
+PROVIDER_IN_VPC_RESOURCES = 1
 TOPIC_RESOURCES = 3  # topic, topic policy, email subscription
 STACK_NAME_MAX = 128
 
@@ -117,9 +119,23 @@ def _team_resources(plan: Plan, name: str) -> int:
     return 1 + governance + per_identity + monitoring  # + the team's manifest
 
 
+def provider_in_vpc(plan: Plan) -> bool:
+    """Whether the SDK-backed provider's handler runs in the cluster's private subnets: where the app creates the
+    VPC's SageMaker API endpoint (the handler calls that API only). An existing cluster's subnets are only known
+    to reach its EKS endpoint."""
+    return plan.cluster.existing is None and "SageMakerApi" in plan.network.interface_endpoints
+
+
+def provider_resources(plan: Plan) -> int:
+    """What the SDK-backed task-governance provider adds to a stack of the plan (0 with the native types)."""
+    if plan.task_governance_backend != "custom-resource":
+        return 0
+    return PROVIDER_RESOURCES + (PROVIDER_IN_VPC_RESOURCES if provider_in_vpc(plan) else 0)
+
+
 def stacks_fit_cloudformation(plan: Plan) -> Iterator[SpecIssue]:
     """No team or access stack nears CloudFormation's 500 resources."""
-    overhead = PROVIDER_RESOURCES if plan.task_governance_backend == "custom-resource" else 0
+    overhead = provider_resources(plan)
     for stack in plan.stacks.teams:
         total = overhead + sum(_team_resources(plan, t) for t in stack.members) + \
             TOPIC_RESOURCES * len(plan.monitoring.owner_topics(plan.team(t).monitoring for t in stack.members))

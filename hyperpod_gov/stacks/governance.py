@@ -19,9 +19,11 @@ from hyperpod_gov.constructs.plain import Fragment, Runs, ref
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
+from hyperpod_gov.constructs.task_governance_provider import HandlerPlacement
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
+from hyperpod_gov.plan.invariants import provider_in_vpc
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.plan.tools_policy import attached_policy
 
@@ -39,7 +41,17 @@ def _governed(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[Governe
     arn = capacity.hyperpod.cluster_arn if capacity is not None else plan.hyperpod_cluster_arn
     if arn is None:  # an explicit check: synth runs under python -O, which strips asserts
         raise ValueError("a plan without a capacity stack governs an existing cluster: it needs its ARN")
-    return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend)
+    return GovernedCluster(arn, plan.eks_cluster_name, plan.task_governance_backend,
+                           _handler_placement(plan, capacity))
+
+
+def _handler_placement(plan: Plan, capacity: Optional[CapacityStack]) -> Optional[HandlerPlacement]:
+    """The SDK-backed provider's functions in the cluster's private subnets, where ``provider_in_vpc`` (the VPC
+    has the SageMaker API endpoint this app creates); else None (docs/security.md)."""
+    if capacity is None or not provider_in_vpc(plan):
+        return None
+    network = capacity.network
+    return HandlerPlacement(network.vpc, network.private_subnets, plan.network.cidr)
 
 
 def _hyperpod_arn(plan: Plan, capacity: Optional[CapacityStack]) -> str:
