@@ -9,12 +9,15 @@ this check one team could load (and serve) another team's weights.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
+import yaml
 
 from hyperpod_gov.charts import render
 from hyperpod_gov.charts.admission import MODEL_FSX_DIRECTORY, MODEL_FSX_ID, team_limits_policy
+from hyperpod_gov.onboard import render_onboarding
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.storage import PLACEHOLDERS
 from hyperpod_gov.plan.workloads import WORKLOAD_KINDS, ModelSources, model_reads, model_sources
@@ -148,3 +151,17 @@ def test_only_teams_that_may_serve_have_model_sources(plan):
     assert model_sources(trained.team("team-b")) == ModelSources()
     assert model_reads(trained.tenants) == (("shared-models", ""), ("team-a-models", "llm/"))
     assert model_reads(plan.tenants) == (("shared-models", ""), ("team-a-models", "llm/"), ("team-b-models", ""))
+
+
+def test_the_onboarding_page_prints_an_endpoint_on_the_teams_own_source_or_none(plan, params):
+    page = render_onboarding(plan, plan.team("team-a"))
+    (endpoint,) = [b for b in (yaml.safe_load(x) for x in re.findall(r"```yaml\n(.*?)```", page, re.S))
+                   if b["kind"] == IEC.kind]
+    assert endpoint["spec"]["modelSourceConfig"]["s3Storage"]["bucketName"] == "shared-models"
+    assert denials(team_limits_policy(), endpoint, namespace=NS, params=params) == []
+    d = _spec()
+    d["teams"][0]["workloadIdentities"].pop()
+    d["cluster"].pop("sharedStorage")
+    bare = build_plan(parse_spec(d, today=TODAY))
+    page = render_onboarding(bare, bare.team("team-a"))
+    assert f"### {IEC.kind}\n\nNo example: an endpoint loads its model from" in page
