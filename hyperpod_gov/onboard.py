@@ -130,7 +130,7 @@ def render_onboarding(plan: Plan, team: TeamPlan) -> str:
             lines += [f"### {k.kind}", "",
                       "No example: an endpoint loads its model from an S3 prefix of the team's workload identities' "
                       "grants (`teams[].workloadIdentities[].grants.s3`) or from the team's directory on the shared "
-                      "file system (`sharedStorage`), and the team has neither yet: ask the platform team.", ""]
+                      "file system (`cluster.sharedStorage`), and the team has neither yet: ask the platform team.", ""]
             continue
         lines += [f"### {k.kind}", "", "```yaml",
                   yaml.safe_dump(example_manifest(k, team, priority, source), sort_keys=False).rstrip(), "```", ""]

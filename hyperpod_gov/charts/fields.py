@@ -119,7 +119,8 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
     ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(TEAM_LIMITS_POLICY, t),),
               "the team's workload limits", "teams[].name"),
     ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes, images and model sources",
-              "teams[].priorityClasses|teams[].images|teams[].workloadIdentities[].grants.s3|sharedStorage", "data",
+              "teams[].priorityClasses|teams[].images|teams[].workloadIdentities[].grants.s3|"
+              "cluster.sharedStorage", "data",
               lambda plan, t: team_params(t, t.kueue_priority_classes,
                                           plan.shared_storage.file_system if plan.shared_storage else None),
               ("priority_classes", "image_prefixes", "identities", "volume")),

@@ -175,7 +175,7 @@ def team_limits_policy() -> dict[str, Any]:
              "messageExpression": "'spec.modelSourceConfig is not a model source of team ' + params.data.team + "
                                   "': an S3 bucket and prefix the grants of its workload identities name "
                                   "(teams[].workloadIdentities[].grants.s3), or a location under its own directory "
-                                  "on the shared file system (sharedStorage), with no .. segment (the list: "
+                                  "on the shared file system (cluster.sharedStorage), with no .. segment (the list: "
                                   f"ConfigMap {PARAMS_NAMESPACE}/' + params.data.team + ')'",
              "reason": "Forbidden"},
             _check(_all_containers(f"!has(c.resources) || !has({requests}) || {requests}.all(r, "

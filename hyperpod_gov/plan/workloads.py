@@ -226,14 +226,15 @@ INFERENCE_ENDPOINT = "InferenceEndpointConfig"
 class ModelSources:
     """Where a team's inference endpoints may load a model from (an InferenceEndpointConfig's
     ``spec.modelSourceConfig``): the capacity account's S3 prefixes its workload identities are granted
-    (``teams[].workloadIdentities[].grants.s3``) and its own directory on the shared file system (``sharedStorage``).
+    (``teams[].workloadIdentities[].grants.s3``) and its own directory on the shared file system
+    (``cluster.sharedStorage``).
 
     The inference add-on's Mountpoint role reads the prefixes of every team (``model_reads``, plan/operators.py);
     admission holds each team to its own (charts/team_limits.py). The team bucket is none of them: its bucket
     policy refuses every principal outside the team, the driver's role among them."""
 
     s3: tuple[tuple[str, str], ...] = ()  # (bucket, prefix): prefix "" (the whole bucket) or ending at '/', sorted
-    fsx_directory: Optional[str] = None  # "/<team>" on the shared file system; None without sharedStorage
+    fsx_directory: Optional[str] = None  # "/<team>" on the shared file system; None without cluster.sharedStorage
 
 
 def model_sources(team: TeamPlan) -> ModelSources:
