@@ -15,7 +15,8 @@ from .plan import Plan, TeamPlan
 from .plan.access import SPACE_POLICY, SPACE_TEMPLATES_NAMESPACE
 from .plan.connect import hyperpod_context_command, kubeconfig_command
 from .plan.names import QUEUE_LABEL
-from .plan.workloads import INTERACTIVE, WorkloadKind, approved, kinds_for
+from .plan.storage import PLACEHOLDERS
+from .plan.workloads import INFERENCE_ENDPOINT, INTERACTIVE, WorkloadKind, approved, kinds_for, model_sources
 from .spec import SpecError, SpecIssue
 
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -37,12 +38,39 @@ def example_priority(plan: Plan, team: TeamPlan) -> str | None:
     return classes[0].kueue_name if classes else None
 
 
-def example_manifest(kind: WorkloadKind, team: TeamPlan, priority: str | None) -> dict[str, Any]:
-    """The kind's minimal manifest for the team's namespace and LocalQueue (no priority label without one)."""
+def example_model_source(plan: Plan, team: TeamPlan) -> dict[str, Any] | None:
+    """An InferenceEndpointConfig ``spec.modelSourceConfig`` the team may use: its first S3 grant, else its
+    directory on the shared file system (when the file system's id is known before deploy); None: it has neither."""
+    sources = model_sources(team)
+    if sources.s3:
+        bucket, prefix = sources.s3[0]
+        return {"modelSourceType": "s3", "modelLocation": f"{prefix}models/hello",
+                "s3Storage": {"bucketName": bucket, "region": plan.region}}
+    storage = plan.shared_storage
+    if sources.fsx_directory is not None and storage is not None \
+            and storage.file_system.file_system_id not in PLACEHOLDERS.values():
+        return {"modelSourceType": "fsx", "modelLocation": f"{sources.fsx_directory.lstrip('/')}/models/hello",
+                "fsxStorage": {"fileSystemId": storage.file_system.file_system_id}}
+    return None
+
+
+def example_kinds(plan: Plan, team: TeamPlan) -> tuple[WorkloadKind, ...]:
+    """The kinds the page prints a manifest of: those the team may create, an InferenceEndpointConfig only with a
+    model source the team may use (admission refuses any other)."""
+    return tuple(k for k in kinds_for(team)
+                 if k.kind != INFERENCE_ENDPOINT or example_model_source(plan, team) is not None)
+
+
+def example_manifest(kind: WorkloadKind, team: TeamPlan, priority: str | None,
+                     model_source: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The kind's minimal manifest for the team's namespace and LocalQueue (no priority label without one), with
+    ``model_source`` as an InferenceEndpointConfig's ``spec.modelSourceConfig``."""
     body = kind.example(team.namespace, team.local_queue, priority or "")
     manifest = {"apiVersion": kind.api_version, "kind": kind.kind, **body}
     if priority is None:
         manifest["metadata"]["labels"].pop(PRIORITY_LABEL, None)
+    if kind.kind == INFERENCE_ENDPOINT and model_source is not None:
+        manifest["spec"]["modelSourceConfig"] = model_source
     return manifest
 
 
@@ -94,8 +122,16 @@ def render_onboarding(plan: Plan, team: TeamPlan) -> str:
                   f"scoped to `{team.namespace}` and the template policy scoped to `{SPACE_TEMPLATES_NAMESPACE}`.", ""]
     if kinds:
         lines += ["## 5. Example manifests", "",
-                  "Each is admitted in the team namespace as it stands; `kubectl apply -f` it.", ""]
+                  "Each is admitted in the team namespace as it stands; `kubectl apply -f` it. A container that "
+                  "requests no GPU sets `NVIDIA_VISIBLE_DEVICES: void` (admission requires it).", ""]
+    source = example_model_source(plan, team)
     for k in kinds:
+        if k not in example_kinds(plan, team):
+            lines += [f"### {k.kind}", "",
+                      "No example: an endpoint loads its model from an S3 prefix of the team's workload identities' "
+                      "grants (`teams[].workloadIdentities[].grants.s3`) or from the team's directory on the shared "
+                      "file system (`cluster.sharedStorage`), and the team has neither yet: ask the platform team.", ""]
+            continue
         lines += [f"### {k.kind}", "", "```yaml",
-                  yaml.safe_dump(example_manifest(k, team, priority), sort_keys=False).rstrip(), "```", ""]
+                  yaml.safe_dump(example_manifest(k, team, priority, source), sort_keys=False).rstrip(), "```", ""]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ import yaml
 
 from hyperpod_gov.charts.render import render
 from hyperpod_gov.cli import main
-from hyperpod_gov.onboard import onboarding_team, render_onboarding
+from hyperpod_gov.onboard import example_kinds, onboarding_team, render_onboarding
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.connect import hyperpod_context_command, kubeconfig_command
 from hyperpod_gov.plan.workloads import WORKLOAD_KINDS, kinds_for
@@ -62,7 +62,7 @@ def _other(team):
 
 
 CASES = [pytest.param(team.name, i, id=f"{team.name}-{k.kind}")
-         for team in PLAN.tenants for i, k in enumerate(kinds_for(team))]
+         for team in PLAN.tenants for i, k in enumerate(example_kinds(PLAN, team))]
 
 
 @pytest.mark.parametrize("team_name, index", CASES)
@@ -83,10 +83,13 @@ def test_every_printed_manifest_is_admitted_in_the_team_namespace_and_refused_in
 
 
 def test_the_page_prints_one_manifest_per_kind_the_team_may_create():
+    # an InferenceEndpointConfig only with a model source the team may use (tests/charts/test_model_sources.py)
     for team in PLAN.tenants:
-        blocks = yaml_blocks(render_onboarding(PLAN, team))
-        assert [b["kind"] for b in blocks] == [k.kind for k in kinds_for(team)]
-        assert {b["apiVersion"] for b in blocks} == {k.api_version for k in kinds_for(team)}
+        page = render_onboarding(PLAN, team)
+        blocks = yaml_blocks(page)
+        assert [b["kind"] for b in blocks] == [k.kind for k in example_kinds(PLAN, team)]
+        assert {b["apiVersion"] for b in blocks} == {k.api_version for k in example_kinds(PLAN, team)}
+        assert all(f"### {k.kind}" in page for k in kinds_for(team))
 
 
 def test_the_page_names_the_commands_namespace_queue_and_labels_as_the_plan_has_them():

@@ -20,13 +20,13 @@ both modes:
   and no pod names its own node (``spec.nodeName`` skips the scheduler, and with
   it the nodes of the flavor the queue admitted the job to).
 - **Team limits** (``team_limits_policy``): the per-team values (priority classes,
-  image registries) come from a ConfigMap per team in the platform's namespace
+  image registries, inference model sources) come from a ConfigMap per team in the platform's namespace
   (``PARAMS_NAMESPACE``), the binding's ``paramRef``, so one policy serves every
   team and no team can change its own values (no team role reaches that
   namespace; a ConfigMap in the team's namespace would be the team's to edit
   where ``writeConfigMaps`` is on). With the per-team values it checks the
-  fields that are the same for everyone: no NVIDIA device environment without a
-  GPU, and accelerator requests equal to their limits.
+  fields that are the same for everyone: a container without a GPU request sets
+  ``NVIDIA_VISIBLE_DEVICES=void``, and accelerator requests equal their limits.
 
 The policies are cluster-wide objects (``cluster.yaml``) and match every kind of the table, the union over all
 teams: a kind a team may not create is refused by RBAC alone (the team's roles grant no verb on it), so a policy
@@ -38,8 +38,11 @@ from __future__ import annotations
 
 from constructs import Construct
 
+from typing import Optional
+
 from ..plan import TeamPlan
 from ..plan import names
+from ..plan.storage import FileSystemPlan
 from ._objects import api_object
 from ._policy import (  # noqa: F401  (re-exported: other modules and the tests import them from here)
     ADMISSION_API,
@@ -67,9 +70,13 @@ from .pod_security import (  # noqa: F401  (re-exported)
 )
 from .queue_policy import LOCAL_QUEUE_SUFFIX, QUEUE_POLICY, queue_policy  # noqa: F401  (re-exported)
 from .team_limits import (  # noqa: F401  (re-exported)
+    DEVICE_MOUNTS,
     GPU_ENV,
     IMAGE_KEY,
     IMAGES_KEY,
+    MODEL_FSX_DIRECTORY,
+    MODEL_FSX_ID,
+    MODEL_S3_KEY,
     PARAMS_NAMESPACE,
     PRIORITY_KEY,
     TEAM_LIMITS_POLICY,
@@ -100,10 +107,11 @@ def binding_name(policy: str, team: TeamPlan) -> str:
     return f"{policy}-{team.name}"
 
 
-def team_bindings(scope: Construct, *, team: TeamPlan, priority_classes: tuple[str, ...]) -> None:
+def team_bindings(scope: Construct, *, team: TeamPlan, priority_classes: tuple[str, ...],
+                  file_system: Optional[FileSystemPlan] = None) -> None:
     """Bind the team's Pod Security level, the queue policy and the team-limits policy (with the team's parameter
-    ConfigMap, ``priority_classes`` its allowed WorkloadPriorityClass names) to the team namespace, by its name
-    label."""
+    ConfigMap, ``priority_classes`` its allowed WorkloadPriorityClass names, ``file_system`` the shared file system
+    of its model sources) to the team namespace, by its name label."""
     selector = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.namespace}}}
     for id_, policy in (("PodSecurityBinding", pod_security_policy_name(team.pod_security)),
                         ("QueueBinding", QUEUE_POLICY)):
@@ -113,7 +121,8 @@ def team_bindings(scope: Construct, *, team: TeamPlan, priority_classes: tuple[s
             body={"spec": {"policyName": policy, "validationActions": ["Deny"], "matchResources": selector}},
         )
     api_object(scope, "LimitsParams", api_version="v1", kind="ConfigMap", name=team.name, namespace=PARAMS_NAMESPACE,
-               labels={names.TEAM_LABEL: team.name}, body={"data": team_params(team, priority_classes)})
+               labels={names.TEAM_LABEL: team.name},
+               body={"data": team_params(team, priority_classes, file_system)})
     api_object(
         scope, "LimitsBinding", api_version=ADMISSION_API, kind="ValidatingAdmissionPolicyBinding",
         name=binding_name(TEAM_LIMITS_POLICY, team),

@@ -118,10 +118,12 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
     # Per-team workload limits: the team-limits policy's binding, its parameters, the default requests.
     ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(TEAM_LIMITS_POLICY, t),),
               "the team's workload limits", "teams[].name"),
-    ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes and images",
-              "teams[].priorityClasses|teams[].images", "data",
-              lambda plan, t: team_params(t, t.kueue_priority_classes),
-              ("priority_classes", "image_prefixes")),
+    ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes, images and model sources",
+              "teams[].priorityClasses|teams[].images|teams[].workloadIdentities[].grants.s3|"
+              "cluster.sharedStorage", "data",
+              lambda plan, t: team_params(t, t.kueue_priority_classes,
+                                          plan.shared_storage.file_system if plan.shared_storage else None),
+              ("priority_classes", "image_prefixes", "identities", "volume")),
     ObjectRow("LimitRange", _fixed(LIMIT_RANGE), "default requests", "", "spec",
               lambda plan, t: {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}),
     ObjectRow("NetworkPolicy", _fixed("default-deny"), "default deny", ""),

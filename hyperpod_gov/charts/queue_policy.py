@@ -18,7 +18,7 @@ def _group_is(api_version: str, group: str) -> str:
     return f"{api_version}.startsWith('{group}/')" if group else f"!{api_version}.contains('/')"
 
 
-def _made_by_its_controller() -> str:
+def made_by_its_controller() -> str:
     """CEL: the object is one a managed controller creates, made by a controller.
 
     Both must hold. (1) Its controlling ownerReference (controller: true) names a kind that creates objects of this
@@ -54,7 +54,7 @@ def queue_policy() -> dict[str, Any]:
         # What a managed kind's controller creates (the MPIJob launcher's batch Job, a PyTorchJob's Pods) is
         # queued through the object that owns it; everything else is checked.
         "matchConditions": [{"name": "not-made-by-a-managed-controller",
-                             "expression": f"!({_made_by_its_controller()})"}],
+                             "expression": f"!({made_by_its_controller()})"}],
         "variables": [{"name": "specs", "expression": POD_SPECS}],
         "validations": [
             {

@@ -58,7 +58,8 @@ class TenantChart(Chart):
         if plan.emits_kueue_objects:
             cluster_queue(self, plan, team)
         cluster_rbac(self, team=team)
-        team_bindings(self, team=team, priority_classes=team.kueue_priority_classes)
+        team_bindings(self, team=team, priority_classes=team.kueue_priority_classes,
+                      file_system=plan.shared_storage.file_system if plan.shared_storage is not None else None)
         api_object(self, "LimitRange", api_version="v1", kind="LimitRange", name=LIMIT_RANGE, namespace=team.namespace,
                    body={"spec": {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}})
         network_policies(self, team=team, vpc_cidr=plan.network.cidr)

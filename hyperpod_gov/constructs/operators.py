@@ -105,16 +105,19 @@ def _role(scope: Construct, role: AddonRole, *, account: str, eks_arn: str, hype
                                   ".Arn>/*"),  # type: ignore[arg-type]
                          "The inference operator stores TLS certificates under names it picks, in its own bucket."))
     if role.s3_read:
-        # Model weights come from buckets the teams name in their deployments: read-only, this account's only.
-        out.add_to_policy(iam.PolicyStatement(
-            actions=["s3:ListBucket", "s3:GetObject"],
-            resources=["arn:aws:s3:::*", "arn:aws:s3:::*/*"],
-            conditions={"StringEquals": {"aws:ResourceAccount": account}}))
-        findings += [(wildcard("Resource", "arn:aws:s3:::*"), "Mountpoint mounts the model buckets the inference "
-                      "deployments name; read-only (ListBucket, GetObject) and only buckets of this account "
-                      "(aws:ResourceAccount)."),
-                     (wildcard("Resource", "arn:aws:s3:::*/*"), "Mountpoint reads the model objects of the buckets "
-                      "the inference deployments name; only buckets of this account (aws:ResourceAccount).")]
+        # Model weights, from the prefixes the teams' inference endpoints may name (admission holds each team to its
+        # own): read-only, this account's buckets only, never every bucket of the account.
+        buckets = sorted({f"arn:aws:s3:::{bucket}" for bucket, _ in role.s3_read})
+        objects = sorted({f"arn:aws:s3:::{bucket}/{prefix}*" for bucket, prefix in role.s3_read})
+        condition = {"StringEquals": {"aws:ResourceAccount": account}}
+        out.add_to_policy(iam.PolicyStatement(sid="ModelBuckets", actions=["s3:ListBucket"], resources=buckets,
+                                              conditions=condition))
+        out.add_to_policy(iam.PolicyStatement(sid="ModelObjects", actions=["s3:GetObject"], resources=objects,
+                                              conditions=condition))
+        findings += [(wildcard("Resource", arn), "Mountpoint reads the model objects under a prefix a team's "
+                      "workload identities are granted (teams[].workloadIdentities[].grants.s3), whose keys are not "
+                      "known in advance; read-only, this account's buckets only (aws:ResourceAccount).")
+                     for arn in objects]
     if role.hyperpod_volumes:
         # HyperPod nodes attach EBS volumes through SageMaker, not EC2 (sagemaker-hyperpod-eks-ebs.html): this
         # cluster only.

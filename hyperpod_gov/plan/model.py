@@ -31,6 +31,7 @@ from .regions import TaskGovernanceBackend
 from .slurm import SlurmPlan
 from .storage import DedicatedPlan, SharedStoragePlan, csi_driver_addon
 from .tools_policy import ToolsPolicyPlan
+from .workloads import model_reads
 
 
 Mode = Literal["task-governance", "kueue"]
@@ -168,7 +169,7 @@ class Plan:
     @property
     def operator_addons(self) -> tuple[OperatorAddon, ...]:
         """The EKS add-ons of ``cluster.operators``, prerequisites first (plan/operators.py)."""
-        return operator_addons(self.cluster.operators, self.cluster.addon_versions)
+        return operator_addons(self.cluster.operators, self.cluster.addon_versions, model_reads(self.tenants))
 
     @property
     def tenants(self) -> tuple[TeamPlan, ...]:

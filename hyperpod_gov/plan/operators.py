@@ -110,7 +110,9 @@ class AddonRole:
     policy_file: Optional[str] = None  # a policy document shipped in hyperpod_gov/assets (the ALB controller's)
     keda_metrics: bool = False  # KEDA_ACTIONS
     tls_bucket: bool = False  # the operator's objects in the TLS bucket (setup page's TLS bucket policy)
-    s3_read: bool = False  # Mountpoint: list and read objects of this account's buckets (model weights)
+    # Mountpoint: (bucket, prefix) it may list and read, the teams' model sources (plan/workloads.py model_reads),
+    # this account's buckets only; () reads nothing.
+    s3_read: tuple[tuple[str, str], ...] = ()
     sagemaker_trust: bool = False  # also trusted by sagemaker.amazonaws.com (this account), as the setup page shows
 
     @property
@@ -132,9 +134,11 @@ class OperatorAddon:
     # HyperPod cluster ARN; installed after the nodes like the others
 
 
-def operator_addons(operators: tuple[str, ...], versions: AddonVersions) -> tuple[OperatorAddon, ...]:
+def operator_addons(operators: tuple[str, ...], versions: AddonVersions,
+                    model_reads: tuple[tuple[str, str], ...] = ()) -> tuple[OperatorAddon, ...]:
     """The add-ons ``operators`` need, each once, prerequisites first (``inference`` only on a cluster
-    hyperpod-gov creates: HPG-D005)."""
+    hyperpod-gov creates: HPG-D005). ``model_reads``: the (bucket, prefix) the teams' inference endpoints may load
+    models from (``plan.workloads.model_reads``), all the Mountpoint driver's role reads."""
     out: list[OperatorAddon] = []
     if {"training", "spaces", "inference"} & set(operators):
         out.append(OperatorAddon("CertManager", CERT_MANAGER_ADDON, versions.cert_manager))
@@ -164,7 +168,7 @@ def operator_addons(operators: tuple[str, ...], versions: AddonVersions) -> tupl
             "MountpointS3CsiDriver", MOUNTPOINT_S3_CSI_ADDON, versions.mountpoint_s3_csi_driver,
             roles=(AddonRole("Role", "s3-csi-driver-sa", None,
                              "Mountpoint for Amazon S3 CSI driver (aws-mountpoint-s3-csi-driver) for inference "
-                             "model weights", namespace="kube-system", via="service-account", s3_read=True),),
+                             "model weights", namespace="kube-system", via="service-account", s3_read=model_reads),),
         ))
         out.append(fsx_csi_addon_spec(versions.fsx_csi_driver))
         out.append(OperatorAddon("MetricsServer", METRICS_SERVER_ADDON, versions.metrics_server))

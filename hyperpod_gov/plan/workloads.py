@@ -59,11 +59,22 @@ def _meta(name: str, namespace: str, queue: str, priority: str) -> dict[str, Any
 
 EXAMPLE_IMAGE = "public.ecr.aws/docker/library/python:3.11-slim"
 _RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+# A container that requests no GPU says so to the NVIDIA container toolkit: an image's own
+# ``ENV NVIDIA_VISIBLE_DEVICES=all`` (every CUDA base image has it) would otherwise give it every GPU of the node.
+# The team-limits policy requires this entry on every such container (charts/team_limits.py).
+VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+NO_DEVICES = ("void", "none")  # the toolkit's values for "no GPU"; void: not even the driver's libraries
+
+
+def no_gpu_env() -> dict[str, str]:
+    """The ``env`` entry every container without a GPU request carries: ``NVIDIA_VISIBLE_DEVICES=void``."""
+    return {"name": VISIBLE_DEVICES, "value": NO_DEVICES[0]}
 
 
 def _pod(image: str = EXAMPLE_IMAGE) -> dict[str, Any]:
     return {"restartPolicy": "Never", "containers": [{
         "name": "main", "image": image, "command": ["python", "-c", "print('hello')"],
+        "env": [no_gpu_env()],
         "resources": copy.deepcopy(_RESOURCES),  # each container its own: a shared mapping dumps as a YAML anchor
     }]}
 
@@ -137,7 +148,7 @@ def _jumpstart_model(ns: str, queue: str, priority: str) -> dict[str, Any]:
 def _workspace(ns: str, queue: str, priority: str) -> dict[str, Any]:
     return {"metadata": _meta("hello", ns, queue, priority), "spec": {
         "displayName": "hello", "image": "public.ecr.aws/sagemaker/sagemaker-distribution:latest-cpu",
-        "resources": copy.deepcopy(_RESOURCES)}}
+        "env": [no_gpu_env()], "resources": copy.deepcopy(_RESOURCES)}}
 
 
 WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
@@ -206,6 +217,37 @@ def kinds_for(team: TeamPlan) -> tuple[WorkloadKind, ...]:
     """The kinds ``team`` may create, in table order."""
     words = set(approved(team))
     return tuple(k for k in WORKLOAD_KINDS if words.intersection(k.approved_by))
+
+
+INFERENCE_ENDPOINT = "InferenceEndpointConfig"
+
+
+@dataclass(frozen=True)
+class ModelSources:
+    """Where a team's inference endpoints may load a model from (an InferenceEndpointConfig's
+    ``spec.modelSourceConfig``): the capacity account's S3 prefixes its workload identities are granted
+    (``teams[].workloadIdentities[].grants.s3``) and its own directory on the shared file system
+    (``cluster.sharedStorage``).
+
+    The inference add-on's Mountpoint role reads the prefixes of every team (``model_reads``, plan/operators.py);
+    admission holds each team to its own (charts/team_limits.py). The team bucket is none of them: its bucket
+    policy refuses every principal outside the team, the driver's role among them."""
+
+    s3: tuple[tuple[str, str], ...] = ()  # (bucket, prefix): prefix "" (the whole bucket) or ending at '/', sorted
+    fsx_directory: Optional[str] = None  # "/<team>" on the shared file system; None without cluster.sharedStorage
+
+
+def model_sources(team: TeamPlan) -> ModelSources:
+    """The model sources of ``team``: none unless it may create InferenceEndpointConfigs."""
+    if INFERENCE_ENDPOINT not in {k.kind for k in kinds_for(team)}:
+        return ModelSources()
+    s3 = {(a.bucket, a.prefix) for identity in team.identities for a in identity.grants.s3}
+    return ModelSources(tuple(sorted(s3)), team.volume.directory if team.volume is not None else None)
+
+
+def model_reads(teams: tuple[TeamPlan, ...]) -> tuple[tuple[str, str], ...]:
+    """(bucket, prefix) of every team's S3 model sources, sorted: what the Mountpoint driver's role may read."""
+    return tuple(sorted({source for team in teams for source in model_sources(team).s3}))
 
 
 def pod_specs_expression(kinds: tuple[WorkloadKind, ...] = WORKLOAD_KINDS) -> str:

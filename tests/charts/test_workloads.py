@@ -29,6 +29,7 @@ from hyperpod_gov.plan.workloads import (
     WORKLOAD_KINDS,
     WorkloadKind,
     kinds_for,
+    no_gpu_env,
     owners_of,
 )
 from hyperpod_gov.spec import SpecError, parse_spec
@@ -45,9 +46,14 @@ BY_KIND = {k.kind: k for k in WORKLOAD_KINDS}
 MEMBER = {"username": "arn:aws:sts::111111111111:assumed-role/A/alice", "groups": ["hyperpod-ns-team-a-submitters"]}
 
 
+# team-a's inference endpoints load models from the prefix the table's example names (plan/workloads.py).
+MODEL_GRANT = {"serviceAccount": "server", "grants": {"s3": [{"bucket": "example-bucket", "prefix": "models/"}]}}
+
+
 def _spec(base: dict, **team_a: Any) -> dict:
     base["scheduler"]["priorityClasses"] = [{"name": "training", "weight": 80}, {"name": "urgent", "weight": 100}]
     base["teams"][0].update(team_a)
+    base["teams"][0]["workloadIdentities"] = [*base["teams"][0].get("workloadIdentities", []), MODEL_GRANT]
     return base
 
 
@@ -232,7 +238,8 @@ def _debug(image: str) -> dict:
     """kubectl debug: the running pod with one more ephemeral container, sent to pods/ephemeralcontainers."""
     spec = copy.deepcopy(_templates(example(BY_KIND["Job"]))[0])
     spec["nodeName"] = "hyperpod-i-0123456789abcdef0"
-    spec["ephemeralContainers"] = [{"name": "debugger", "image": image, "targetContainerName": "main"}]
+    spec["ephemeralContainers"] = [{"name": "debugger", "image": image, "targetContainerName": "main",
+                                    "env": [no_gpu_env()]}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS, "labels": {
         QUEUE_LABEL: QUEUE}}, "spec": spec}
 
@@ -240,15 +247,15 @@ def _debug(image: str) -> dict:
 IMAGE_CHANGES: list[tuple[str, str, Callable[[dict, str], None]]] = [
     ("container", "Job", lambda o, img: _templates(o)[0]["containers"][0].update(image=img)),
     ("init container", "PyTorchJob", lambda o, img: _templates(o)[0].update(
-        initContainers=[{"name": "init", "image": img}])),
+        initContainers=[{"name": "init", "image": img, "env": [no_gpu_env()]}])),
     ("ephemeral container in a template", "HyperPodPyTorchJob", lambda o, img: _templates(o)[0].update(
-        ephemeralContainers=[{"name": "debug", "image": img}])),
+        ephemeralContainers=[{"name": "debug", "image": img, "env": [no_gpu_env()]}])),
     ("inference worker", "InferenceEndpointConfig", lambda o, img: o["spec"]["worker"].update(image=img)),
     ("inference init container", "InferenceEndpointConfig", lambda o, img: o["spec"].update(
-        kubernetes={"initContainers": [{"name": "init", "image": img}]})),
+        kubernetes={"initContainers": [{"name": "init", "image": img, "env": [no_gpu_env()]}]})),
     ("workspace image", "Workspace", lambda o, img: o["spec"].update(image=img)),
     ("workspace init container", "Workspace", lambda o, img: o["spec"].update(
-        initContainers=[{"name": "init", "image": img}])),
+        initContainers=[{"name": "init", "image": img, "env": [no_gpu_env()]}])),
 ]
 
 
@@ -283,8 +290,42 @@ def test_without_teams_images_any_image_is_allowed(manifests):
 
 # --- GPUs and resources ---------------------------------------------------------------------------------------
 
-GPU_ENV_CASES = [
-    ("no GPU", {}, True),
+# A container without a GPU request must say NVIDIA_VISIBLE_DEVICES=void (or none) as a literal env value: the
+# image's own ENV NVIDIA_VISIBLE_DEVICES=all (every CUDA image) otherwise gives it every GPU of the node. Each case:
+# the container's env, whether it has a GPU, whether the rule refuses it. The "image ENV" case is the bypass the old
+# rule (forbid the name without a GPU) admitted: no env at all.
+VOID = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+ALL = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}
+FROM_CONFIG_MAP = {"name": "NVIDIA_VISIBLE_DEVICES", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "gpus"}}}
+ENV_CASES = [
+    ("image ENV, no env", [], {}, True),
+    ("envFrom only", [], {"envFrom": [{"configMapRef": {"name": "gpus"}}]}, True),
+    ("void", [VOID], {}, False),
+    ("none", [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "none"}], {}, False),
+    ("void beside envFrom (env wins)", [VOID], {"envFrom": [{"configMapRef": {"name": "gpus"}}]}, False),
+    ("all", [ALL], {}, True),
+    ("void then all (the last wins)", [VOID, ALL], {}, True),
+    ("valueFrom", [FROM_CONFIG_MAP], {}, True),
+    ("empty value", [{"name": "NVIDIA_VISIBLE_DEVICES", "value": ""}], {}, True),
+]
+GPU_LIMIT = {"limits": {"nvidia.com/gpu": 1}}
+
+
+@pytest.mark.parametrize("name,env,extra,refused", ENV_CASES, ids=[c[0] for c in ENV_CASES])
+def test_a_container_without_a_gpu_must_say_no_gpu_with_a_literal_void(name, env, extra, refused, params):
+    obj = example(BY_KIND["PyTorchJob"])
+    container = _templates(obj)[0]["containers"][0]
+    container.update(env=env, **extra)
+    found = admit(obj, params)
+    if refused:
+        assert any("must set env NVIDIA_VISIBLE_DEVICES: void" in m for m in found), found
+    else:
+        assert found == [], found  # void and none admitted, beside envFrom too
+    container["resources"] = GPU_LIMIT  # a container that requests a GPU: unchanged, whatever its env
+    assert admit(obj, params) == [], name
+
+
+GPU_CASES = [
     ("a GPU limit", {"limits": {"nvidia.com/gpu": 1}}, False),
     ("a MIG partition", {"limits": {"nvidia.com/mig-1g.10gb": 1}}, False),
     ("zero GPUs", {"limits": {"nvidia.com/gpu": 0}}, True),
@@ -292,20 +333,97 @@ GPU_ENV_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,resources,refused", GPU_ENV_CASES, ids=[c[0] for c in GPU_ENV_CASES])
-@pytest.mark.parametrize("variable", ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"])
-def test_nvidia_device_variables_need_a_gpu_request(name, resources, refused, variable, params):
-    obj = example(BY_KIND["PyTorchJob"])
+@pytest.mark.parametrize("name,resources,refused", GPU_CASES, ids=[c[0] for c in GPU_CASES])
+def test_what_counts_as_a_gpu_request(name, resources, refused, params):
+    obj = example(BY_KIND["Job"])
     container = _templates(obj)[0]["containers"][0]
-    container["resources"] = resources
-    container["env"] = [{"name": variable, "value": "all"}]
-    found = admit(obj, params)
-    assert any("NVIDIA_VISIBLE_DEVICES" in m for m in found) == refused, found
+    container.update(resources=resources, env=[ALL])
+    assert any("NVIDIA_VISIBLE_DEVICES" in m for m in admit(obj, params)) == refused
+
+
+def _kubectl_debug(env: list) -> dict:
+    pod = _debug(ALLOWED_IMAGES[0] + "busybox:1.36")
+    pod["spec"]["ephemeralContainers"][0]["env"] = env
+    return pod
+
+
+# Every place a team writes a container: (kind, how to add a container without a GPU with ``env``).
+CONTAINER_PLACES: list[tuple[str, str, Callable[[dict, list], None]]] = [
+    ("container", "Job", lambda o, env: _templates(o)[0]["containers"][0].update(env=env)),
+    ("init container", "TFJob", lambda o, env: _templates(o)[0].update(
+        initContainers=[{"name": "init", "image": ALLOWED_IMAGES[0] + "busybox", "env": env}])),
+    ("ephemeral container in a template", "MPIJob", lambda o, env: _templates(o)[-1].update(
+        ephemeralContainers=[{"name": "debug", "image": ALLOWED_IMAGES[0] + "busybox", "env": env}])),
+    ("HyperPod replica", "HyperPodPyTorchJob", lambda o, env: _templates(o)[0]["containers"][0].update(env=env)),
+    ("inference worker without a GPU", "InferenceEndpointConfig", lambda o, env: o["spec"]["worker"].update(
+        resources={"requests": {"cpu": "4"}}, environmentVariables=env)),
+    ("inference init container", "InferenceEndpointConfig", lambda o, env: o["spec"].update(
+        kubernetes={"initContainers": [{"name": "init", "image": ALLOWED_IMAGES[0] + "busybox", "env": env}]})),
+    ("workspace", "Workspace", lambda o, env: o["spec"].update(env=env)),
+    ("workspace init container", "Workspace", lambda o, env: o["spec"].update(
+        initContainers=[{"name": "init", "image": ALLOWED_IMAGES[0] + "busybox", "env": env}])),
+]
+
+
+@pytest.mark.parametrize("name,kind,change", CONTAINER_PLACES, ids=[c[0] for c in CONTAINER_PLACES])
+def test_every_container_a_team_writes_needs_the_override(name, kind, change, params):
+    obj = example(BY_KIND[kind])
+    change(obj, [VOID])
+    assert admit(obj, params) == []
+    for env in ([], [ALL], [FROM_CONFIG_MAP]):
+        change(obj, env)
+        assert any("must set env NVIDIA_VISIBLE_DEVICES: void" in m for m in admit(obj, params)), (name, env)
+
+
+def test_kubectl_debug_needs_the_override_too(params):
+    assert admit(_kubectl_debug([VOID]), params, operation="UPDATE", subresource="ephemeralcontainers") == []
+    assert any("must set env NVIDIA_VISIBLE_DEVICES: void" in m
+               for m in admit(_kubectl_debug([]), params, operation="UPDATE", subresource="ephemeralcontainers"))
+
+
+def _operator_pod(owner_kind: str, owner_api: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "namespace": NS, "labels": {QUEUE_LABEL: QUEUE},
+        "ownerReferences": [{"apiVersion": owner_api, "kind": owner_kind, "name": "o", "uid": "1", "controller": True}]},
+        "spec": {"containers": [{"name": "sidecar", "image": ALLOWED_IMAGES[0] + "busybox"}]}}
+
+
+def test_a_pod_an_operator_makes_is_checked_through_its_template_not_again(params):
+    # The inference and spaces operators add containers of their own to the pods of a checked template: a Pod a
+    # managed controller makes (its owner and the request's service account) skips the override; a team member
+    # writing the same owner into a bare Pod does not.
+    controller = {"username": "system:serviceaccount:kube-system:replicaset-controller", "groups": []}
+    pod = _operator_pod("ReplicaSet", "apps/v1")
+    assert not any("NVIDIA_VISIBLE_DEVICES" in m for m in admit(pod, params, user=controller))
+    assert any("must set env NVIDIA_VISIBLE_DEVICES: void" in m for m in admit(pod, params))
+    team_pod = {"username": f"system:serviceaccount:{NS}:trainer", "groups": []}
+    assert any("must set env NVIDIA_VISIBLE_DEVICES: void" in m for m in admit(pod, params, user=team_pod))
+
+
+def test_nvidia_capability_variables_need_a_gpu_request(params):
+    obj = example(BY_KIND["Job"])
+    container = _templates(obj)[0]["containers"][0]
+    container["env"] = [VOID, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"}]
+    assert any("NVIDIA_DRIVER_CAPABILITIES and NVIDIA_DISABLE_REQUIRE" in m for m in admit(obj, params))
+    container["resources"] = GPU_LIMIT
+    assert admit(obj, params) == []
+
+
+@pytest.mark.parametrize("path", ["/var/run/nvidia-container-devices/all", "/run/nvidia-container-devices/all"])
+def test_no_volume_is_mounted_where_the_toolkit_reads_its_device_list(path, params):
+    obj = example(BY_KIND["Job"])
+    spec = _templates(obj)[0]
+    spec["volumes"] = [{"name": "x", "emptyDir": {}}]
+    spec["containers"][0]["volumeMounts"] = [{"name": "x", "mountPath": path}]
+    assert any("nvidia-container-devices" in m for m in admit(obj, params))
+    iec = example(BY_KIND["InferenceEndpointConfig"])
+    iec["spec"]["worker"]["modelVolumeMount"]["mountPath"] = path
+    assert any("nvidia-container-devices" in m for m in admit(iec, params))
 
 
 def test_the_inference_worker_may_not_ask_for_every_gpu_without_one(params):
     obj = example(BY_KIND["InferenceEndpointConfig"])
-    obj["spec"]["worker"]["environmentVariables"] = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    obj["spec"]["worker"]["environmentVariables"] = [ALL]
     assert admit(obj, params) == []  # the example requests a GPU
     obj["spec"]["worker"]["resources"] = {"requests": {"cpu": "4"}}
     assert any("NVIDIA_VISIBLE_DEVICES" in m for m in admit(obj, params))
@@ -376,7 +494,8 @@ def test_each_team_is_bound_to_the_limits_policy_with_its_own_parameters(manifes
     assert params["metadata"]["namespace"] == PARAMS_NAMESPACE and params["metadata"]["name"] == "team-a"
     assert params["data"] == {"team": "team-a", "images": "prefixes", "priority-class.training-priority":
                               "training-priority", **{f"image-prefix.{i}": p for i, p in
-                                                      enumerate(sorted(ALLOWED_IMAGES))}}
+                                                      enumerate(sorted(ALLOWED_IMAGES))},
+                              "model-s3.0": "example-bucket/models/"}
     for team in plan.tenants:
         (binding,) = [o for o in manifests.teams[team.name] if o["kind"] == "ValidatingAdmissionPolicyBinding"
                       and o["spec"]["policyName"] == TEAM_LIMITS_POLICY]

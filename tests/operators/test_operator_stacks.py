@@ -11,6 +11,7 @@ import pytest
 
 from hyperpod_gov.spec import parse_spec, read_yaml
 from tests.conftest import BASE, EXAMPLES, TODAY
+from tests.security.iam_eval import aws_request, evaluate
 from tests.synth_helpers import cfn_lint, resources, synthesize
 from tests.test_app_quality import KEPT_WARNINGS
 
@@ -25,6 +26,14 @@ TRUST = {
 def all_operators(tmp_path_factory):
     data = copy.deepcopy(BASE)
     data["cluster"]["operators"] = ["training", "inference", "spaces"]
+    # team-a serves models from a granted prefix; team-b is granted a bucket but may not serve (no inference).
+    contract = {"businessOwner": "b@example.com", "operationsOwner": "o@example.com", "costOwner": "c@example.com",
+                "dataClassification": "internal", "reviewBy": "2027-06-30"}
+    data["teams"][0]["contract"] = {**contract, "approvedWorkloads": ["training", "inference"]}
+    data["teams"][0]["workloadIdentities"].append(
+        {"serviceAccount": "server", "grants": {"s3": [{"bucket": "team-a-models", "prefix": "llm/"}]}})
+    data["teams"][1]["workloadIdentities"] = [
+        {"serviceAccount": "trainer", "grants": {"s3": [{"bucket": "team-b-data"}]}}]
     # A shared file system too: one FSx CSI driver (the inference operator's) serves both (HPG-D008).
     data["cluster"]["sharedStorage"] = {"fsxLustre": {"storageCapacityGiB": 1200, "perUnitStorageThroughput": 125,
                                                       "csiDriverVersion": "v1.6.0-eksbuild.1"}}
@@ -263,9 +272,41 @@ def test_inference_roles_permissions(all_operators):
     shipped = json.loads((Path(__file__).resolve().parents[2] / "hyperpod_gov" / "assets" /
                           "aws-load-balancer-controller-iam-policy-v2.13.0.json").read_text())
     assert _grants(alb) == _grants(shipped["Statement"])  # CDK merges statements; the grants are the file's
-    (mountpoint,) = statements(_render(found["aws-mountpoint-s3-csi-driver"][1]["ServiceAccountRoleArn"]))
-    assert sorted(mountpoint["Action"]) == ["s3:GetObject", "s3:ListBucket"]  # read-only
-    assert mountpoint["Condition"] == {"StringEquals": {"aws:ResourceAccount": "111111111111"}}
+    mountpoint = statements(_render(found["aws-mountpoint-s3-csi-driver"][1]["ServiceAccountRoleArn"]))
+    assert sorted(a for s in mountpoint for a in listed(s["Action"])) == ["s3:GetObject", "s3:ListBucket"]
+    assert all(s["Condition"] == {"StringEquals": {"aws:ResourceAccount": "111111111111"}} for s in mountpoint)
+
+
+def listed(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+MOUNTPOINT_READS = [
+    ("s3:GetObject", "arn:aws:s3:::team-a-models/llm/mistral/model.safetensors", "111111111111", "Allow"),
+    ("s3:ListBucket", "arn:aws:s3:::team-a-models", "111111111111", "Allow"),
+    # outside the granted prefix, a bucket granted to a team that may not serve, any other bucket of the account
+    ("s3:GetObject", "arn:aws:s3:::team-a-models/secrets/key.pem", "111111111111", "ImplicitDeny"),
+    ("s3:GetObject", "arn:aws:s3:::team-b-data/anything", "111111111111", "ImplicitDeny"),
+    ("s3:ListBucket", "arn:aws:s3:::team-b-data", "111111111111", "ImplicitDeny"),
+    ("s3:GetObject", "arn:aws:s3:::acme-payroll/2026/december.csv", "111111111111", "ImplicitDeny"),
+    ("s3:ListBucket", "arn:aws:s3:::acme-payroll", "111111111111", "ImplicitDeny"),
+    # a bucket of that name in another account
+    ("s3:GetObject", "arn:aws:s3:::team-a-models/llm/model.safetensors", "999999999999", "ImplicitDeny"),
+    ("s3:PutObject", "arn:aws:s3:::team-a-models/llm/model.safetensors", "111111111111", "ImplicitDeny"),
+]
+
+
+@pytest.mark.parametrize("action,resource,account,expected", MOUNTPOINT_READS)
+def test_the_mountpoint_role_reads_only_the_model_prefixes_of_inference_teams(all_operators, action, resource,
+                                                                               account, expected):
+    t = all_operators.template("capacity")
+    role_id = _render(_addons(t)["aws-mountpoint-s3-csi-driver"][1]["ServiceAccountRoleArn"]).strip("<>").split(".")[0]
+    policy = {"Statement": [s for _, p in resources(t, "AWS::IAM::Policy") if {"Ref": role_id} in p["Roles"]
+                            for s in p["PolicyDocument"]["Statement"]]}
+    assert not t["Resources"][role_id]["Properties"].get("ManagedPolicyArns")  # no managed policy widens it
+    request = aws_request(action, resource, principal="arn:aws:sts::111111111111:assumed-role/mp/s",
+                          resource_account=account)
+    assert evaluate(policy, request) == expected
 
 
 def test_private_subnets_are_tagged_for_internal_load_balancers(all_operators):
