@@ -198,7 +198,7 @@ class TeamsStack(SpecStack):
         # Each owner's topic lives with the teams that alarm on it, encrypted with the shared key.
         watch = plan.monitoring
         shared_key: kms.IKey = monitoring.topics.key
-        shared_topics: dict[str, sns.ITopic] = {}  # the monitoring stack's topics, imported by ARN
+        shared_topics: dict[str, sns.ITopic] = {}  # governance-only: imported by ARN (else: topic_arns below)
         if plan.governance_only:  # by name, so that this stack imports no output of the monitoring stack
             shared_key = kms.Alias.from_alias_name(self, "AlarmTopicsKey", names.alarm_key_alias(plan.name))
             shared_topics = {key: sns.Topic.from_topic_arn(
