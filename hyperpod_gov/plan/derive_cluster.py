@@ -70,7 +70,8 @@ def network_plan(spec: GovernanceSpec) -> NetworkPlan:
     endpoints = wanted if existing is None or existing.create_endpoints else ()
     return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
                        public_mask=public, interface_endpoints=endpoints, existing=existing,
-                       perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
+                       perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region),
+                                           handlers_in_vpc=spec.cluster.orchestrator != "slurm"))
 
 
 def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
