@@ -89,3 +89,39 @@ def test_ending_a_slurm_dedication_marks_the_group_and_the_partition_it_opens():
         "AllowQos=acme_standard,team-a_cpu_borrow,training,urgent (privilege: these accounts and QOS may run on the "
         "partition's nodes)",
     ]
+
+
+# --- the VPC endpoints' accounts (issue 55) -----------------------------------------------------------------------
+
+PERIMETER_WHY = ("this account's principals may now use the VPC endpoints, and the cluster's pods may reach its "
+                 "resources through them")
+
+
+def _with_consumer(data: dict) -> dict:
+    data = copy.deepcopy(data)
+    data["accounts"]["consumers"].append({"name": "partner", "id": "555555555555", "region": "us-east-1"})
+    return data
+
+
+def test_an_unused_consumer_account_widens_the_endpoints_and_is_marked_as_privilege():
+    # Only the account is added: no identity uses it, so no stack, role or team row changes; the endpoints'
+    # policies are all that widen (before issue 55, diff --governance-only said "none").
+    old, new = _plan(BASE), _plan(_with_consumer(BASE))
+    assert governance_diff(old, new) == [f"endpoint policies' accounts: + 555555555555 (privilege: {PERIMETER_WHY})"]
+    [change] = governance_changes(old, new)
+    assert (change.view, change.path, change.kind, change.new, change.privilege) == (
+        "cluster", "accounts.consumers|accounts.trusted", "added", "555555555555", PERIMETER_WHY)
+
+
+def test_removing_a_consumer_account_narrows_the_endpoints_without_a_mark():
+    assert governance_diff(_plan(_with_consumer(BASE)), _plan(BASE)) == ["endpoint policies' accounts: - 555555555555"]
+
+
+def test_a_trusted_account_is_marked_for_both_what_it_widens():
+    data = copy.deepcopy(BASE)
+    data["accounts"]["trusted"] = ["666666666666"]
+    lines = [line for line in governance_diff(_plan(BASE), _plan(data)) if "(privilege:" in line]
+    assert lines == [
+        "trusted accounts: + 666666666666 (privilege: principals of this account may now be given cluster access)",
+        f"endpoint policies' accounts: + 666666666666 (privilege: {PERIMETER_WHY})",
+    ]
