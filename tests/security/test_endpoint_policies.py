@@ -3,6 +3,7 @@ needs: the synthesized policy documents, evaluated request by request (tests/sec
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,8 @@ def _service(resource: dict) -> str:
     service = text.rsplit(".", 1)[-1] if "ecr." not in text else "ecr." + text.rsplit(".", 1)[-1]
     by_service = {"ecr.api": "EcrApi", "ecr.dkr": "EcrDkr", "ec2": "Ec2", "sts": "Sts", "eks": "Eks",
                   "eks-auth": "EksAuth", "logs": "Logs", "monitoring": "Monitoring", "api": "SageMakerApi",
-                  "ssm": "Ssm", "s3": "S3Interface" if resource["Properties"].get("VpcEndpointType") == "Interface"
-                  else "S3Gateway"}
+                  "ssm": "Ssm", "kms": "Kms", "secretsmanager": "SecretsManager",
+                  "s3": "S3Interface" if resource["Properties"].get("VpcEndpointType") == "Interface" else "S3Gateway"}
     return by_service[service]
 
 
@@ -52,8 +53,10 @@ def policies(enterprise) -> dict[str, dict]:
 
 
 def test_every_endpoint_has_a_policy(policies, startup):
-    assert sorted(policies) == sorted([*INTERFACE_ENDPOINTS, "S3Gateway"])
+    # The enterprise example names secrets (grants.secretsPrefix) and keys (targetRole.kmsKeys); startup neither.
+    assert sorted(policies) == sorted([*INTERFACE_ENDPOINTS, "Kms", "SecretsManager", "S3Gateway"])
     assert all(p is not None for p in policies.values()), [k for k, p in policies.items() if p is None]
+    assert sorted(endpoint_policies(startup.templates)) == sorted([*INTERFACE_ENDPOINTS, "S3Gateway"])
     assert all(p is not None for p in endpoint_policies(startup.templates).values())
 
 
@@ -164,7 +167,7 @@ def test_a_slurm_clusters_s3_endpoints_admit_no_cloudformation_response(endpoint
     assert "cloudformation" not in str(policy)
 
 
-@pytest.mark.parametrize("endpoint", sorted(set(INTERFACE_ENDPOINTS) - set(S3)))
+@pytest.mark.parametrize("endpoint", sorted({*INTERFACE_ENDPOINTS, "Kms", "SecretsManager"} - set(S3)))
 def test_interface_endpoints_still_admit_aws_service_principals(policies, endpoint):
     call = aws_request("logs:PutLogEvents", "arn:aws:logs:us-east-1:000000000000:log-group:x", principal=None,
                        resource_account=AWS_BUCKET_OWNER, service=True)
@@ -182,6 +185,8 @@ RESOURCE_CALLS = {
     "Ec2": ("ec2:CreateSnapshot", "arn:aws:ec2:us-east-1:{account}:volume/vol-1"),
     "Eks": ("eks:DescribeCluster", "arn:aws:eks:us-east-1:{account}:cluster/other"),
     "EksAuth": ("eks-auth:AssumeRoleForPodIdentity", "arn:aws:eks:us-east-1:{account}:cluster/other"),
+    "Kms": ("kms:Decrypt", "arn:aws:kms:us-east-1:{account}:key/1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"),
+    "SecretsManager": ("secretsmanager:GetSecretValue", "arn:aws:secretsmanager:us-east-1:{account}:secret:team/x"),
 }
 
 
@@ -241,7 +246,7 @@ def _with_org(org: str | None) -> dict:
 def test_the_organization_admits_its_accounts_and_still_not_a_resource_outside_it():
     spec = parse_spec(_with_org(ORG), today=TODAY)
     p = perimeter(spec.accounts, "aws", handlers_in_vpc=True)
-    for endpoint in (*INTERFACE_ENDPOINTS, "S3Gateway"):
+    for endpoint in (*INTERFACE_ENDPOINTS, "Kms", "SecretsManager", "S3Gateway"):
         policy = endpoint_policy(p, endpoint)
         member = "arn:aws:iam::555555555555:role/org-member"
         inside = aws_request("s3:GetObject" if endpoint.startswith("S3") else "logs:PutLogEvents", "*",
@@ -281,3 +286,42 @@ def test_naming_an_organization_is_a_privilege_change_in_diff():
     lines = [line for line in governance_diff(old, new) if "organization" in line]
     assert lines and all("privilege" in line and ORG in line for line in lines), governance_diff(old, new)
     assert not [line for line in governance_diff(new, old) if "privilege" in line and "organization" in line]
+
+
+# --- KMS and Secrets Manager where the spec names keys or secrets (issue 55) ------------------------------------------
+
+def _endpoints(**grants) -> tuple[str, ...]:
+    from hyperpod_gov.plan import build_plan
+    from tests.conftest import BASE
+
+    data = copy.deepcopy(BASE)
+    if grants:
+        data["teams"][1]["workloadIdentities"] = [{"serviceAccount": "loader", "grants": grants}]
+    return build_plan(parse_spec(data, today=TODAY)).network.interface_endpoints
+
+
+def test_kms_and_secrets_manager_endpoints_come_only_where_the_spec_names_keys_or_secrets():
+    base = _endpoints()
+    assert base == INTERFACE_ENDPOINTS  # BASE names neither
+    key = "arn:aws:kms:us-east-1:111111111111:key/1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"
+    assert _endpoints(kmsKeyArns=[key]) == (*base, "Kms")
+    assert _endpoints(secretsPrefix="team-b/") == (*base, "SecretsManager")
+    assert _endpoints(kmsKeyArns=[key], secretsPrefix="team-b/") == (*base, "Kms", "SecretsManager")
+
+
+def test_the_enterprise_pods_reach_their_keys_and_secrets_through_the_endpoints_only_in_the_perimeter(policies):
+    # applied-research's experiment-runner reads its secrets with its source role; speech's trainer target role
+    # decrypts with a key of the research-data consumer account: both pass, another account's key or secret not.
+    source = f"arn:aws:iam::{CAPACITY}:role/experiment-runner-source"
+    secret = f"arn:aws:secretsmanager:us-east-1:{CAPACITY}:secret:applied-research/db-AbCdEf"
+    assert evaluate(policies["SecretsManager"], aws_request("secretsmanager:GetSecretValue", secret,
+                                                            principal=source, resource_account=CAPACITY)) == "Allow"
+    own_key = f"arn:aws:kms:us-east-1:{CONSUMER}:key/1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"
+    assert evaluate(policies["Kms"], aws_request("kms:Decrypt", own_key, principal=TEAM_TARGET,
+                                                 resource_account=CONSUMER)) == "Allow"
+    foreign_key = f"arn:aws:kms:us-east-1:{FOREIGN}:key/x"
+    assert evaluate(policies["Kms"], aws_request("kms:Encrypt", foreign_key, principal=TEAM_TARGET,
+                                                 resource_account=FOREIGN)) == "ImplicitDeny"
+    assert evaluate(policies["SecretsManager"], aws_request(
+        "secretsmanager:PutSecretValue", f"arn:aws:secretsmanager:us-east-1:{FOREIGN}:secret:x", principal=OUTSIDER,
+        resource_account=FOREIGN)) == "ImplicitDeny"
