@@ -150,3 +150,39 @@ def test_the_enforcement_change_is_worded_in_the_diff(enforcements):
     assert governance_diff(enforcements["vpc-cni"], enforcements["other"]) == [
         "NetworkPolicy enforcement: the cluster's vpc-cni add-on (enableNetworkPolicy, strict mode: preflight checks "
         f"it) -> another network plugin, unchecked: {CILIUM} (privilege: {ENFORCEMENT_WHY})"]
+
+
+# --- the VPC endpoints' accounts (issue 55) -----------------------------------------------------------------------
+
+PERIMETER_WHY = ("this account's principals may now use the VPC endpoints, and the cluster's pods may reach its "
+                 "resources through them")
+
+
+def _with_consumer(data: dict) -> dict:
+    data = copy.deepcopy(data)
+    data["accounts"]["consumers"].append({"name": "partner", "id": "555555555555", "region": "us-east-1"})
+    return data
+
+
+def test_an_unused_consumer_account_widens_the_endpoints_and_is_marked_as_privilege():
+    # Only the account is added: no identity uses it, so no stack, role or team row changes; the endpoints'
+    # policies are all that widen (before issue 55, diff --governance-only said "none").
+    old, new = _plan(BASE), _plan(_with_consumer(BASE))
+    assert governance_diff(old, new) == [f"endpoint policies' accounts: + 555555555555 (privilege: {PERIMETER_WHY})"]
+    [change] = governance_changes(old, new)
+    assert (change.view, change.path, change.kind, change.new, change.privilege) == (
+        "cluster", "accounts.consumers|accounts.trusted", "added", "555555555555", PERIMETER_WHY)
+
+
+def test_removing_a_consumer_account_narrows_the_endpoints_without_a_mark():
+    assert governance_diff(_plan(_with_consumer(BASE)), _plan(BASE)) == ["endpoint policies' accounts: - 555555555555"]
+
+
+def test_a_trusted_account_is_marked_for_both_what_it_widens():
+    data = copy.deepcopy(BASE)
+    data["accounts"]["trusted"] = ["666666666666"]
+    lines = [line for line in governance_diff(_plan(BASE), _plan(data)) if "(privilege:" in line]
+    assert lines == [
+        "trusted accounts: + 666666666666 (privilege: principals of this account may now be given cluster access)",
+        f"endpoint policies' accounts: + 666666666666 (privilege: {PERIMETER_WHY})",
+    ]

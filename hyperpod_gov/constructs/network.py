@@ -25,6 +25,9 @@ SERVICES: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "SageMakerApi": ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_API,
     "Ssm": ec2.InterfaceVpcEndpointAwsService.SSM,
     "S3Interface": ec2.InterfaceVpcEndpointAwsService.S3,
+    # Where the teams' workload identities name keys or secrets (plan.derive_cluster.data_endpoints).
+    "Kms": ec2.InterfaceVpcEndpointAwsService.KMS,
+    "SecretsManager": ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
 }
 
 

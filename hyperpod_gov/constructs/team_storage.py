@@ -15,10 +15,14 @@ S3_READ_ACTIONS = ("s3:GetObject*", "s3:ListBucket*", "s3:ListMultipartUploadPar
 S3_WRITE_ACTIONS = ("s3:AbortMultipartUpload", "s3:DeleteObject*", "s3:PutObject*", "s3:ReplicateObject",
                     "s3:RestoreObject")
 # What the key administrators may do: everything but use the key (no Decrypt, Encrypt, GenerateDataKey*,
-# ReEncrypt*), so that an IAM policy of the account grants no one the team's data.
-KEY_ADMIN_ACTIONS = ("kms:CancelKeyDeletion", "kms:Create*", "kms:Delete*", "kms:Describe*", "kms:Disable*",
-                     "kms:Enable*", "kms:Get*", "kms:List*", "kms:Put*", "kms:Revoke*", "kms:ScheduleKeyDeletion",
-                     "kms:TagResource", "kms:UntagResource", "kms:Update*")
+# ReEncrypt*), so that an IAM policy of the account grants no one the team's data. No kms:CreateGrant either (issue
+# 55): a grant gives its grantee Decrypt without a change to the key policy, where neither drift nor diff sees it, and
+# nothing here uses grants (S3 calls KMS with the caller's own rights). kms:PutKeyPolicy stays: CloudFormation
+# rewrites the key policy whenever the team's people change, and KMS refuses a policy that would not let the caller
+# put one again (the key policy lockout safety check); a rewrite shows as drift of the stack and in CloudTrail.
+KEY_ADMIN_ACTIONS = ("kms:CancelKeyDeletion", "kms:CreateAlias", "kms:Delete*", "kms:Describe*", "kms:Disable*",
+                     "kms:Enable*", "kms:Get*", "kms:List*", "kms:PutKeyPolicy", "kms:Revoke*",
+                     "kms:ScheduleKeyDeletion", "kms:TagResource", "kms:UntagResource", "kms:Update*")
 KEY_WRITE_ACTIONS = ("kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey*", "kms:ReEncrypt*")
 KEY_READ_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 

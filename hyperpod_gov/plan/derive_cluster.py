@@ -40,6 +40,17 @@ INTERFACE_ENDPOINTS = ("EcrApi", "EcrDkr", "Ec2", "Sts", "Eks", "EksAuth", "Logs
 SLURM_INTERFACE_ENDPOINTS = tuple(e for e in INTERFACE_ENDPOINTS if e not in ("Eks", "EksAuth"))
 
 
+def data_endpoints(spec: GovernanceSpec) -> tuple[str, ...]:
+    """The interface endpoints the teams' own data calls need (issue 55), after the cluster's: KMS where a workload
+    identity names keys (grants.kmsKeyArns, targetRole.kmsKeys: the pods may call KMS themselves), Secrets Manager
+    where one names secrets (grants.secretsPrefix). Without them such calls leave through the NAT gateway, outside
+    the endpoints' policies, or fail where the team has no internet egress."""
+    identities = [w for t in spec.teams if not t.retiring for w in t.workload_identities]
+    keys = any(w.grants.kms_key_arns or (w.target_role is not None and w.target_role.kms_keys) for w in identities)
+    secrets = any(w.grants.secrets_prefix for w in identities)
+    return (("Kms",) if keys else ()) + (("SecretsManager",) if secrets else ())
+
+
 def chart_plan(chart: HelmChart, base_dir: Optional[Path]) -> ChartPlan:
     if chart.source == "directory":
         directory = Path(chart.directory or "")
@@ -70,10 +81,11 @@ def network_plan(spec: GovernanceSpec) -> NetworkPlan:
         existing = ExistingVpcPlan(vpc.vpc_id, tuple(vpc.private_subnet_ids), bool(vpc.create_endpoints),
                                    vpc.create_flow_logs)
     wanted = SLURM_INTERFACE_ENDPOINTS if spec.cluster.orchestrator == "slurm" else INTERFACE_ENDPOINTS
-    endpoints = wanted if existing is None or existing.create_endpoints else ()
+    endpoints = wanted + data_endpoints(spec) if existing is None or existing.create_endpoints else ()
     return NetworkPlan(cidr=vpc.cidr, availability_zones=availability_zones(spec), private_mask=private,
                        public_mask=public, interface_endpoints=endpoints, existing=existing,
-                       perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
+                       perimeter=perimeter(spec.accounts, partition_of(spec.accounts.capacity.region),
+                                           handlers_in_vpc=spec.cluster.orchestrator != "slurm"))
 
 
 def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:

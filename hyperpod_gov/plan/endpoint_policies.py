@@ -11,9 +11,18 @@ internet egress at all. Every endpoint here admits:
   ``sts:GetCallerIdentity``: actions without a resource, for which ``aws:ResourceAccount`` is not in the request
   context and a ``StringEquals`` on it would deny). The test is ``Null: aws:ResourceAccount``, never the org key: a
   resource account outside any organization has no ``aws:ResourceOrgID`` either;
-- AWS service principals (``aws:PrincipalIsAWSService``), which a team's own keys never are;
+- on the interface endpoints but S3, AWS service principals (``aws:PrincipalIsAWSService``), which a team's own
+  keys never are;
 - the AWS-owned resources the cluster itself needs, each with its source below (``AWS_OWNED_BUCKETS``, image pulls
-  on the ECR endpoints, public SSM parameters and documents).
+  on the ECR endpoints, public SSM parameters and documents);
+- on S3, the CloudFormation responses of the capacity account's stacks only, where a custom resource runs in the
+  VPC (``cloudformation_responses``).
+
+S3 admits no service principal: a presigned URL that an AWS service signs with its service principal is evaluated
+with ``aws:PrincipalIsAWSService`` true, and CloudFormation signs every stack's custom resource response URL so
+(AWS's data perimeter examples, vpc_endpoint_policies/README.md, "AllowRequestsByAWSServicePrincipals"). Any
+stack's, an attacker's in another account included: a pod holding such a URL could PUT the team's data into the
+response bucket, and the attacker reads it back as the custom resource's attributes, response after response.
 
 The statements follow AWS's data perimeter examples for VPC endpoints (github.com/aws-samples/
 data-perimeter-policy-examples, vpc_endpoint_policies/). Plain data, no CDK token: the construct renders it.
@@ -58,13 +67,16 @@ AWS_OWNED_BUCKETS: tuple[tuple[str, str], ...] = (
     ("amazon-ssm-{region}", "SSM Agent updates (Systems Manager User Guide, SSM Agent minimum S3 permissions)"),
     ("aws-ssm-{region}", "SSM Agent documents and plugins (Systems Manager User Guide, SSM Agent minimum S3 "
      "permissions)"),
-    # The kubectl handler of a private cluster runs in the VPC and answers CloudFormation on a presigned URL:
-    # docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cfn-vpce-bucketnames.html
-    ("cloudformation-custom-resource-response-{region_no_dashes}", "CloudFormation custom resource responses "
-     "(CloudFormation User Guide, VPC endpoints, bucket names)"),
-    ("cloudformation-waitcondition-{region}", "CloudFormation wait conditions (CloudFormation User Guide, VPC "
-     "endpoints, bucket names)"),
 )
+
+# Where CloudFormation takes custom resource responses in a region (CloudFormation User Guide, "VPC endpoints",
+# bucket names: docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cfn-vpce-bucketnames.html). The key of one
+# response is the stack's ARN, the resource's logical id and the request id joined by '|', as in the ResponseURL of
+# every custom resource request (https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/
+# arn%3Aaws%3Acloudformation%3Aus-east-1%3A123456789012%3Astack/name/guid%7CLogicalId%7CRequestId?...). The
+# request reference of the User Guide shows the URL as a placeholder only: should the layout change, the handler's
+# response is denied and the stack operation fails on its timeout; the perimeter does not open.
+CFN_RESPONSE_BUCKET = "cloudformation-custom-resource-response-{region_no_dashes}"
 
 # What an image pull needs beyond the token (docs.aws.amazon.com/AmazonECR/latest/userguide/
 # image-pull.html): reads only, never a push. The registries of the images the cluster runs belong to AWS
@@ -82,17 +94,39 @@ class Perimeter:
     organization_id: Optional[str]  # accounts.organizationId
     region: str
     partition: str
+    # The account whose stacks run custom resources inside the VPC: the capacity account of an EKS cluster (its
+    # kubectl handler). None: no stack does (a Slurm cluster has no kubectl handler), no response is admitted.
+    handler_account: Optional[str]
+
+    def _fill(self) -> dict[str, str]:
+        return {"region": self.region, "region_no_dashes": self.region.replace("-", "")}
 
     def aws_owned_buckets(self) -> tuple[str, ...]:
         """The object ARNs of ``AWS_OWNED_BUCKETS`` in this region."""
-        fill = {"region": self.region, "region_no_dashes": self.region.replace("-", "")}
-        return tuple(f"arn:{self.partition}:s3:::{pattern.format(**fill)}/*" for pattern, _ in AWS_OWNED_BUCKETS)
+        return tuple(f"arn:{self.partition}:s3:::{pattern.format(**self._fill())}/*"
+                     for pattern, _ in AWS_OWNED_BUCKETS)
+
+    def cloudformation_responses(self) -> Optional[str]:
+        """The object ARNs of the custom resource responses of ``handler_account``'s stacks in this region (None:
+        no stack answers from inside the VPC).
+
+        The custom resources that answer through the endpoints are the kubectl handler's (aws_eks_v2 runs its
+        provider framework in the private subnets) in the capacity stack; the task governance provider and every
+        other handler run outside the VPC. The key starts with the stack's ARN, which CloudFormation writes and
+        signs into the presigned URL: another account's stack cannot name this account."""
+        if self.handler_account is None:
+            return None
+        bucket = CFN_RESPONSE_BUCKET.format(**self._fill())
+        stacks = f"arn:{self.partition}:cloudformation:{self.region}:{self.handler_account}:stack/"
+        return f"arn:{self.partition}:s3:::{bucket}/{stacks}*"
 
 
-def perimeter(accounts: Any, partition: str) -> Perimeter:
-    """The perimeter of a spec's ``accounts``."""
+def perimeter(accounts: Any, partition: str, *, handlers_in_vpc: bool) -> Perimeter:
+    """The perimeter of a spec's ``accounts``; ``handlers_in_vpc``: whether the capacity stack runs custom
+    resources in the VPC (an EKS cluster's kubectl handler)."""
     ids = {accounts.capacity.id, *(c.id for c in accounts.consumers), *accounts.trusted}
-    return Perimeter(tuple(sorted(ids)), accounts.organization_id, accounts.capacity.region, partition)
+    return Perimeter(tuple(sorted(ids)), accounts.organization_id, accounts.capacity.region, partition,
+                     accounts.capacity.id if handlers_in_vpc else None)
 
 
 def _scopes(p: Perimeter) -> list[tuple[str, str, str, list[str]]]:
@@ -124,10 +158,17 @@ def endpoint_policy(p: Perimeter, endpoint: str) -> dict[str, Any]:
             statements.append(_allow(f"{suffix}PrincipalsWithoutResourceAccount",
                                      {"StringEquals": {principal_key: values},
                                       "Null": {"aws:ResourceAccount": "true"}}))
-    statements.append(_allow("AwsServicePrincipals", {"Bool": {"aws:PrincipalIsAWSService": "true"}}))
+    if endpoint not in S3_ENDPOINTS:
+        statements.append(_allow("AwsServicePrincipals", {"Bool": {"aws:PrincipalIsAWSService": "true"}}))
     if endpoint in S3_ENDPOINTS:
         statements.append(_allow("AwsOwnedBuckets", actions="s3:GetObject", resources=list(p.aws_owned_buckets()),
                                  principal="*"))
+        responses = p.cloudformation_responses()
+        if responses is not None:
+            # No principal condition: whoever signed the URL (CloudFormation's service principal), the object key
+            # names the stack, and only this account's stacks are admitted.
+            statements.append(_allow("CapacityStacksCloudFormationResponses", actions="s3:PutObject",
+                                     resources=responses, principal="*"))
     elif endpoint in ECR_ENDPOINTS:
         for suffix, principal_key, _, values in _scopes(p):
             statements.append(_allow(f"{suffix}PrincipalsPullFromAnyRegistry",

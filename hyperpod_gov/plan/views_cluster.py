@@ -114,6 +114,16 @@ def _enforcement_weakens(old: str, new: str) -> bool:
 def _endpoint_organization(plan: Plan) -> str:
     p = plan.network.perimeter
     return (p.organization_id if p is not None else None) or "none"
+
+
+def _endpoint_accounts(plan: Plan) -> tuple[str, ...]:
+    """The accounts whose principals and resources the VPC endpoints hyperpod-gov creates admit (none created: none)."""
+    n, p = plan.network, plan.network.perimeter
+    if p is None or not (n.interface_endpoints or n.gateway_endpoint):
+        return ()
+    return p.accounts
+
+
 def shared_file_system(plan: Plan) -> str:
     """cluster.sharedStorage in words (the cluster view and ``explain``)."""
     storage = plan.shared_storage
@@ -223,6 +233,11 @@ CLUSTER = View(
         Row("endpoint policies' organization", "accounts.organizationId", _endpoint_organization, ("network",),
             privilege=_when(lambda o, n: n != "none", "every account of the organization may now use the VPC "
                             "endpoints and be reached through them")),
+        # security (issue 55): every account of the spec widens the endpoints' policies, used or not
+        Row("endpoint policies' accounts", "accounts.consumers|accounts.trusted", _endpoint_accounts,
+            ("network",), members=True,
+            privilege=_widens("this account's principals may now use the VPC endpoints, and the cluster's pods may "
+                              "reach its resources through them")),
     ),
 )
 

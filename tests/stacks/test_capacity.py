@@ -167,7 +167,9 @@ def test_interface_endpoints_are_private_and_open_to_the_vpc_on_443_only(enterpr
     t = enterprise.template("capacity")
     endpoints = [p for _, p in resources(t, "AWS::EC2::VPCEndpoint")]
     services = sorted(json.dumps(p["ServiceName"]).split(".")[-1].strip('"]}') for p in endpoints)
-    assert len(endpoints) == 12  # 10 AWS APIs, S3 as a gateway and as an interface endpoint
+    # 10 AWS APIs, S3 as a gateway and as an interface endpoint, KMS and Secrets Manager (the example's identities
+    # name keys and secrets: plan.derive_cluster.data_endpoints)
+    assert len(endpoints) == 14
     for p in endpoints:
         if p.get("VpcEndpointType") == "Interface":
             assert p["PrivateDnsEnabled"] is True

@@ -8,9 +8,11 @@ and level. Field-level rules (formats, ranges) live on the models themselves.
 
 from ..cluster_options import (capacity_region_offers_hyperpod, instance_types_are_offered_in_the_region,
                                options_exist_in_the_regions_cloudformation, reservations_are_in_the_capacity_region)
-from .access import (cluster_viewers_are_not_admins, existing_cluster_is_in_the_capacity_account,
-                     existing_target_roles_stay_with_one_team, identities_target_declared_accounts, principals_are_trusted, target_roles_are_in_declared_accounts,
-                     target_roles_stay_with_their_team, team_principals_are_not_admins)
+from .access import (cluster_viewers_are_not_admins, consumer_accounts_are_used,
+                     existing_cluster_is_in_the_capacity_account, existing_target_roles_stay_with_one_team,
+                     identities_target_declared_accounts, principals_are_trusted,
+                     target_roles_are_in_declared_accounts, target_roles_stay_with_their_team,
+                     team_principals_are_not_admins)
 from .contracts import (contracts_are_complete_enough, contracts_are_current, teams_have_contracts,
                         unified_studio_is_reachable)
 from .dependencies import (CDK_WARN_NO_DEPENDENCIES_CHART, CREATED_CLUSTER_ONLY, OPERATOR_VERSION_KEYS, UNOWNED_ADDONS,
@@ -43,10 +45,10 @@ __all__ = [
     "EKS_ONLY_SCHEDULER", "EKS_ONLY_TEAM", "MAX_KUEUE_FLAVORS", "OPERATOR_VERSION_KEYS", "RULES", "SLURM_RESERVED_QOS",
     "UNOWNED_ADDONS", "admin_cidrs_stay_off_the_internet", "api_access_stays_off_the_internet",
     "availability_zones_are_in_the_region", "borrowing_needs_idle_sharing", "capacity_region_offers_hyperpod",
-    "check_spec", "cluster_viewers_are_not_admins", "contracts_are_complete_enough", "contracts_are_current",
-    "declared_types_are_new", "declared_types_are_uncatalogued", "dedicated_capacity_is_not_lent",
-    "dedicated_groups_name_a_team", "dependencies_chart_is_set", "egress_keeps_off_the_nodes",
-    "egress_stays_off_the_internet", "existing_target_roles_stay_with_one_team",
+    "check_spec", "cluster_viewers_are_not_admins", "consumer_accounts_are_used", "contracts_are_complete_enough",
+    "contracts_are_current", "declared_types_are_new", "declared_types_are_uncatalogued",
+    "dedicated_capacity_is_not_lent", "dedicated_groups_name_a_team", "dependencies_chart_is_set",
+    "egress_keeps_off_the_nodes", "egress_stays_off_the_internet", "existing_target_roles_stay_with_one_team",
     "endpoint_access_matches_cidrs", "existing_cluster_is_in_the_capacity_account", "existing_cluster_keys",
     "existing_cluster_states_network_policy_enforcement",
     "identities_target_declared_accounts", "instance_types_are_known", "instance_types_are_offered_in_the_region",

@@ -225,3 +225,31 @@ def cluster_viewers_are_not_admins(spec: GovernanceSpec, today: dt.date) -> Iter
             yield SpecIssue(f"cluster.viewers[{i}]", "is a cluster admin (cluster.admins), which already sees and "
                             "acts on everything; EKS allows one access entry per principal", arn,
                             "remove it from cluster.viewers, or from cluster.admins")
+
+
+# security (issue 55): an unused consumer account still widens every VPC endpoint's policy
+@rule("HPG-A008", "warning", "Every consumer account is used by a workload identity (a targetRole or targetRoleArn "
+      "in it): each one is admitted by every VPC endpoint's policy.")
+def consumer_accounts_are_used(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    """A consumer account that no workload identity reaches still joins the endpoints' perimeter: its principals may
+    use the VPC endpoints, and the cluster's principals may reach its resources through them. A warning, not an
+    error: a consumer may be declared ahead of its first identity (acknowledged, with the reason, by id);
+    ``--strict`` refuses it otherwise, and ``diff`` marks the account's arrival as a privilege change."""
+    used: set[str] = set()
+    for team in spec.teams:
+        if team.retiring:  # its identities are gone (plan.identity): they use no account
+            continue
+        for w in team.workload_identities:
+            if w.target_role is not None:
+                used.add(w.target_role.account)
+            if w.target_account is not None:
+                used.add(w.target_account)
+    for i, c in enumerate(spec.accounts.consumers):
+        if c.name not in used and c.id not in used:
+            yield SpecIssue(
+                f"accounts.consumers[{i}]", "is used by no workload identity (no targetRole names it, no "
+                "targetRoleArn is in it), yet every VPC endpoint admits its principals and resources",
+                f"{c.name} ({c.id})",
+                f"remove it, or give a workload identity a targetRole (account: {c.name}) or a targetRoleArn in "
+                f"{c.id}; declared ahead of its first identity, acknowledge HPG-A008 with the reason",
+            )

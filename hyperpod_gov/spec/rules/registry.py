@@ -13,9 +13,11 @@ from ..cluster_options import (capacity_region_offers_hyperpod, instance_types_a
 from ..errors import SpecIssue
 from ..models import GovernanceSpec
 from ..rulebook import RuleBook
-from .access import (cluster_viewers_are_not_admins, existing_cluster_is_in_the_capacity_account,
-                     existing_target_roles_stay_with_one_team, identities_target_declared_accounts, principals_are_trusted, target_roles_are_in_declared_accounts,
-                     target_roles_stay_with_their_team, team_principals_are_not_admins)
+from .access import (cluster_viewers_are_not_admins, consumer_accounts_are_used,
+                     existing_cluster_is_in_the_capacity_account, existing_target_roles_stay_with_one_team,
+                     identities_target_declared_accounts, principals_are_trusted,
+                     target_roles_are_in_declared_accounts, target_roles_stay_with_their_team,
+                     team_principals_are_not_admins)
 from .contracts import (contracts_are_complete_enough, contracts_are_current, teams_have_contracts,
                         unified_studio_is_reachable)
 from .dependencies import (dependencies_chart_is_set, existing_cluster_keys, one_fsx_csi_driver,
@@ -59,6 +61,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     egress_keeps_off_the_nodes,
     team_principals_are_not_admins,
     principals_are_trusted,
+    consumer_accounts_are_used,
     endpoint_access_matches_cidrs,
     admin_cidrs_stay_off_the_internet,
     api_access_stays_off_the_internet,
