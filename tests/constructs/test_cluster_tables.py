@@ -26,6 +26,7 @@ from hyperpod_gov.spec import parse_spec, read_yaml
 from hyperpod_gov.stacks.base import apply_feature_flags
 from tests.conftest import EXAMPLES, TODAY
 from tests.stacks.test_instance_group_options import every_option
+from tests.synth_helpers import minimal_app
 
 DB_NAME = "slurm_acct"
 
@@ -54,7 +55,7 @@ def _slurm_plan():
 
 def _synth_cluster(plan) -> dict[str, Any]:
     """The ``AWS::SageMaker::Cluster`` properties the plan's cluster construct writes, in a stack of its own."""
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "Capacity", env=cdk.Environment(account=plan.account, region=plan.region))
     apply_feature_flags(stack)  # as every stack of the library (stacks/base.py)
     network = Network(stack, "Network", network=plan.network)
@@ -184,7 +185,7 @@ def test_the_escape_hatch_still_reaches_into_an_instance_group():
 
     from hyperpod_gov.constructs._l1 import l1_kwargs
 
-    app = cdk.App()
+    app = minimal_app()
     stack = cdk.Stack(app, "S")
     cfn = sagemaker.CfnCluster(stack, "Resource", **l1_kwargs(sagemaker.CfnCluster, {"ClusterName": "ml",
                                                                                     "InstanceGroups": [GROUP]}))
