@@ -32,6 +32,9 @@ MIN_STRICT_VERSION = (1, 17, 1)
 SERVICE_PARTS: dict[str, str] = {
     "EcrApi": "ecr.api", "EcrDkr": "ecr.dkr", "Ec2": "ec2", "Sts": "sts", "Eks": "eks", "EksAuth": "eks-auth",
     "Logs": "logs", "Monitoring": "monitoring", "SageMakerApi": "sagemaker.api", "Ssm": "ssm", "S3Interface": "s3",
+    # Created only where a workload identity names KMS keys or secrets (plan.derive_cluster.data_endpoints): a
+    # private cluster does not need them, so preflight does not require them.
+    "Kms": "kms", "SecretsManager": "secretsmanager",
 }
 GONE = {"deleting", "deleted", "failed", "rejected", "expired"}
 # (status, detail, fix), as preflight's Check takes them
@@ -172,6 +175,7 @@ def endpoint_check(ec2: Caller, vpc_id: str, region: str) -> Result:
 
 def policy_documents(perimeter: Perimeter) -> dict[str, str]:
     """``NAME.json`` -> the policy document hyperpod-gov gives its own endpoint of that plan name, for every
-    endpoint a private cluster needs (``S3Interface.json`` serves an S3 gateway endpoint too)."""
+    endpoint a private cluster needs and for the KMS and Secrets Manager endpoints a team's data calls may use
+    (``S3Interface.json`` serves an S3 gateway endpoint too)."""
     return {f"{name}.json": json.dumps(endpoint_policy(perimeter, name), indent=2, sort_keys=True) + "\n"
-            for name in INTERFACE_ENDPOINTS}
+            for name in SERVICE_PARTS}

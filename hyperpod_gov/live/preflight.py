@@ -285,7 +285,8 @@ def _write_endpoint_policies(spec: Any, folder: str) -> bool:
     from ..plan.endpoint_policies import perimeter
     from ..spec._base import partition_of
 
-    documents = policy_documents(perimeter(spec.accounts, partition_of(spec.accounts.capacity.region)))
+    documents = policy_documents(perimeter(spec.accounts, partition_of(spec.accounts.capacity.region),
+                                           handlers_in_vpc=spec.cluster.orchestrator != "slurm"))
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
         for name, text in documents.items():

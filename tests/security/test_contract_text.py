@@ -87,7 +87,7 @@ def test_a_carriage_return_cannot_forge_an_approval_heading_on_the_record_page()
 
 
 def test_markdown_cells_escape_line_breaks_pipes_markup_and_escapes():
-    assert cell("a\rb\nc\x1b[31md\u2028e") == "a b c [31md e"
+    assert cell("a\rb\nc\x1b[31md\u2028e") == "a b c \\[31md e"  # a bracket is escaped (no link or image)
     assert cell("x | y") == "x \\| y"
     assert cell("<img src=x>") == "&lt;img src=x>"
     assert cell("plain text, 9-17 & more -> fine") == "plain text, 9-17 & more -> fine"
