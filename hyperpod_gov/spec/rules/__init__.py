@@ -23,6 +23,7 @@ from .instance_types import (declared_types_are_new, declared_types_are_uncatalo
                              mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
 from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
+from .images import teams_name_their_image_registries
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
                       endpoint_access_matches_cidrs, existing_cluster_states_network_policy_enforcement)
@@ -63,6 +64,7 @@ __all__ = [
     "slurm_quotas_fit_compute_capacity", "slurm_refuses_eks_only_keys", "slurm_users_have_an_account",
     "target_roles_are_in_declared_accounts", "target_roles_stay_with_their_team",
     "task_governance_addon_not_next_to_kueue", "team_principals_are_not_admins", "team_priority_classes_are_defined",
+    "teams_name_their_image_registries",
     "teams_have_contracts", "training_operator_supports_the_kubernetes_version", "unified_studio_is_reachable",
     "unique_names",
 ]

@@ -27,6 +27,7 @@ from .instance_types import (declared_types_are_new, declared_types_are_uncatalo
                              mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
 from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
+from .images import teams_name_their_image_registries
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
                       endpoint_access_matches_cidrs, existing_cluster_states_network_policy_enforcement)
@@ -59,6 +60,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     target_roles_stay_with_their_team,
     existing_target_roles_stay_with_one_team,
     egress_keeps_off_the_nodes,
+    teams_name_their_image_registries,
     team_principals_are_not_admins,
     principals_are_trusted,
     consumer_accounts_are_used,
