@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from hyperpod_gov.constructs.task_governance_provider import POLICY_RESOURCE_TYPE, QUOTA_RESOURCE_TYPE
-from hyperpod_gov.plan.fields import Field, Table
+from hyperpod_gov.plan.fields import Field, Table, member_value
 from hyperpod_gov.plan.tables import (
     ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY, TABLES,
     addon_parts, policy_part,
@@ -60,13 +60,11 @@ EMITTED: dict[int, Emitted] = {
 }
 
 
+_ABSENT = object()
+
+
 def _has(props: Mapping[str, Any], member: str) -> bool:
-    current: Any = props
-    for step in member.split("."):
-        if not isinstance(current, Mapping) or step not in current:
-            return False
-        current = current[step]
-    return True
+    return member_value(props, member, _ABSENT) is not _ABSENT
 
 
 def planned_rows(table: Table, plan: Any) -> set[str]:

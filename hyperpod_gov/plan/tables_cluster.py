@@ -97,6 +97,17 @@ def _database(get: Any) -> Any:
     return _slurm_cluster(lambda s: None if s.accounting_database is None else get(s.accounting_database))
 
 
+def _database_row(member: str, label: str) -> Field:
+    """The row of one member of ``Orchestrator.Slurm.AccountingDatabase`` (its spec key: the member in camelCase)."""
+    key = member[:1].lower() + member[1:]
+    return Field(f"Orchestrator.Slurm.AccountingDatabase.{member}", label, f"slurm.accountingDatabase.{key}",
+                 get=_database(lambda d: getattr(d, _SNAKE[member])), plan_fields=("slurm",), drift=_SLURM,
+                 imports=_SLURM)
+
+
+_SNAKE = {"Endpoint": "endpoint", "SecretArn": "secret_arn", "Name": "name", "Port": "port"}
+
+
 def _eks_arn(cluster: Any) -> Optional[str]:
     return cluster.eks_arn if cluster.slurm is None else None
 
@@ -202,18 +213,9 @@ CLUSTER = Table(
         # A Slurm cluster's orchestrator: its drift compares them (live/slurm.py), and so does import.
         Field("Orchestrator.Slurm.SlurmConfigStrategy", "Slurm configuration strategy", "slurm.configStrategy",
               get=_slurm_cluster(lambda s: s.config_strategy), plan_fields=("slurm",), drift=_SLURM, imports=_SLURM),
-        Field("Orchestrator.Slurm.AccountingDatabase.Endpoint", "Slurm accounting database",
-              "slurm.accountingDatabase.endpoint", get=_database(lambda d: d.endpoint), plan_fields=("slurm",),
-              drift=_SLURM, imports=_SLURM),
-        Field("Orchestrator.Slurm.AccountingDatabase.SecretArn", "Slurm accounting database secret",
-              "slurm.accountingDatabase.secretArn", get=_database(lambda d: d.secret_arn), plan_fields=("slurm",),
-              drift=_SLURM, imports=_SLURM),
-        Field("Orchestrator.Slurm.AccountingDatabase.Name", "Slurm accounting database name",
-              "slurm.accountingDatabase.name", get=_database(lambda d: d.name), plan_fields=("slurm",),
-              drift=_SLURM, imports=_SLURM),
-        Field("Orchestrator.Slurm.AccountingDatabase.Port", "Slurm accounting database port",
-              "slurm.accountingDatabase.port", get=_database(lambda d: d.port), plan_fields=("slurm",),
-              drift=_SLURM, imports=_SLURM),
+        *(_database_row(member, label) for member, label in (
+            ("Endpoint", "Slurm accounting database"), ("SecretArn", "Slurm accounting database secret"),
+            ("Name", "Slurm accounting database name"), ("Port", "Slurm accounting database port"))),
         Field("VpcConfig.SecurityGroupIds", "security groups", "vpc",
               drift="the node security group, a deploy-time reference", imports="not read by import"),
         Field("VpcConfig.Subnets", "subnets", "vpc", drift="the VPC's private subnets, deploy-time references",

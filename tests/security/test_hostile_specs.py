@@ -125,10 +125,9 @@ HOSTILE_SPECS: list[tuple[str, Callable[[dict], Any], Optional[str]]] = [
 ]
 
 
-@pytest.mark.parametrize("label,mutate,expected", HOSTILE_SPECS, ids=[h[0] for h in HOSTILE_SPECS])
-def test_hostile_spec(label, mutate, expected):
-    data = copy.deepcopy(BASE)
-    mutate(data)
+def refused_well(data: dict, expected: Optional[str]) -> None:
+    """``data`` is accepted (``expected`` None), or refused with ``expected`` in the message, every problem with its
+    fix and no traceback (the hostile-spec tables of this package)."""
     if expected is None:
         parse_spec(data, today=TODAY)
         return
@@ -139,6 +138,13 @@ def test_hostile_spec(label, mutate, expected):
     assert "Traceback" not in rendered
     for issue in exc.value.issues:
         assert issue.fix, issue  # every problem says how to fix it
+
+
+@pytest.mark.parametrize("label,mutate,expected", HOSTILE_SPECS, ids=[h[0] for h in HOSTILE_SPECS])
+def test_hostile_spec(label, mutate, expected):
+    data = copy.deepcopy(BASE)
+    mutate(data)
+    refused_well(data, expected)
 
 
 def _write(tmp_path: Path, data: Any) -> Path:
@@ -260,12 +266,7 @@ def test_hostile_slurm_data_path(label, mutate, expected):
 
     data = slurm_base()
     mutate(data)
-    with pytest.raises(SpecError) as exc:
-        parse_spec(data, today=TODAY)
-    rendered = exc.value.render()
-    assert expected in rendered, rendered
-    assert "Traceback" not in rendered
-    assert all(issue.fix for issue in exc.value.issues)
+    refused_well(data, expected)
 
 
 def _existing_base() -> dict:
@@ -297,12 +298,7 @@ HOSTILE_EXISTING_SPECS: list[tuple[str, Callable[[dict], Any], str]] = [
 def test_hostile_existing_cluster_spec(label, mutate, expected):
     data = _existing_base()
     mutate(data)
-    with pytest.raises(SpecError) as exc:
-        parse_spec(data, today=TODAY)
-    rendered = exc.value.render()
-    assert expected in rendered, rendered
-    assert "Traceback" not in rendered
-    assert all(issue.fix for issue in exc.value.issues)
+    refused_well(data, expected)
 
 
 CLI_CASES = [("slurm", label, mutate, expected) for label, mutate, expected in HOSTILE_SLURM_SPECS] + [
