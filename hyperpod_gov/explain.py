@@ -10,7 +10,8 @@ from .plan.data import data_paths
 from .plan.slurm_state import desired_state
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
-from .plan.views import dedicated_groups, network_policy_enforcement, shared_file_system, team_columns
+from .plan.views import (dedicated_groups, network_policy_enforcement, running_operators, shared_file_system,
+                         team_columns)
 from .plan.quotas import Allocated, Amounts, TeamPlan
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
@@ -221,11 +222,13 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
 
 
 def _operators(plan: Plan) -> str:
-    """cluster.operators and the pinned add-ons they install (docs/operators.md)."""
+    """cluster.operators and the pinned add-ons they install, and an existing cluster's own (docs/operators.md)."""
+    running = running_operators(plan)
+    own = f"; running already: {', '.join(running)}" if running else ""
     if not plan.cluster.operators:
-        return "Operators: none installed by hyperpod-gov"
+        return f"Operators: none installed by hyperpod-gov{own}"
     addons = ", ".join(f"{a.name} {a.version or '(EKS default)'}" for a in plan.operator_addons)
-    return f"Operators: {', '.join(plan.cluster.operators)} (add-ons: {addons})"
+    return f"Operators: {', '.join(plan.cluster.operators)} (add-ons: {addons}){own}"
 
 
 def _role_name(arn: str) -> str:

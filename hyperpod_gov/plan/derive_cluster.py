@@ -131,6 +131,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
             installs_observability=e.installs.observability, self_managed_kueue=e.self_managed_kueue,
             network_policy_enforcer=e.network_policy_enforcement.enforcer if e.network_policy_enforcement else None,
             network_policy_reason=e.network_policy_enforcement.reason if e.network_policy_enforcement else None,
+            operators=tuple(sorted(e.operators)),
         ) if e else None,
         api_access=api_sources(c),
         slurm=_slurm_orchestrator(spec),

@@ -178,6 +178,8 @@ class ExistingClusterPlan:
     # existing.networkPolicyEnforcement: vpc-cni, other (with the spec's reason), or None (not stated: HPG-E006)
     network_policy_enforcer: Optional[str] = field(default=None, kw_only=True)
     network_policy_reason: Optional[str] = field(default=None, kw_only=True)
+    # existing.operators: HyperPod operators that run there already, installed outside hyperpod-gov (sorted)
+    operators: tuple[str, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)

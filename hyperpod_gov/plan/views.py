@@ -18,13 +18,14 @@ from typing import Mapping
 # Re-exported: diff.py, explain.py and the tests import these names from here.
 from .views_base import Row, TeamPart, View
 from .views_cluster import (CAPACITY, CLUSTER, INSTANCE_GROUPS, PRIORITY_CLASSES, dedicated_groups,
-                            network_policy_enforcement, shared_file_system)
+                            network_policy_enforcement, running_operators, shared_file_system)
 from .views_monitoring import MONITORING
 from .views_slurm import SLURM, SLURM_GROUPS, SLURM_TEAMS
 from .views_team import TEAM, team_columns
 
 __all__ = ["Row", "View", "TeamPart", "VIEWS", "MONITORING", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS",
-           "team_columns", "NOT_GOVERNED", "dedicated_groups", "network_policy_enforcement", "shared_file_system"]
+           "team_columns", "NOT_GOVERNED", "dedicated_groups", "network_policy_enforcement", "running_operators",
+           "shared_file_system"]
 
 
 # The monitoring view last: the other views' output order stays as it was.

@@ -38,6 +38,12 @@ def _operators(plan: Plan) -> tuple[str, ...]:
                                                  for a in plan.operator_addons)
 
 
+def running_operators(plan: Plan) -> tuple[str, ...]:
+    """The operators an existing cluster runs already (cluster.existing.operators): teams may use them (HPG-D009)."""
+    e = plan.cluster.existing
+    return e.operators if e is not None else ()
+
+
 def _pool(plan: Plan) -> str:
     pool = plan.shared_pool
     if pool is None:
@@ -205,6 +211,8 @@ CLUSTER = View(
         Row("add-on versions", "cluster.addonVersions", _addons, ("addon_versions",), members=True),
         # cluster.operators: the HyperPod operators; their add-ons and versions are in the add-on versions row.
         Row("operators", "cluster.operators", _operators, ("operators",), members=True),
+        Row("operators running on the existing cluster", "cluster.existing.operators", running_operators,
+            ("existing",), members=True),
         Row("VPC", "cluster.vpc", _vpc, ("network",)),
         Row("tags", "tags", lambda p: tuple(f"{k}={v}" for k, v in p.tags), ("tags",), members=True),
         Row("delivery source", "deployment.pipeline.repository|deployment.pipeline.branch|"

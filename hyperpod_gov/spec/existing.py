@@ -8,6 +8,7 @@ from typing import Literal, Optional
 from pydantic import Field, ValidationInfo, field_validator
 
 from ._base import SpecModel, spec_error
+from .addons import Operator
 from .network import SECURITY_GROUP_ID, SUBNET_ID, VPC_ID
 
 
@@ -102,11 +103,25 @@ class Existing(SpecModel):
         "reason: ...}. Default: not stated, and validate warns (HPG-E006): the policies are emitted but may be "
         "enforced by nothing (the vpc-cni add-on's enableNetworkPolicy is off by default).",
     )
+    operators: tuple[Operator, ...] = Field(
+        default=(),
+        description="HyperPod operators that run on the cluster already, installed outside hyperpod-gov (the "
+        "SageMaker console's quick install, `aws eks create-addon`): training, inference, spaces. Teams may be "
+        "approved for the workloads they run (HPG-D009); hyperpod-gov installs none of them (cluster.operators "
+        "lists what it installs). Default: none stated.",
+    )
     self_managed_kueue: bool = Field(
         default=False,
         description="Kueue installed outside the task-governance add-on (Helm chart, manifests) runs on the "
         "cluster. Default: false. In task-governance mode the add-on cannot be installed next to it (HPG-Q006).",
     )
+
+    @field_validator("operators")
+    @classmethod
+    def _operators(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(v)) != len(v):
+            raise spec_error("names an operator twice", "list each operator once")
+        return v
 
     @field_validator("hyper_pod_cluster_arn")
     @classmethod

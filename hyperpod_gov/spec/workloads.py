@@ -13,3 +13,17 @@ INTERACTIVE = "interactive"
 # The examples' contracts say "experimentation" for notebook work: it admits what "interactive" admits.
 EXPERIMENTATION = "experimentation"
 APPROVED_WORKLOADS: tuple[str, ...] = (TRAINING, FINE_TUNING, INFERENCE, INTERACTIVE, EXPERIMENTATION)
+
+# The HyperPod operator (cluster.operators) that runs every kind a word admits, and those kinds: a team approved for
+# the word can run nothing on a cluster without it (rule HPG-D009). plan/workloads.py ``WORKLOAD_KINDS`` is the
+# source; a test keeps the two in step. Training and fine-tuning admit Kubernetes Jobs, which need no operator.
+OPERATOR_NEEDED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (INFERENCE, "inference", ("InferenceEndpointConfig", "JumpStartModel")),
+    (INTERACTIVE, "spaces", ("Workspace",)),
+    (EXPERIMENTATION, "spaces", ("Workspace",)),
+)
+
+
+def operator_needed(word: str) -> tuple[str, tuple[str, ...]] | None:
+    """(operator, the kinds it runs) that approved-workload ``word`` needs, or None if Kubernetes runs it alone."""
+    return next(((op, kinds) for w, op, kinds in OPERATOR_NEEDED if w == word), None)

@@ -39,7 +39,11 @@ def _spec() -> dict[str, Any]:
     a["workloadIdentities"].append({"serviceAccount": "server", "grants": {"s3": [
         {"bucket": "team-a-models", "prefix": "llm/"}, {"bucket": "shared-models"}]}})
     b["workloadIdentities"] = [{"serviceAccount": "server", "grants": {"s3": [{"bucket": "team-b-models"}]}}]
-    d["cluster"]["sharedStorage"] = {"fsxLustre": {"storageCapacityGiB": 1200, "perUnitStorageThroughput": 125}}
+    # The teams serve models (HPG-D009); one FSx CSI driver, the inference operator's, serves the file system too
+    # (HPG-D008).
+    d["cluster"]["sharedStorage"] = {"fsxLustre": {"storageCapacityGiB": 1200, "perUnitStorageThroughput": 125,
+                                                   "csiDriverVersion": "v1.6.0-eksbuild.1"}}
+    d["cluster"]["operators"] = ["training", "inference"]
     return d
 
 

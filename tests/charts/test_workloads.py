@@ -52,6 +52,7 @@ MODEL_GRANT = {"serviceAccount": "server", "grants": {"s3": [{"bucket": "example
 
 def _spec(base: dict, **team_a: Any) -> dict:
     base["scheduler"]["priorityClasses"] = [{"name": "training", "weight": 80}, {"name": "urgent", "weight": 100}]
+    base["cluster"]["operators"] = ["training", "inference", "spaces"]  # every kind's operator (HPG-D009)
     base["teams"][0].update(team_a)
     base["teams"][0]["workloadIdentities"] = [*base["teams"][0].get("workloadIdentities", []), MODEL_GRANT]
     return base

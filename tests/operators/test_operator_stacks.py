@@ -53,11 +53,15 @@ def _role(template, ref) -> dict:
     return template["Resources"][ref["Fn::GetAtt"][0]]["Properties"]
 
 
-def test_default_installs_the_training_operator_and_cert_manager_pinned(enterprise):
+def test_the_enterprise_example_installs_the_operators_its_teams_run_on_pinned(enterprise):
+    # operators: [training, inference, spaces]: its teams approve inference and experimentation (HPG-D009). The
+    # default, [training] alone, is test_operator_spec.py's test_the_default_is_the_training_operator_only.
     found = _addons(enterprise.template("capacity"))
     assert found[TRAINING][1]["AddonVersion"] == "v1.0.1-eksbuild.1"
     assert found["cert-manager"][1]["AddonVersion"] == "v1.18.2-eksbuild.2"
-    assert "amazon-sagemaker-spaces" not in found and "aws-ebs-csi-driver" not in found
+    assert found["amazon-sagemaker-spaces"][1]["AddonVersion"] == "v0.2.1-eksbuild.1"
+    assert found["aws-ebs-csi-driver"][1]["AddonVersion"] == "v1.48.0-eksbuild.2"
+    assert found["amazon-sagemaker-hyperpod-inference"][1]["AddonVersion"] == "v1.0.0-eksbuild.1"
 
 
 def test_operator_addons_wait_for_the_nodes_the_pod_identity_agent_and_cert_manager(all_operators):

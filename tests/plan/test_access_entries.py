@@ -24,6 +24,7 @@ POLICY = "arn:aws:eks::aws:cluster-access-policy/"
 def interactive():
     data = connected()
     data["teams"][0]["contract"]["approvedWorkloads"] = ["training", "interactive"]
+    data["cluster"]["operators"] = ["training", "spaces"]  # interactive work runs on the spaces operator (HPG-D009)
     return data
 
 

@@ -40,11 +40,13 @@ from .slurm_partitions import (SLURM_RESERVED_QOS, slurm_accelerator_quotas_need
                                slurm_fair_share_zero_is_clamped, slurm_names_are_distinct,
                                slurm_partition_access_needs_merge, slurm_partitions_hold_one_governed_type,
                                slurm_quotas_fit_compute_capacity, slurm_users_have_an_account)
+from .workload_operators import approved_workloads_have_their_operators, installed_operators
 
 __all__ = [
     "CDK_WARN_NO_DEPENDENCIES_CHART", "CREATED_CLUSTER_ONLY", "EKS_ONLY_CLUSTER", "EKS_ONLY_GROUP",
     "EKS_ONLY_SCHEDULER", "EKS_ONLY_TEAM", "MAX_KUEUE_FLAVORS", "OPERATOR_VERSION_KEYS", "RULES", "SLURM_RESERVED_QOS",
     "UNOWNED_ADDONS", "admin_cidrs_stay_off_the_internet", "api_access_stays_off_the_internet",
+    "approved_workloads_have_their_operators",
     "availability_zones_are_in_the_region", "borrowing_needs_idle_sharing", "capacity_region_offers_hyperpod",
     "check_spec", "cluster_viewers_are_not_admins", "consumer_accounts_are_used", "contracts_are_complete_enough",
     "contracts_are_current", "declared_types_are_new", "declared_types_are_uncatalogued",
@@ -52,7 +54,8 @@ __all__ = [
     "egress_keeps_off_the_nodes", "egress_stays_off_the_internet", "existing_target_roles_stay_with_one_team",
     "endpoint_access_matches_cidrs", "existing_cluster_is_in_the_capacity_account", "existing_cluster_keys",
     "existing_cluster_states_network_policy_enforcement",
-    "identities_target_declared_accounts", "instance_types_are_known", "instance_types_are_offered_in_the_region",
+    "identities_target_declared_accounts", "installed_operators", "instance_types_are_known",
+    "instance_types_are_offered_in_the_region",
     "kueue_flavor_limit", "mig_groups_are_consistent", "mig_types_are_listed_by_hyperpod", "one_fsx_csi_driver",
     "operators_are_installable", "options_exist_in_the_regions_cloudformation", "principals_are_trusted",
     "quota_entries_fit_their_type", "quotas_fit_capacity", "reservations_are_in_the_capacity_region",

@@ -41,6 +41,7 @@ from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm
                                slurm_names_are_distinct, slurm_partition_access_needs_merge,
                                slurm_partitions_hold_one_governed_type, slurm_quotas_fit_compute_capacity,
                                slurm_users_have_an_account)
+from .workload_operators import approved_workloads_have_their_operators
 
 
 RULES = RuleBook("spec rules", tuple(sorted((
@@ -90,6 +91,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     dedicated_capacity_is_not_lent,
     shared_storage_matches_the_cluster,
     one_fsx_csi_driver,
+    approved_workloads_have_their_operators,
     # Slurm-orchestrated clusters
     slurm_keys_match_the_orchestrator,
     slurm_node_types_are_complete,
