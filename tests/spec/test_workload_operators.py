@@ -168,3 +168,17 @@ def test_an_existing_clusters_running_operators_reach_the_plan_the_cluster_view_
     assert "Operators: none installed by hyperpod-gov; running already: inference, spaces" in explain(plan)
     created = build_plan(parse_spec(approving("training"), today=TODAY))
     assert row.get(created) == ()
+
+
+def test_the_docs_existing_cluster_example_is_accepted_for_the_work_it_names():
+    import yaml
+
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "operators.md").read_text()
+    (block,) = [b.split("```", 1)[0] for b in page.split("```yaml\n")[1:] if "existing:" in b.split("```", 1)[0]]
+    cluster = yaml.safe_load(block)["cluster"]
+    data = approving("training", "inference", "interactive", existing=True, operators=cluster["operators"],
+                     running=cluster["existing"]["operators"])
+    spec = parse_spec(data, today=TODAY)
+    assert (spec.cluster.operators, spec.cluster.existing.operators) == (("spaces",), ("training", "inference"))
