@@ -139,7 +139,8 @@ def test_hyperpod_waits_for_the_dependencies_chart_and_the_cni(enterprise):
 def test_lifecycle_bucket_is_sagemaker_prefixed_encrypted_private_and_tls_only(enterprise):
     t = enterprise.template("capacity")
     buckets = dict(resources(t, "AWS::S3::Bucket"))
-    (bucket_id, bucket), = [(i, b) for i, b in buckets.items() if "BucketName" in b]
+    # the lifecycle bucket (the other named one: the inference operator's TLS bucket, hyperpod-tls-...)
+    (bucket_id, bucket), = [(i, b) for i, b in buckets.items() if str(b.get("BucketName")).startswith("sagemaker-")]
     assert bucket["BucketName"] == "sagemaker-acme-ml-111111111111-us-east-1"
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
     assert all(bucket["PublicAccessBlockConfiguration"].values())
