@@ -93,6 +93,12 @@ _HANDLER_VPC = ("the existing cluster's subnets (cluster.existing.subnetIds) are
                 "not the SageMaker API this handler calls; where the app creates the VPC and its SageMaker API "
                 "endpoint the handler runs in the private subnets (docs/security.md)")
 
+# The CfnJson handler aws-cdk-lib adds with the inference operator's IRSA roles: their trust conditions are keyed by
+# the OIDC issuer, a deploy-time value, so CloudFormation resolves them through this custom resource.
+_CFN_JSON = ("the CDK CfnJson handler (AWSCDKCfnUtilsProvider; it builds the inference operator's IRSA trust "
+             "conditions, whose keys hold the cluster's OIDC issuer)",
+             "AWSCDKCfnUtilsProviderCustomResourceProviderHandler")
+
 # (check id, logical id prefix) -> reason. Logical ids end in a hash CDK derives from the construct path.
 JUSTIFIED: dict[tuple[str, str], str] = {
     **{("CKV_AWS_115", p): f"{what}: {_CONCURRENCY}" for p, (what, _) in _HANDLERS.items()},
@@ -112,6 +118,21 @@ JUSTIFIED: dict[tuple[str, str], str] = {
     "accesses would need a third bucket, and so on; S3 writes the log objects with its logging service principal",
     ("CKV_AWS_21", "LifecycleScriptsAccessLogs"): "the lifecycle bucket's access-log bucket: log objects are "
     "written once and expire; versions of them would keep nothing that was ever changed",
+    ("CKV_AWS_115", _CFN_JSON[1]): f"{_CFN_JSON[0]}: {_CONCURRENCY}",
+    ("CKV_AWS_116", _CFN_JSON[1]): f"{_CFN_JSON[0]}: {_dead_letters(None)}",
+    ("CKV_AWS_117", _CFN_JSON[1]): f"{_CFN_JSON[0]}: it turns a JSON value into a string in memory and calls "
+    "nothing but CloudFormation's response URL; in the VPC it would need a route to that URL and gain no isolation",
+    ("CKV_AWS_111", "OperatorsInferenceOperatorAlbControllerRolePolicy"): "the AWS Load Balancer Controller's own "
+    "policy (aws-load-balancer-controller-iam-policy-v2.13.0.json, the file AWS's inference setup page attaches, "
+    "unchanged): ELB and EC2 calls that create load balancers, target groups and security groups take no "
+    "resource-level constraint before the resource exists, and the controller's tag conditions "
+    "(elbv2.k8s.aws/cluster) limit what it changes; only the controller's service account in "
+    "hyperpod-inference-system may assume the role, through this cluster's OIDC provider",
+    ("CKV_AWS_18", "OperatorsTlsBucketAccessLogs"): "the inference operator's TLS bucket's access-log bucket: logging "
+    "its own accesses would need a third bucket, and so on; S3 writes the log objects with its logging service "
+    "principal",
+    ("CKV_AWS_21", "OperatorsTlsBucketAccessLogs"): "the inference operator's TLS bucket's access-log bucket: log "
+    "objects are written once and expire; versions of them would keep nothing that was ever changed",
     ("CKV_AWS_18", "*StorageAccessLogs"): "a team bucket's access-log bucket (teams[].storage): logging its own "
     "accesses would need a third bucket, and so on; S3 writes the log objects with its logging service principal",
 }
