@@ -59,7 +59,8 @@ def test_results_on_later_pages_are_read(aws, enterprise_live, capsys):
         ("AccessEntry", last_entry, "unexpected"),  # the node role's entry, now mapped onto a team group
     ]
     assert aws.operations.count("ListComputeQuotas") == 3  # 5 quotas, 2 per page
-    assert aws.operations.count("ListAddons") == 5  # 9 add-ons (7 and the training operator with cert-manager)
+    # 15 add-ons, two a page: 7, and the 8 of the training, inference and spaces operators (cert-manager among them)
+    assert aws.operations.count("ListAddons") == 8
 
 
 def _set(path: str, value: Any) -> Callable[[FakeCluster], None]:
