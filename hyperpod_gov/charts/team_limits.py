@@ -1,6 +1,7 @@
-"""The team-limits policy: a team's priority classes, image registries and inference model sources, read from the
-team's parameter ConfigMap in the platform's namespace, and the resource rules that are the same for every team (a
-container without a GPU says ``NVIDIA_VISIBLE_DEVICES=void``, accelerator requests equal their limits)."""
+"""The team-limits policy: a team's priority classes (and whether its work must name one), image registries and
+inference model sources, read from the team's parameter ConfigMap in the platform's namespace, and the resource
+rules that are the same for every team (a container without a GPU says ``NVIDIA_VISIBLE_DEVICES=void``,
+accelerator requests equal their limits)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ DEVICE_MOUNTS = "nvidia-container-devices"
 def team_params(team: TeamPlan, priority_classes: tuple[str, ...],
                 file_system: Optional[FileSystemPlan] = None) -> dict[str, str]:
     """The ``data`` of the team's parameter ConfigMap: its allowed Kueue priority classes (and whether its work must
-    name one), image prefixes and inference model sources (``file_system``: the shared file system, where the team has a directory on it)."""
+    name one), image prefixes and inference model sources (``file_system``: the shared file system, where the team
+    has a directory on it)."""
     data = {"team": team.name, IMAGES_KEY: "prefixes" if team.image_prefixes else "any"}
     data.update({f"{PRIORITY_KEY}{p}": p for p in priority_classes})
     if team.require_priority:
