@@ -107,7 +107,7 @@ def _lone_surrogates(data: Any) -> list[SpecIssue]:
     try:  # one pass in C over the whole spec (a surrogate cannot be encoded as UTF-8); the walk below names paths
         json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
         return []
-    except (UnicodeEncodeError, TypeError, ValueError):  # a surrogate, or keys json does not take: walk
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError):  # a surrogate, keys json refuses, depth
         pass
     issues: list[SpecIssue] = []
     stack: list[tuple[str, Any]] = [("", data)]
