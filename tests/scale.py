@@ -35,6 +35,7 @@ def many_teams_spec(teams: int, *, mode: str = "task-governance") -> dict[str, A
                     {"serviceAccount": "trainer", "targetRoleArn": f"arn:aws:iam::222222222222:role/team-{i:03d}-data"},
                     {"serviceAccount": "notebook"},
                 ],
+                "images": [f"111111111111.dkr.ecr.us-east-1.amazonaws.com/team-{i:03d}/"],  # HPG-A011
                 "egress": [{"cidr": "10.50.0.0/16", "ports": [443, 5432]}],
                 "contract": {
                     "businessOwner": f"lead-{i}@example.com", "operationsOwner": f"ops-{i}@example.com",

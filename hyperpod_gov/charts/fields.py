@@ -119,11 +119,11 @@ TEAM_OBJECTS: tuple[ObjectRow, ...] = (
     ObjectRow("ValidatingAdmissionPolicyBinding", lambda t: (binding_name(TEAM_LIMITS_POLICY, t),),
               "the team's workload limits", "teams[].name"),
     ObjectRow("ConfigMap", _one("name"), "the team's allowed priority classes, images and model sources",
-              "teams[].priorityClasses|teams[].images|teams[].workloadIdentities[].grants.s3|"
-              "cluster.sharedStorage", "data",
+              "teams[].priorityClasses|teams[].requirePriority|teams[].images|"
+              "teams[].workloadIdentities[].grants.s3|cluster.sharedStorage", "data",
               lambda plan, t: team_params(t, t.kueue_priority_classes,
                                           plan.shared_storage.file_system if plan.shared_storage else None),
-              ("priority_classes", "image_prefixes", "identities", "volume")),
+              ("priority_classes", "require_priority", "image_prefixes", "identities", "volume")),
     ObjectRow("LimitRange", _fixed(LIMIT_RANGE), "default requests", "", "spec",
               lambda plan, t: {"limits": [{"type": "Container", "defaultRequest": dict(DEFAULT_REQUESTS)}]}),
     ObjectRow("NetworkPolicy", _fixed("default-deny"), "default deny", ""),

@@ -1,6 +1,7 @@
-"""The team-limits policy: a team's priority classes, image registries and inference model sources, read from the
-team's parameter ConfigMap in the platform's namespace, and the resource rules that are the same for every team (a
-container without a GPU says ``NVIDIA_VISIBLE_DEVICES=void``, accelerator requests equal their limits)."""
+"""The team-limits policy: a team's priority classes (and whether its work must name one), image registries and
+inference model sources, read from the team's parameter ConfigMap in the platform's namespace, and the resource
+rules that are the same for every team (a container without a GPU says ``NVIDIA_VISIBLE_DEVICES=void``,
+accelerator requests equal their limits)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ PARAMS_NAMESPACE = "hyperpod-gov-system"
 PRIORITY_KEY = "priority-class."  # + the WorkloadPriorityClass name; the value repeats it
 IMAGE_KEY = "image-prefix."  # + the prefix's position in the sorted list; the value is the prefix
 IMAGES_KEY = "images"  # "any" (teams[].images is empty) or "prefixes"
+REQUIRE_PRIORITY_KEY = "require-priority"  # "true" with teams[].requirePriority; absent otherwise
 # The team's model sources (plan/workloads.py ModelSources): "<bucket>/<prefix>" per S3 grant, and the shared file
 # system with the team's directory on it (the values are the plan's, placeholders filled at deploy).
 MODEL_S3_KEY = "model-s3."  # + the grant's position in the sorted list; the value is "<bucket>/<prefix>"
@@ -41,10 +43,13 @@ DEVICE_MOUNTS = "nvidia-container-devices"
 
 def team_params(team: TeamPlan, priority_classes: tuple[str, ...],
                 file_system: Optional[FileSystemPlan] = None) -> dict[str, str]:
-    """The ``data`` of the team's parameter ConfigMap: its allowed Kueue priority classes, image prefixes and
-    inference model sources (``file_system``: the shared file system, where the team has a directory on it)."""
+    """The ``data`` of the team's parameter ConfigMap: its allowed Kueue priority classes (and whether its work must
+    name one), image prefixes and inference model sources (``file_system``: the shared file system, where the team
+    has a directory on it)."""
     data = {"team": team.name, IMAGES_KEY: "prefixes" if team.image_prefixes else "any"}
     data.update({f"{PRIORITY_KEY}{p}": p for p in priority_classes})
+    if team.require_priority:
+        data[REQUIRE_PRIORITY_KEY] = "true"
     data.update({f"{IMAGE_KEY}{i}": prefix for i, prefix in enumerate(team.image_prefixes)})
     sources = model_sources(team)
     data.update({f"{MODEL_S3_KEY}{i}": f"{bucket}/{prefix}" for i, (bucket, prefix) in enumerate(sources.s3)})
@@ -121,6 +126,20 @@ def _model_source_granted() -> str:
             f"(!{backstep} && {typed} && ({s3_ok}) && ({fsx_ok}))")
 
 
+def _priority_required(label: str) -> str:
+    """CEL: where the team's parameters say so (teams[].requirePriority), the object carries the priority label.
+
+    Checked at the object the team writes: what a managed controller makes from it (the MPIJob launcher's Job, a
+    Job's Pods) is held through its owner. An update needs the label only if the object had it: work created
+    unlabeled before the team required one keeps being updated (Kueue unsuspends it, controllers remove their
+    finalizers), and the label cannot be removed."""
+    def labelled(o: str) -> str:
+        return f"(has({o}.metadata.labels) && '{label}' in {o}.metadata.labels)"
+    required = f"('{REQUIRE_PRIORITY_KEY}' in params.data && params.data['{REQUIRE_PRIORITY_KEY}'] == 'true')"
+    return (f"!{required} || {labelled('object')} || "
+            f"(request.operation != 'CREATE' && !{labelled('oldObject')}) || ({made_by_its_controller()})")
+
+
 def team_limits_policy() -> dict[str, Any]:
     """The ``spec`` of the policy that holds a team's work to the team's own values (``params``, the team's
     ConfigMap) and to the platform's resource rules."""
@@ -143,6 +162,13 @@ def team_limits_policy() -> dict[str, Any]:
                 "messageExpression": f"'{label}: ' + object.metadata.labels['{label}'] + ' is not a priority "
                                      f"class team ' + params.data.team + ' may use (teams[].priorityClasses; the "
                                      f"list: ConfigMap {PARAMS_NAMESPACE}/' + params.data.team + ')'",
+                "reason": "Forbidden",
+            },
+            {
+                "expression": _priority_required(label),
+                "messageExpression": f"'team ' + params.data.team + ' requires a priority class on its work "
+                                     f"(teams[].requirePriority): add the label {label} with one of its classes "
+                                     f"(the list: ConfigMap {PARAMS_NAMESPACE}/' + params.data.team + ')'",
                 "reason": "Forbidden",
             },
             _check(_every_spec("!has(s.priorityClassName) || s.priorityClassName == '' || "

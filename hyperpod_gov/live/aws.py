@@ -50,6 +50,10 @@ class NotFound(LiveError):
     """The named resource does not exist (e.g. no HyperPod cluster of that name in the region)."""
 
 
+class AccessDenied(LiveError):
+    """The identity may not make the call (a read a command can do without catches it)."""
+
+
 def boto3_clients(*, profile: Optional[str] = None, region: Optional[str] = None,
                   config: Config = RETRY_CONFIG) -> ClientFactory:
     """The default factory: the default credential chain (or ``profile``), boto3's standard retry mode.
@@ -149,7 +153,7 @@ def _as_live_error(action: str, exc: BaseException) -> LiveError:
         message = str(error.get("Message", "")).strip()
         detail = f" ({code}: {message})" if message else f" ({code})"
         if code in ACCESS_DENIED:
-            return LiveError(call, f"access denied{detail}",
+            return AccessDenied(call, f"access denied{detail}",
                              f"grant {action} to the identity you run as (docs/live.md: the read-only "
                              "permissions drift and import need)")
         if code in BAD_CREDENTIALS:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..spec import SpecError, load_spec
-from .aws import Caller, ClientFactory, LiveError, boto3_clients
+from .aws import AccessDenied, Caller, ClientFactory, LiveError, boto3_clients
 from .drift import DriftItem, compare, to_json, to_text
 from .expected import Expected, expected_state
 from .importer import EXISTING_SUPPORTED, ImportResult, LiveNetwork, spec_from_live
@@ -223,7 +223,11 @@ def _import_eks(cluster, sm, ek, clients: ClientFactory, new_cluster: bool) -> I
         vpc_id = ((eks_cluster or {}).get("resourcesVpcConfig") or {}).get("vpcId")
         cidr = read_vpc_cidr(Caller(clients("ec2"), "ec2"), vpc_id) if vpc_id else None
         addons = read_addon_names(ek, cluster.eks_cluster_name)
-        network = LiveNetwork(cidr, addons, vpc_cni_enforces(ek, cluster.eks_cluster_name, addons))
+        try:
+            enforces: Optional[bool] = vpc_cni_enforces(ek, cluster.eks_cluster_name, addons)
+        except AccessDenied:  # eks:DescribeAddon is beyond the reads docs/live-contract.md names for import
+            enforces = None
+        network = LiveNetwork(cidr, addons, enforces)
     return spec_from_live(cluster, governance, eks_cluster, network)
 
 

@@ -33,7 +33,8 @@ class LiveNetwork:
 
     vpc_cidr: Optional[str]
     addon_names: tuple[str, ...]
-    vpc_cni_enforces: bool = False  # the vpc-cni add-on enforces NetworkPolicies in strict mode (live/isolation.py)
+    # the vpc-cni add-on enforces NetworkPolicies in strict mode (live/isolation.py); None: DescribeAddon was denied
+    vpc_cni_enforces: Optional[bool] = False
 _PLAIN = re.compile(r"^[a-z][a-z0-9._/-]*$")
 _YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
@@ -137,6 +138,9 @@ def _existing_lines(cluster: LiveCluster, eks_cluster: dict[str, Any], network: 
     if network.vpc_cni_enforces:
         out.append("    networkPolicyEnforcement: {enforcer: vpc-cni}  # the vpc-cni add-on runs with "
                    "enableNetworkPolicy in strict mode (preflight checks it)")
+    elif network.vpc_cni_enforces is None:
+        out.append("    # networkPolicyEnforcement: {enforcer: vpc-cni}  # not written: eks:DescribeAddon was denied, "
+                   "so import could not read the vpc-cni add-on; `hyperpod-gov preflight` checks it (HPG-E006)")
     else:
         out.append("    # networkPolicyEnforcement: {enforcer: vpc-cni}  # not written: the vpc-cni add-on does not "
                    "enforce NetworkPolicies in strict mode (or is not an EKS add-on); `hyperpod-gov preflight` says "

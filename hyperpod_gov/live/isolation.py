@@ -70,11 +70,9 @@ def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement
         return ("fix", f"{VPC_CNI} is not an EKS add-on of {eks_name} (self-managed, or another CNI): nothing says "
                 "the teams' NetworkPolicies are enforced", f"install the {VPC_CNI} add-on with configurationValues "
                 f"{json.dumps(WANTED, sort_keys=True)}, {other}")
-    addon = ek.call("describe_addon", clusterName=eks_name, addonName=VPC_CNI).get("addon") or {}
-    values = _configuration(addon.get("configurationValues"))
-    env = values.get("env") if isinstance(values.get("env"), dict) else {}
-    version = str(addon.get("addonVersion", ""))
-    problems = _problems(addon)
+    values, env, version = _settings(ek.call("describe_addon", clusterName=eks_name, addonName=VPC_CNI).get("addon")
+                                     or {})
+    problems = _problems(values, env, version)
     if not problems:
         return "pass", f"{VPC_CNI} {version}: enableNetworkPolicy, {STRICT_MODE} mode{unstated}", ""
     merged = {**values, "enableNetworkPolicy": WANTED["enableNetworkPolicy"], "env": {**env, **WANTED["env"]}}
@@ -84,11 +82,16 @@ def network_policy(ek: Caller, eks_name: str, addons: Iterable[str], enforcement
             f"'{json.dumps(merged, sort_keys=True, separators=(',', ':'))}' (keeps the add-on's other values), {other}")
 
 
-def _problems(addon: dict[str, Any]) -> list[str]:
-    """Why the vpc-cni add-on (DescribeAddon.addon) does not enforce NetworkPolicies in strict mode (empty: it does)."""
+def _settings(addon: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The vpc-cni add-on's (DescribeAddon.addon) configuration values, their ``env`` and its version."""
     values = _configuration(addon.get("configurationValues"))
     env = values.get("env") if isinstance(values.get("env"), dict) else {}
-    version = str(addon.get("addonVersion", ""))
+    return values, env, str(addon.get("addonVersion", ""))
+
+
+def _problems(values: dict[str, Any], env: dict[str, Any], version: str) -> list[str]:
+    """Why the vpc-cni add-on with these settings (``_settings``) does not enforce NetworkPolicies in strict mode
+    (empty: it does)."""
     problems = []
     if str(values.get("enableNetworkPolicy", "")).lower() != "true":
         problems.append("enableNetworkPolicy is not \"true\" (off by default): the NetworkPolicies are stored, not "
@@ -105,7 +108,8 @@ def vpc_cni_enforces(ek: Caller, eks_name: str, addons: Iterable[str]) -> bool:
     """True when the cluster's vpc-cni add-on enforces NetworkPolicies in strict mode (what import writes)."""
     if VPC_CNI not in set(addons):
         return False
-    return not _problems(ek.call("describe_addon", clusterName=eks_name, addonName=VPC_CNI).get("addon") or {})
+    return not _problems(*_settings(ek.call("describe_addon", clusterName=eks_name, addonName=VPC_CNI).get("addon")
+                                    or {}))
 
 
 def open_policy(document: Optional[str]) -> bool:

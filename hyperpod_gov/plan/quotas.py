@@ -104,6 +104,7 @@ class TeamPlan:
     # spec's default: all); and teams[].images: the registry prefixes its images must start with (): any image).
     priority_classes: tuple[str, ...] = ()
     image_prefixes: tuple[str, ...] = ()
+    require_priority: bool = False  # teams[].requirePriority: admission refuses its work without a priority label
     # The team's other parts, built with it in one pass (derive.py): its workload identities (sorted as
     # Plan.identities), its bucket (teams[].storage.bucket: create), its tools policy (teams[].access.toolsPolicy),
     # its volume on the shared file system (cluster.sharedStorage) and its dedicated groups by instance type
@@ -243,6 +244,7 @@ def plan_team(spec: GovernanceSpec, team: Team, cat: Optional[Catalog] = None, *
         alarms=team.alarms,
         priority_classes=team_priority_classes(spec, team),
         image_prefixes=tuple(sorted(set(team.images))),
+        require_priority=team.require_priority,
         identities=identities,
         storage=storage,
         tools_policy=tools_policy,

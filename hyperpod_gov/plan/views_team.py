@@ -134,6 +134,11 @@ TEAM = View(
         Row("priority classes", "teams[].priorityClasses", lambda x: x.team.priority_classes or ("none",),
             ("priority_classes",), members=True,
             privilege=_widens("the team's work may run at this priority and preempt work below it")),
+        # Narrows only: without it unlabeled work runs at the lowest priority, which preempts nothing. import reads
+        # the AWS APIs, not the team's parameter ConfigMap, so it writes neither this key nor priorityClasses; drift
+        # compares the ConfigMap (charts/fields.py).
+        Row("priority label required", "teams[].requirePriority", lambda x: _on_off(x.team.require_priority),
+            ("require_priority",)),
         Row("images", "teams[].images", lambda x: x.team.image_prefixes or ("any image",), ("image_prefixes",),
             members=True, privilege=_widens("the team's containers may run images from here")),
         Row("name", "teams[].name", lambda x: x.team.name, ("name",)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -103,6 +104,11 @@ def _lone_surrogates(data: Any) -> list[SpecIssue]:
     """Every key or text holding a lone surrogate (U+D800..U+DFFF, e.g. a YAML "\\ud800" escape): half of a UTF-16
     pair, not a character; no file, page or template can be written with it. Found before the models run, so no
     command starts writing output it cannot finish."""
+    try:  # one pass in C over the whole spec (a surrogate cannot be encoded as UTF-8); the walk below names paths
+        json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+        return []
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError):  # a surrogate, keys json refuses, depth
+        pass
     issues: list[SpecIssue] = []
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:

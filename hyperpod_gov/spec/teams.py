@@ -142,6 +142,13 @@ class Team(SpecModel):
         "system-node-critical and system-cluster-critical among them. Default: every class of "
         "scheduler.priorityClasses. [] allows none.",
     )
+    require_priority: bool = Field(
+        default=False,
+        description="Admission refuses the team's work (every workload kind, and a Pod no managed controller made) "
+        "created without a kueue.x-k8s.io/priority-class label, or updated to remove it (work created unlabeled "
+        "before this was set can still be updated). Default: false, unlabeled work runs at the lowest priority. "
+        "Refused on a Slurm cluster.",
+    )
     images: tuple[str, ...] = Field(
         default=(),
         description="Registry prefixes (ending in '/') that every image of the team's containers, init "

@@ -307,7 +307,8 @@ def stub_drift(sm: Stubber, ek: Stubber, fake: FakeCluster, *, described_addons:
 
 
 def stub_import(sm: Stubber, ek: Stubber, fake: FakeCluster, *, page_size: Optional[int] = None,
-                endpoint: Optional[dict[str, Any]] = None, ec2: Optional[Stubber] = None) -> None:
+                endpoint: Optional[dict[str, Any]] = None, ec2: Optional[Stubber] = None,
+                addon_denied: bool = False) -> None:
     """Queue every response import reads, in its order (with ``ec2``: governance-only mode's reads too)."""
     sm.add_response("describe_cluster", fake.describe_cluster(), {"ClusterName": fake.name})
     stub_governance(sm, fake, page_size)
@@ -323,5 +324,8 @@ def stub_import(sm: Stubber, ek: Stubber, fake: FakeCluster, *, page_size: Optio
         ek.add_response("list_addons", {"addons": sorted(a["addonName"] for a in fake.addons)},
                         {"clusterName": fake.eks_name})
         cni = next((a for a in fake.addons if a["addonName"] == "vpc-cni"), None)
-        if cni is not None:  # whether it enforces NetworkPolicies (cluster.existing.networkPolicyEnforcement)
+        if cni is not None and addon_denied:  # an identity with only the reads the live contract names
+            ek.add_client_error("describe_addon", "AccessDeniedException", "not authorized",
+                                expected_params={"clusterName": fake.eks_name, "addonName": "vpc-cni"})
+        elif cni is not None:  # whether it enforces NetworkPolicies (cluster.existing.networkPolicyEnforcement)
             ek.add_response("describe_addon", {"addon": cni}, {"clusterName": fake.eks_name, "addonName": "vpc-cni"})

@@ -284,3 +284,20 @@ def test_import_writes_the_network_policy_enforcer_only_when_the_vpc_cni_enforce
     assert yaml.safe_load(text)["cluster"]["existing"].get("networkPolicyEnforcement") == written
     assert ("# networkPolicyEnforcement: {enforcer: vpc-cni}  # not written" in text) is (written is None)
     assert code == 0, err  # the written spec validates either way (an unstated enforcer is a warning, HPG-E006)
+
+
+def test_import_without_describe_addon_still_writes_the_spec_and_says_why_the_enforcer_is_missing(tmp_path, capsys,
+                                                                                                  monkeypatch):
+    """The live contract names SageMaker DescribeCluster, EKS DescribeCluster/ListAddons and EC2 DescribeVpcs for
+    import: an identity with those alone gets its spec (exit 0), the enforcer left as a comment saying why."""
+    import yaml
+
+    monkeypatch.setattr(live_cli, "EXISTING_SUPPORTED", True)
+    fake = console_cluster()
+    fake.addons = [{"addonName": "amazon-sagemaker-hyperpod-taskgovernance"},
+                   {**STRICT_CNI, "clusterName": fake.eks_name}]
+    code, out, err = imported_existing(fake, tmp_path, capsys, addon_denied=True)
+    text = out.read_text()
+    assert code == 0, err
+    assert "networkPolicyEnforcement" not in yaml.safe_load(text)["cluster"]["existing"]
+    assert "not written: eks:DescribeAddon was denied" in text

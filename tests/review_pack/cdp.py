@@ -12,13 +12,15 @@ import base64
 import json
 import os
 import queue
+import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium package, found on the PATH like the other tools the tests need (None: not installed)
+CHROMIUM: Optional[str] = shutil.which("chromium") or shutil.which("chromium-browser")
 
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -41,7 +43,7 @@ class Browser:
         # moves the pipe ends there in the child.
         script = f'exec 3<&{to_chrome_r} 4>&{from_chrome_w} {to_chrome_r}<&- {from_chrome_w}>&-; exec "$0" "$@"'
         self.proc = subprocess.Popen(
-            ["bash", "-c", script, str(CHROMIUM), *FLAGS, f"--user-data-dir={user_data_dir}",
+            ["bash", "-c", script, str(CHROMIUM or "chromium"), *FLAGS, f"--user-data-dir={user_data_dir}",
              f"--window-size={width},{height}", "about:blank"],
             pass_fds=(to_chrome_r, from_chrome_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         log.close()

@@ -83,12 +83,14 @@ def matches(policy: dict[str, Any], obj: dict[str, Any], operation: str = "CREAT
 
 def denials(policy: dict[str, Any], obj: dict[str, Any], *, namespace: str, operation: str = "CREATE",
             user: dict[str, Any] | None = None, params: dict[str, Any] | None = None,
-            subresource: str = "") -> list[str]:
+            subresource: str = "", old_object: dict[str, Any] | None = None) -> list[str]:
     """The messages of every validation ``obj`` fails ([] = admitted; ['(not matched)'] never: unmatched is []).
 
     ``user``: the request's userInfo (default: a team member); ``params``: the binding's parameter object, as
     ``params`` (a policy with a paramKind and no params is refused, as parameterNotFoundAction: Deny does);
-    ``subresource``: e.g. "ephemeralcontainers" (kubectl debug), matched as pods/ephemeralcontainers."""
+    ``subresource``: e.g. "ephemeralcontainers" (kubectl debug), matched as pods/ephemeralcontainers;
+    ``old_object``: the object before an UPDATE (default: ``obj`` itself; on CREATE there is none, as oldObject is
+    null there)."""
     if not matches(policy, obj, operation, subresource):
         return []
     if "paramKind" in policy and params is None:
@@ -98,6 +100,8 @@ def denials(policy: dict[str, Any], obj: dict[str, Any], *, namespace: str, oper
         "request": celpy.json_to_cel({"namespace": namespace, "operation": operation, "subResource": subresource,
                                       "userInfo": user if user is not None else MEMBER}),
     }
+    if operation == "UPDATE":
+        activation["oldObject"] = celpy.json_to_cel(old_object if old_object is not None else obj)
     if params is not None:
         activation["params"] = celpy.json_to_cel(params)
     for condition in policy.get("matchConditions", []):

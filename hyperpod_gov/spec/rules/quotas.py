@@ -261,7 +261,8 @@ def task_governance_addon_not_next_to_kueue(spec: GovernanceSpec, today: dt.date
 
 # --- per-team workload limits (teams[].priorityClasses) -------------------------------------------------------
 
-@rule("HPG-Q007", "error", "A team's priorityClasses name priority classes of scheduler.priorityClasses, each once.")
+@rule("HPG-Q007", "error", "A team's priorityClasses name priority classes of scheduler.priorityClasses, each once; "
+      "a team with requirePriority may use at least one.")
 def team_priority_classes_are_defined(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     defined = [p.name for p in spec.scheduler.priority_classes]
     for ti, team in enumerate(spec.teams):
@@ -274,6 +275,12 @@ def team_priority_classes_are_defined(spec: GovernanceSpec, today: dt.date) -> I
                                 "define it under scheduler.priorityClasses first, or remove it")
         yield from _repeats(chosen, lambda i, ti=ti: f"teams[{ti}].priorityClasses[{i}]",
                             "names a priority class twice", "list each class once")
+        usable = set(defined) if team.priority_classes is None else set(defined).intersection(chosen)
+        if team.require_priority and not usable:
+            yield SpecIssue(f"teams[{ti}].requirePriority", "requires a priority class label, but the team may use "
+                            "no priority class (teams[].priorityClasses, scheduler.priorityClasses): admission would "
+                            "refuse all of its work", True, "give the team a class of scheduler.priorityClasses in "
+                            "priorityClasses, or remove requirePriority")
 
 
 # --- dedicated node groups (instanceGroups[].dedicatedTo) ------------------------------------------------------

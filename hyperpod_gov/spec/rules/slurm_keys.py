@@ -67,6 +67,8 @@ EKS_ONLY_TEAM = (
     ("allowInternetEgress", "allow_internet_egress", "NetworkPolicies have no Slurm counterpart"),
     ("podSecurity", "pod_security", "Pod Security has no Slurm counterpart: jobs run as the submitting POSIX user"),
     ("images", "images", "pod image admission has no Slurm counterpart"),
+    ("requirePriority", "require_priority", "Kubernetes admission has no Slurm counterpart: a job without --qos "
+     "runs at its account's default QOS"),
     ("storage", "storage", "the team bucket admits the team's IAM roles, which a Slurm team does not have: "
      "teams[].slurm.dataPath is its directory on the shared file system"),
 )
