@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from aws_cdk import CfnJson, Duration, RemovalPolicy, Stack, aws_eks_v2 as eks, aws_iam as iam, aws_s3 as s3
+from aws_cdk import Aws, CfnJson, Duration, RemovalPolicy, Stack, aws_eks_v2 as eks, aws_iam as iam, aws_s3 as s3
 from constructs import Construct
 
 from ..plan.operators import KEDA_ACTIONS, AddonRole, OperatorAddon, fsx_csi_addon_spec
@@ -60,10 +60,25 @@ def _trust(scope: Construct, role: AddonRole, *, account: str, eks_arn: str,
     principal: iam.IPrincipal = irsa_trust(scope, f"{role.key}Trust", provider=provider, namespace=role.namespace,
                                            service_account=role.service_account)
     if role.sagemaker_trust:
-        # The setup page's execution role also trusts SageMaker; only from this account.
+        # The setup page's execution role also trusts SageMaker; only for this account's SageMaker resources.
         principal = iam.CompositePrincipal(principal, iam.ServicePrincipal(
-            "sagemaker.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": account}}))
+            "sagemaker.amazonaws.com", conditions=sagemaker_trust_conditions()))
     return principal
+
+
+def sagemaker_trust_conditions() -> dict:
+    """Confused deputy for the inference operator's execution role: SageMaker assumes it only on behalf of a
+    SageMaker resource of this account and region.
+
+    The setup page's trust (sagemaker-hyperpod-model-deployment-setup.html, and the trust troubleshooting page
+    sagemaker-hyperpod-model-deployment-ts-trust.html) names the service without a condition, and AWS does not
+    document which resource SageMaker acts for with this role (the HyperPod cluster, or the SageMaker endpoint an
+    InferenceEndpointConfig registers): ``cluster/*`` alone could break endpoint registration, so the ARN pattern
+    is every SageMaker resource of this account and region; another account's resources never match."""
+    return {
+        "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+        "ArnLike": {"aws:SourceArn": f"arn:{Aws.PARTITION}:sagemaker:{Aws.REGION}:{Aws.ACCOUNT_ID}:*"},
+    }
 
 
 def _role(scope: Construct, role: AddonRole, *, account: str, eks_arn: str, hyperpod_arn: str,

@@ -23,7 +23,14 @@ from hyperpod_gov.stacks.app import build_app
 # Per-team data (issue 20) adds 4 with the applied-research team's bucket and grants: replication of the team bucket
 # and its access-log bucket (one region by design), SSE-S3 on the access-log bucket (server access logging delivers
 # to SSE-S3 destinations only), the inline policy of the source role that now holds grants.
-ENTERPRISE_NIST_FINDINGS = 35
+# The example's operators (issue 56: inference and spaces, which its contracts approve; HPG-D009) add 9: the inline
+# policies of four operator roles (the EBS CSI driver's, the inference operator's execution role and its ALB
+# controller and KEDA roles: the policies AWS's setup page gives, scoped where it allows); the inference operator's
+# TLS certificate bucket and its access-log bucket: replication (2; certificates the operator re-creates, one region
+# by design), SSE-KMS (2; the operator writes with the setup page's S3 permissions and no KMS grant, and server
+# access logging delivers to SSE-S3 destinations only), versioning of the access-log bucket (1; as for the
+# lifecycle bucket's access logs).
+ENTERPRISE_NIST_FINDINGS = 44
 
 
 def nist_findings(spec, out_dir) -> collections.Counter:

@@ -23,10 +23,20 @@ SERVICE_CONDITIONS = {
     "vpc-flow-logs.amazonaws.com": lambda c, account, eks_arn: (
         c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
         and ":vpc-flow-log/*" in json.dumps(c["ArnLike"]["aws:SourceArn"])),
+    # HyperPod clusters' execution roles: this account's clusters. The inference operator's execution role: this
+    # account's SageMaker resources (constructs/operators.py sagemaker_trust_conditions says why): _sagemaker_arn.
     "sagemaker.amazonaws.com": lambda c, account, eks_arn: (
         c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
         and ":cluster/*" in json.dumps(c["ArnLike"]["aws:SourceArn"])),
 }
+INFERENCE_EXECUTION_ROLE = "InferenceOperatorExecutionRole"
+
+
+def _sagemaker_arn(condition) -> bool:
+    """The inference execution role's pattern: arn:<partition>:sagemaker:<region>:<this account>:*."""
+    return condition["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}} and condition["ArnLike"] == {
+        "aws:SourceArn": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":sagemaker:", {"Ref": "AWS::Region"},
+                                            ":", {"Ref": "AWS::AccountId"}, ":*"]]}}
 
 
 def _trusts(template):
@@ -46,6 +56,9 @@ def test_every_pod_identity_flow_log_and_hyperpod_trust_is_bound_to_this_account
         for logical_id, service, condition in _trusts(template):
             seen.add(service)
             assert condition, (name, logical_id, service)
+            if service == "sagemaker.amazonaws.com" and INFERENCE_EXECUTION_ROLE in logical_id:
+                assert _sagemaker_arn(condition), (logical_id, condition)
+                continue
             assert SERVICE_CONDITIONS[service](condition, plan.account, plan.cluster.eks_arn), (logical_id, condition)
     assert seen == set(SERVICE_CONDITIONS)
 
