@@ -194,10 +194,13 @@ def test_irsa_roles_trust_one_service_account_of_this_cluster(all_operators, add
     issuer = f"<issuer:{_provider(t)}>"
     conditions, others = _irsa(t, ref["Fn::GetAtt"][0])
     assert conditions == {f"{issuer}:sub": f"system:serviceaccount:{subject}", f"{issuer}:aud": "sts.amazonaws.com"}
-    if via == "executionRoleArn":  # the setup page's execution role is also SageMaker's, from this account only
+    if via == "executionRoleArn":  # the setup page's execution role is also SageMaker's, for this account only
         assert others == [{"Action": "sts:AssumeRole", "Effect": "Allow",
                            "Principal": {"Service": "sagemaker.amazonaws.com"},
-                           "Condition": {"StringEquals": {"aws:SourceAccount": "111111111111"}}}]
+                           "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                                         "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", [
+                                             "arn:", {"Ref": "AWS::Partition"}, ":sagemaker:", {"Ref": "AWS::Region"},
+                                             ":", {"Ref": "AWS::AccountId"}, ":*"]]}}}}]
     else:
         assert others == []
 
