@@ -98,7 +98,7 @@ def to_markdown(blocks: Sequence[Block]) -> str:
         elif isinstance(b, Bullets):
             out += [f"- {_md_inline(item)}" for item in b.items] + [""]
         elif isinstance(b, Table):
-            out.append("| " + " | ".join(md_text(h) for h in b.header) + " |")
+            out.append("|" + "|".join(f" {md_text(h)} " if h else " " for h in b.header) + "|")
             out.append("|" + "---|" * len(b.header))
             out += ["| " + " | ".join(_md_inline(c, in_table=True) for c in row) + " |" for row in b.rows]
             out.append("")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from ..plan import Plan, TeamPlan
 from ..plan.connect import hyperpod_context_command, kubeconfig_command
-from ..plan.workloads import PRIORITY_LABEL, approved, kinds_for
+from ..plan.workloads import INFERENCE_ENDPOINT, PRIORITY_LABEL, WorkloadKind, approved, kinds_for
 from ..spec import SpecError, SpecIssue
 from . import reach, work
 from .document import Block, Bullets, Code, CodeBlock, Heading, Para, Table, Text, text, to_html, to_markdown
-from .jobs import example_kinds, example_priority, first_job
+from .jobs import example_kinds, example_model_source, example_priority, first_job, plain_yaml
 
 
 def onboarding_team(plan: Plan, name: str) -> TeamPlan:
@@ -101,42 +101,62 @@ def render_onboarding_html(plan: Plan, team: TeamPlan) -> str:
 
 
 def _slurm_blocks(plan: Plan, team: TeamPlan) -> list[Block]:
-    """A Slurm-orchestrated cluster: the page as it was before the laptop-to-job sections (issue 56 leaves Slurm
-    onboarding as it stands)."""
+    """A Slurm-orchestrated cluster: the page as it was before the laptop-to-job sections, unchanged (issue 56 leaves
+    Slurm onboarding as it stands)."""
     people = reach.principals(plan, team)
     blocks: list[Block] = [Heading(1, f"Onboarding: team {team.name}"),
-                           Para(text(f"HyperPod cluster {plan.cluster_name} (EKS {plan.eks_cluster_name}, "
-                                     f"{plan.region}).")),
-                           Heading(2, "1. The role to assume")]
+                           Para(text("HyperPod cluster ", Code(plan.cluster_name), " (EKS ",
+                                     Code(plan.eks_cluster_name), f", {plan.region}).")),]
+    if plan.contracts.is_retiring(team.name):
+        blocks.append(Para(text("The team is retiring: its principals get no access entries any more.")))
+    blocks.append(Heading(2, "1. The role to assume"))
     if people:
         blocks.append(Table(("Principal", "May"), tuple(
             (text(Code(p.arn)), text("submit and manage the team's work" if p.submits else "view the team's work"))
-            for p in people)))
+            for p in sorted(people, key=lambda p: p.arn))))
     else:
         blocks.append(Para(text("Nobody yet: ask the platform team to add you to ", Code("access.submitters"),
                                 " or ", Code("access.viewers"), ".")))
-    roles = [p.arn for p in people if ":role/" in p.arn]
+    roles = sorted(p.arn for p in people if ":role/" in p.arn)
     blocks += [Heading(2, "2. Connect"), CodeBlock("bash", "\n".join(
         [kubeconfig_command(plan, role_arn=arn) for arn in roles] or [kubeconfig_command(plan)])
-        + "\n" + hyperpod_context_command(plan, team.namespace))]
-    blocks += work.where(plan, team)[:2]
+        + "\n" + hyperpod_context_command(plan, team.namespace)),
+        Para(text("Run the kubeconfig command with the role you were given; the HyperPod CLI context command pins "
+                  "the team namespace (without it ", Code("hyp"), " looks in ", Code("default"), ")."))]
+    blocks += [Heading(2, "3. Where your work goes"), work.where(plan, team)[1]]
     kinds = kinds_for(team)
-    blocks += [Heading(2, "4. What you may create"), Para(text(f"Approved work: {', '.join(approved(team))}."))]
+    blocks += [Heading(2, "4. What you may create"), Para(text(f"Approved work: {', '.join(approved(team))}.")),
+               Table(("Kind", "apiVersion"), tuple((text(k.kind), text(Code(k.api_version))) for k in kinds))
+               if kinds else Para(text("None of the kinds this platform governs runs that work yet: ask the platform "
+                                       "team."))]
+    if kinds:
+        blocks += [Heading(2, "5. Example manifests"),
+                   Para(text("Each is admitted in the team namespace as it stands; ", Code("kubectl apply -f"),
+                             " it. A container that requests no GPU sets ", Code("NVIDIA_VISIBLE_DEVICES: void"),
+                             " (admission requires it)."))]
     shown = example_kinds(plan, team)
     for k in kinds:
-        if k in shown:
-            blocks += [Heading(3, k.kind), CodeBlock("yaml", _slurm_manifest(plan, team, k))]
+        blocks.append(Heading(3, k.kind))
+        if k not in shown:
+            blocks.append(Para(text(
+                "No example: an endpoint loads its model from an S3 prefix of the team's workload identities' "
+                "grants (", Code("teams[].workloadIdentities[].grants.s3"), ") or from the team's directory on the "
+                "shared file system (", Code("cluster.sharedStorage"), "), and the team has neither yet: ask the "
+                "platform team.")))
+            continue
+        blocks.append(CodeBlock("yaml", _slurm_manifest(plan, team, k)))
     return blocks
 
 
-def _slurm_manifest(plan: Plan, team: TeamPlan, kind) -> str:
-    from .jobs import plain_yaml
-
+def _slurm_manifest(plan: Plan, team: TeamPlan, kind: WorkloadKind) -> str:
     priority = example_priority(plan, team)
     manifest = {"apiVersion": kind.api_version, "kind": kind.kind,
                 **kind.example(team.namespace, team.local_queue, priority or "")}
     if priority is None:
         manifest["metadata"]["labels"].pop(PRIORITY_LABEL, None)
+    source = example_model_source(plan, team)
+    if kind.kind == INFERENCE_ENDPOINT and source is not None:
+        manifest["spec"]["modelSourceConfig"] = source
     return plain_yaml(manifest)
 
 
