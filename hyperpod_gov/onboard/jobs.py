@@ -224,6 +224,8 @@ def first_job(plan: Plan, team: TeamPlan, kind: WorkloadKind) -> FirstJob:
         accelerate, why = False, (f"its {pods} pods would need {counted(pods * ACCELERATORS_PER_POD, where.unit)} "
                                   f"on {where.instance_type}, more than the team may be admitted with "
                                   f"({where.admissible})")
+    # Every change to the pod templates is made here, through pod_templates(manifest): the instance type and the
+    # accelerators now, and per-pod-template annotations (a topology request on a multi-node kind's templates) next.
     _place_pods(manifest, where, accelerate)
     tweak = _KIND_TWEAKS.get(kind.kind)
     if tweak is not None:

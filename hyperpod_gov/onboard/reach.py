@@ -146,9 +146,10 @@ def network(plan: Plan, team: TeamPlan) -> list[Block]:
                                     Code("curl -s https://checkip.amazonaws.com"), "), and a private one in the "
                                     f"cluster's VPC ({plan.network.cidr}), reached on TCP {API_PORT} from these "
                                     "networks:")))
+        outside = ("use the public endpoint from outside it" if c.endpoint_access != "private"
+                   else "work from inside the VPC, or ask the platform team to admit your VPN")
         blocks.append(Bullets(tuple(sources)) if sources else Para(text(
-            "none besides the VPC (", Code("cluster.apiAccess"), " is empty): work from inside the VPC, or ask the "
-            "platform team to admit your VPN.")))
+            "none besides the VPC (", Code("cluster.apiAccess"), f" is empty): {outside}.")))
         if sources:
             blocks.append(Para(text("Connect to one of them (the VPN, a peered network) before you go on.")))
     blocks += [
@@ -188,6 +189,12 @@ def connect(plan: Plan, team: TeamPlan) -> list[Block]:
                   " commands still default to the namespace ", Code("default"), ": pass ",
                   Code(f"--namespace {team.namespace}"), ".")),
     ]
+    if team.tools_policy is None:
+        blocks.append(Para(text(
+            "hyperpod-gov gives the team's roles no tools policy (", Code("teams[].access.toolsPolicy: false"),
+            "): ", Code("aws eks update-kubeconfig"), " needs eks:DescribeCluster on the cluster and ",
+            Code("hyp set-cluster-context"), " also sagemaker:DescribeCluster and eks:DescribeAccessEntry; ask "
+            "whoever manages your role.")))
     foreign = [p for p in principals(plan, team) if p.account != plan.account]
     if foreign:
         stack = plan.stacks.capacity or plan.stacks.governance or plan.name

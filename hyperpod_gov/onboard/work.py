@@ -60,6 +60,9 @@ def where(plan: Plan, team: TeamPlan) -> list[Block]:
     blocks.append(Para(text("Work without a priority class label is refused (", Code("teams[].requirePriority"), ").")
                        if team.require_priority else
                        text("Work without a priority class label gets the lowest priority of all.")))
+    if not team.active:
+        blocks.append(Para(text("The team is paused (", Code("teams[].active: false"), "): Kueue admits none of its "
+                                "new work; what runs keeps running.")))
     found = placements(plan, team)
     if not found:
         return blocks + [Para(text("The team holds no quota on any instance type and may borrow none: its work "
