@@ -17,13 +17,13 @@ from typing import Any, Callable, Iterator, Optional
 import yaml
 
 from ..plan import Plan, TeamPlan
+from ..plan.names import INSTANCE_TYPE_LABEL  # HyperPod labels every node with its ml.* type; the flavors select on it
 from ..plan.quotas import FlavorQuota
 from ..plan.storage import PLACEHOLDERS
 from ..plan.workloads import (
     INFERENCE_ENDPOINT, PRIORITY_LABEL, VISIBLE_DEVICES, WorkloadKind, kinds_for, model_sources, no_gpu_env,
 )
 
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"  # HyperPod labels every node with its ml.* type
 # Pod templates that coordinate rather than compute, by the key that holds them (MPI's launcher, Ray's head and its
 # job submitter): they get no accelerator. Any other pod template of a kind gets one per pod.
 COORDINATOR_KEYS = frozenset({"Launcher", "headGroupSpec", "submitterPodTemplate"})
@@ -231,7 +231,7 @@ def first_job(plan: Plan, team: TeamPlan, kind: WorkloadKind) -> FirstJob:
     if tweak is not None:
         tweak(manifest, where, accelerate, example_model_source(plan, team))
     if where.resource is None:
-        why = f"{where.instance_type} has no accelerator"
+        why = "the type has none"
     count = pods * ACCELERATORS_PER_POD if accelerate and kind.kind not in SIZED_BY_OPERATOR else 0
     return FirstJob(kind, manifest, count, why)
 

@@ -136,22 +136,18 @@ def network(plan: Plan, team: TeamPlan) -> list[Block]:
     else:
         sources = [text(Code(s.value), f" ({s.description})") if s.kind == "cidr" else text(s.words)
                    for s in c.api_access]
-        if c.endpoint_access == "private":
-            blocks.append(Para(text(f"The Kubernetes API has a private endpoint only: its name resolves to addresses "
-                                    f"in the cluster's VPC ({plan.network.cidr}), reached on TCP {API_PORT} from the "
-                                    "VPC itself and from these networks:")))
-        else:
-            blocks.append(Para(text("The Kubernetes API has a public endpoint, open to ",
-                                    *_codes(c.admin_cidrs), " (your address: ",
-                                    Code("curl -s https://checkip.amazonaws.com"), "), and a private one in the "
-                                    f"cluster's VPC ({plan.network.cidr}), reached on TCP {API_PORT} from these "
-                                    "networks:")))
-        outside = ("use the public endpoint from outside it" if c.endpoint_access != "private"
-                   else "work from inside the VPC, or ask the platform team to admit your VPN")
-        blocks.append(Bullets(tuple(sources)) if sources else Para(text(
-            "none besides the VPC (", Code("cluster.apiAccess"), f" is empty): {outside}.")))
+        private = f"in the cluster's VPC ({plan.network.cidr}), reached on TCP {API_PORT} from the VPC"
+        lead = (text("The Kubernetes API has a private endpoint only: its name resolves to addresses ", private)
+                if c.endpoint_access == "private" else
+                text("The Kubernetes API has a public endpoint, open to ", *_codes(c.admin_cidrs), " (your address: ",
+                     Code("curl -s https://checkip.amazonaws.com"), "), and a private one ", private))
         if sources:
-            blocks.append(Para(text("Connect to one of them (the VPN, a peered network) before you go on.")))
+            blocks += [Para((*lead, " and from these networks:")), Bullets(tuple(sources)),
+                       Para(text("Connect to one of them (the VPN, a peered network) before you go on."))]
+        else:
+            outside = ("use the public endpoint from outside it" if c.endpoint_access != "private"
+                       else "work from inside the VPC, or ask the platform team to admit your VPN")
+            blocks.append(Para((*lead, " alone (", Code("cluster.apiAccess"), f" admits no other network): {outside}.")))
     blocks += [
         Para(text("Check that you reach it (any HTTP status, 200, 401 or 403, means you do; ", Code("000"),
                   " after 5 seconds means you do not):")),

@@ -81,7 +81,7 @@ def where(plan: Plan, team: TeamPlan) -> list[Block]:
 
 def _job_words(job: FirstJob, where_to: Placement | None) -> Text:
     if where_to is None:
-        return text(f"Placed nowhere yet: {job.why_none}; it is admitted but waits (Pending).")
+        return text(f"Placed nowhere yet: {job.why_none}; the API server accepts it, but it waits (Pending).")
     on = text(" on ", Code(where_to.instance_type))
     if job.kind.kind in SIZED_BY_OPERATOR:
         return text("Runs", *on, "; the operator sizes its pods from the model's configuration for that type (the "
@@ -159,13 +159,15 @@ def watch(plan: Plan, team: TeamPlan) -> list[Block]:
                 + (f" and the idle quota it may borrow (up to {counted(p.borrow, p.unit)}) is in use"
                    if p.borrow else " (it borrows nothing)")
                 + f", or a pod asks for more than one node has ({counted(p.per_node, p.unit)})")
-    own = ("never: the team's own work does not preempt each other (preemptTeamTasks: Never)"
+    own = (text("its own team never (", Code("preemptTeamTasks: Never"), ")")
            if team.preempt_team_tasks == "Never" else
-           f"InClusterQueue: a job of your own team with a higher priority class took its place (preemptTeamTasks: "
-           f"{team.preempt_team_tasks})" + (f"; {lowest}, the examples' class, is the lowest" if lowest else ""))
-    others = ("InCohortReclamation or InCohortFairSharing: it ran on borrowed quota and the lending team took it "
-              "back; work within your own quota is never taken by another team" if team.can_borrow else
-              "never by another team: your team borrows nothing, so all its admitted work runs on its own quota")
+           text(Code("InClusterQueue"), ": a job of its own team with a higher priority class took its place (",
+                Code(f"preemptTeamTasks: {team.preempt_team_tasks}"), ")",
+                *((f"; {lowest}, the examples' class, is the lowest",) if lowest else ())))
+    others = (text(Code("InCohortReclamation"), " or ", Code("InCohortFairSharing"), ": it ran on borrowed quota "
+                   "and the lending team took it back; work within the team's own quota is never taken by another "
+                   "team") if team.can_borrow else
+              text("other teams never: the team borrows nothing, so all its admitted work runs on its own quota"))
     return [
         Heading(2, "7. Watch it, and find out why it waits"),
         CodeBlock("bash", "\n".join(lines)),
@@ -180,7 +182,7 @@ def watch(plan: Plan, team: TeamPlan) -> list[Block]:
             (text(Code("Admitted")), text("Its pods are created and scheduled: ", Code(f"kubectl get pods -n {ns}"),
                                           ".")),
             (text(Code("Evicted"), " / ", Code("Preempted")),
-             text("The reason says who: ", own, "; ", others, ". ", Code("PodsReadyTimeout"),
+             text("The reason says who: ", *own, "; ", *others, "; ", Code("PodsReadyTimeout"),
                   ": its pods did not all start in time and it is requeued.")),
         )),
     ]

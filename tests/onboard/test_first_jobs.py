@@ -204,3 +204,20 @@ def test_an_endpoint_runs_on_an_instance_type_the_team_holds_not_the_tables_exam
     assert (worker["requests"]["cpu"], worker["requests"]["memory"]) == ("4", "16Gi")
     objects = render(plan).all()
     assert admission_denials(objects, endpoint, plan.team("chatbot").namespace) == []
+
+
+def test_a_team_on_a_cpu_type_asks_for_no_accelerator_and_a_team_without_quota_is_told_it_waits(base):
+    base["cluster"]["instanceGroups"].append({"name": "cpu", "instanceType": "ml.m5.2xlarge", "count": 2})
+    base["teams"][1]["quota"] = [{"instanceType": "ml.m5.2xlarge", "count": 1}]
+    base["teams"].append({"name": "team-c", "quota": []})
+    plan = build_plan(parse_spec(base, today=TODAY))
+    cpu = render_onboarding(plan, plan.team("team-b"))
+    assert "| `ml.m5.2xlarge` | 8 vCPU, 32 GiB | 8 vCPU | nothing (sharing: DontLend) |" in cpu
+    job = page_jobs(cpu)["Job"]["spec"]["template"]["spec"]
+    assert job["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.m5.2xlarge"}
+    assert job["containers"][0]["env"] == [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
+    assert not list(_accelerators(page_jobs(cpu)["Job"]))
+    assert "Asks for no accelerator (the type has none) on `ml.m5.2xlarge`." in cpu
+    none = render_onboarding(plan, plan.team("team-c"))
+    assert "The team holds no quota on any instance type and may borrow none" in none
+    assert "nodeSelector" not in page_jobs(none)["Job"]["spec"]["template"]["spec"]

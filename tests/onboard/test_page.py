@@ -99,7 +99,7 @@ def test_a_public_endpoint_names_its_cidrs_and_how_to_find_ones_address():
     page = render_onboarding(plan, plan.team("chatbot"))
     assert "public endpoint, open to `203.0.113.0/24`" in page
     assert "curl -s https://checkip.amazonaws.com" in page
-    assert "cluster.apiAccess` is empty" in page
+    assert "from the VPC alone (`cluster.apiAccess` admits no other network): use the public endpoint" in page
 
 
 def test_an_existing_cluster_says_how_to_read_its_version_and_whom_to_ask_for_the_network():
@@ -115,10 +115,10 @@ def test_the_watch_section_gives_this_teams_numbers_and_who_may_preempt_it():
     speech = render_onboarding(ENTERPRISE, ENTERPRISE.team("speech"))  # 25 GPUs, borrows up to 50 %, never preempts
     assert "the team's 25 GPUs on ml.p5.48xlarge are held by its own admitted work" in speech
     assert "up to 12 GPUs" in speech
-    assert "preemptTeamTasks: Never" in speech and "InCohortReclamation" in speech
+    assert "its own team never (`preemptTeamTasks: Never`)" in speech and "`InCohortReclamation`" in speech
     fm = render_onboarding(ENTERPRISE, ENTERPRISE.team("foundation-models"))  # DontLend
-    assert "(it borrows nothing)" in fm and "never by another team" in fm
-    assert "InClusterQueue: a job of your own team with a higher priority class" in fm
+    assert "(it borrows nothing)" in fm and "other teams never: the team borrows nothing" in fm
+    assert "`InClusterQueue`: a job of its own team with a higher priority class" in fm
     assert "kubectl get workloads --namespace hyperpod-ns-foundation-models" in fm
     assert "hyp list hyp-pytorch-job --namespace hyperpod-ns-foundation-models" in fm
 
