@@ -59,6 +59,14 @@ def text(*parts: Inline) -> Text:
     return tuple(parts)
 
 
+def codes(values: tuple[str, ...], none: str = "none") -> Text:
+    """``values`` as code, comma-separated (``none`` when there are none)."""
+    out: list[Inline] = []
+    for i, v in enumerate(values):
+        out += ([", "] if i else []) + [Code(v)]
+    return tuple(out) or (none,)
+
+
 # --- Markdown ------------------------------------------------------------------------------------------------------
 # Besides what markdown.cell escapes ('|', '[', ']', '<'): the backslash itself, code spans, emphasis and '>' and '&'
 # (an entity such as '&lt;' would show as '<').

@@ -194,6 +194,8 @@ def _jumpstart(manifest: dict[str, Any], where: Placement, accelerate: bool, sou
 
 Tweak = Callable[[dict[str, Any], Placement, bool, Optional[dict[str, Any]]], None]
 _KIND_TWEAKS: dict[str, Tweak] = {INFERENCE_ENDPOINT: _endpoint, "JumpStartModel": _jumpstart}
+# Computing pods a kind describes outside any pod template (an endpoint's worker: one pod per replica, one replica).
+_PODS_OUTSIDE_TEMPLATES: dict[str, int] = {INFERENCE_ENDPOINT: 1}
 # Kinds whose controller sizes the pods from the instance type alone: the page says so instead of a count.
 SIZED_BY_OPERATOR = frozenset({"JumpStartModel"})
 
@@ -218,7 +220,7 @@ def first_job(plan: Plan, team: TeamPlan, kind: WorkloadKind) -> FirstJob:
     where = placement(plan, team)
     if where is None:
         return FirstJob(kind, manifest, 0, "the team holds no quota and may borrow none")
-    pods = accelerated_pods(manifest) or (1 if kind.kind == INFERENCE_ENDPOINT else 0)
+    pods = accelerated_pods(manifest) + _PODS_OUTSIDE_TEMPLATES.get(kind.kind, 0)
     accelerate, why = where.resource is not None, ""
     if accelerate and (pods * ACCELERATORS_PER_POD > where.admissible or ACCELERATORS_PER_POD > where.per_node):
         accelerate, why = False, (f"its {pods} pods would need {counted(pods * ACCELERATORS_PER_POD, where.unit)} "

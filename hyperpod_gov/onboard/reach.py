@@ -9,14 +9,14 @@ from ..plan import Plan, TeamPlan
 from ..plan.api_access import API_PORT
 from ..plan.connect import hyperpod_context_command, kubeconfig_command
 from ..plan.workloads import kinds_for
-from .document import Block, Bullets, Code, CodeBlock, Heading, Para, Table, text
+from .document import Block, Bullets, Code, CodeBlock, Heading, Para, Table, codes, text
 
 # The HyperPod CLI release the page's commands were checked against (aws/sagemaker-hyperpod-cli v3.9.0, 2026-06-11:
 # `hyp set-cluster-context`, and `hyp list|describe|list-pods|get-logs` with `--namespace`, which defaults to
-# `default`, not to the context's namespace). Its package declares Python 3.8 to 3.11.
+# `default`, not to the context's namespace). Its package declares Python 3.8 to 3.11 (python_requires >=3.8).
 HYP_PACKAGE = "sagemaker-hyperpod"
 HYP_VERSION = "3.9.0"
-HYP_PYTHON = "3.9 to 3.11"
+HYP_PYTHON = "3.8 to 3.11"
 SSO_ROLE_PATH = ":role/aws-reserved/sso.amazonaws.com/"  # where IAM Identity Center puts permission-set roles
 SSO_ROLE_PREFIX = "AWSReservedSSO_"
 
@@ -139,7 +139,7 @@ def network(plan: Plan, team: TeamPlan) -> list[Block]:
         private = f"in the cluster's VPC ({plan.network.cidr}), reached on TCP {API_PORT} from the VPC"
         lead = (text("The Kubernetes API has a private endpoint only: its name resolves to addresses ", private)
                 if c.endpoint_access == "private" else
-                text("The Kubernetes API has a public endpoint, open to ", *_codes(c.admin_cidrs), " (your address: ",
+                text("The Kubernetes API has a public endpoint, open to ", *codes(c.admin_cidrs), " (your address: ",
                      Code("curl -s https://checkip.amazonaws.com"), "), and a private one ", private))
         if sources:
             blocks += [Para((*lead, " and from these networks:")), Bullets(tuple(sources)),
@@ -147,7 +147,8 @@ def network(plan: Plan, team: TeamPlan) -> list[Block]:
         else:
             outside = ("use the public endpoint from outside it" if c.endpoint_access != "private"
                        else "work from inside the VPC, or ask the platform team to admit your VPN")
-            blocks.append(Para((*lead, " alone (", Code("cluster.apiAccess"), f" admits no other network): {outside}.")))
+            blocks.append(Para((*lead, " alone (", Code("cluster.apiAccess"),
+                                f" admits no other network): {outside}.")))
     blocks += [
         Para(text("Check that you reach it (any HTTP status, 200, 401 or 403, means you do; ", Code("000"),
                   " after 5 seconds means you do not):")),
@@ -158,13 +159,6 @@ def network(plan: Plan, team: TeamPlan) -> list[Block]:
         ))),
     ]
     return blocks
-
-
-def _codes(values: tuple[str, ...]) -> tuple:
-    out: list = []
-    for i, v in enumerate(values):
-        out += ([", "] if i else []) + [Code(v)]
-    return tuple(out)
 
 
 def connect(plan: Plan, team: TeamPlan) -> list[Block]:
@@ -197,7 +191,7 @@ def connect(plan: Plan, team: TeamPlan) -> list[Block]:
         eks = plan.eks_cluster_name
         blocks += [
             Heading(3, "A role of another account"),
-            Para(text("For ", *_codes(tuple(p.arn for p in foreign)), ": ", Code("aws eks update-kubeconfig"),
+            Para(text("For ", *codes(tuple(p.arn for p in foreign)), ": ", Code("aws eks update-kubeconfig"),
                       " and ", Code("hyp set-cluster-context"), " are refused outside the cluster's account. Ask the "
                       "platform team for the outputs ", Code("EksEndpoint"), " and ", Code("EksCertificateAuthority"),
                       " of the stack ", Code(stack), ", then write the kubeconfig yourself (",

@@ -7,7 +7,7 @@ from ..plan import Plan, TeamPlan
 from ..plan.access import SPACE_POLICY, SPACE_TEMPLATES_NAMESPACE
 from ..plan.names import QUEUE_LABEL
 from ..plan.workloads import INFERENCE_ENDPOINT, INTERACTIVE, PRIORITY_LABEL, WorkloadKind, approved, kinds_for
-from .document import Block, Bullets, Code, CodeBlock, Heading, Para, Table, Text, text
+from .document import Block, Code, CodeBlock, Heading, Para, Table, Text, codes, text
 from .jobs import (
     ACCELERATORS_PER_POD, SIZED_BY_OPERATOR, FirstJob, Placement, example_kinds, example_priority, first_job,
     counted, placement, placements, plain_yaml,
@@ -21,13 +21,6 @@ HYP_RESOURCES: dict[str, tuple[str, str]] = {
     "JumpStartModel": ("hyp-jumpstart-endpoint", "--name"),
     "Workspace": ("hyp-space", "--name"),
 }
-
-
-def _codes(values: tuple[str, ...]) -> Text:
-    out: list = []
-    for i, v in enumerate(values):
-        out += ([", "] if i else []) + [Code(v)]
-    return tuple(out) or ("none",)
 
 
 def _node(p: Placement) -> str:
@@ -49,7 +42,7 @@ def where(plan: Plan, team: TeamPlan) -> list[Block]:
         Table(("", ""), (
             (text("Namespace"), text(Code(team.namespace))),
             (text("LocalQueue (label ", Code(QUEUE_LABEL), ")"), text(Code(team.local_queue))),
-            (text("Priority classes (label ", Code(PRIORITY_LABEL), ")"), _codes(team.kueue_priority_classes)),
+            (text("Priority classes (label ", Code(PRIORITY_LABEL), ")"), codes(team.kueue_priority_classes)),
         )),
     ]
     allowed = set(team.kueue_priority_classes)
@@ -75,7 +68,7 @@ def where(plan: Plan, team: TeamPlan) -> list[Block]:
                     text(_borrowing(team, p))) for p in found))]
     for d in team.dedicated:
         blocks.append(Para(text(f"Dedicated to the team: {d.instances} x ", Code(d.instance_type), " (",
-                                *_codes(d.groups), ")")))
+                                *codes(d.groups), ")")))
     return blocks
 
 

@@ -177,7 +177,8 @@ def test_the_training_kinds_ask_for_one_gpu_on_the_teams_type_and_a_launcher_for
     job = jobs["Job"]["spec"]["template"]["spec"]
     assert job["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.g5.2xlarge"}
     (container,) = job["containers"]
-    assert container["resources"]["requests"]["nvidia.com/gpu"] == container["resources"]["limits"]["nvidia.com/gpu"] == 1
+    resources = container["resources"]
+    assert resources["requests"]["nvidia.com/gpu"] == resources["limits"]["nvidia.com/gpu"] == 1
     assert "env" not in container  # NVIDIA_VISIBLE_DEVICES: void would hide the GPU
     mpi = jobs["MPIJob"]["spec"]["mpiReplicaSpecs"]
     (launcher,) = mpi["Launcher"]["template"]["spec"]["containers"]
@@ -221,3 +222,31 @@ def test_a_team_on_a_cpu_type_asks_for_no_accelerator_and_a_team_without_quota_i
     none = render_onboarding(plan, plan.team("team-c"))
     assert "The team holds no quota on any instance type and may borrow none" in none
     assert "nodeSelector" not in page_jobs(none)["Job"]["spec"]["template"]["spec"]
+
+
+def test_a_kind_added_to_the_table_gets_its_first_job_without_a_change_here():
+    """A multi-node kind shaped like Ray's (a head group and worker groups with replicas): the head coordinates and
+    gets no accelerator, each worker pod gets one, and every pod template the instance type."""
+    from hyperpod_gov.onboard import first_job
+    from hyperpod_gov.plan.workloads import WorkloadKind, no_gpu_env
+
+    def pod() -> dict:
+        return {"containers": [{"name": "main", "image": "public.ecr.aws/docker/library/python:3.11-slim",
+                                "command": ["python"], "env": [no_gpu_env()],
+                                "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}
+
+    def example(ns: str, queue: str, priority: str) -> dict:
+        return {"metadata": {"name": "hello", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": queue}},
+                "spec": {"headGroupSpec": {"template": {"spec": pod()}},
+                         "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "template": {"spec": pod()}}]}}
+
+    kind = WorkloadKind("RayCluster", "ray.io", "v1", "rayclusters", ("training",), None, "[]", (), example)
+    plan = _plan("startup")
+    job = first_job(plan, plan.team("ml-engineering"), kind)
+    head = job.manifest["spec"]["headGroupSpec"]["template"]["spec"]
+    worker = job.manifest["spec"]["workerGroupSpecs"][0]["template"]["spec"]
+    assert head["nodeSelector"] == worker["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.g5.2xlarge"}
+    assert "nvidia.com/gpu" not in head["containers"][0]["resources"]["requests"]
+    assert worker["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert job.accelerators == 2  # two worker pods
+    assert sum(n * pods for n, pods in _accelerators(job.manifest)) == 2

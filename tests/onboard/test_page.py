@@ -265,4 +265,5 @@ def test_the_command_prints_the_page_in_either_format_and_exits_1_for_an_unknown
 def test_an_unknown_team_names_the_teams():
     with pytest.raises(SpecError) as err:
         onboarding_team(ENTERPRISE, "nope")
-    assert "use one of: applied-research, foundation-models, inference-platform, recommendations, speech" in str(err.value)
+    assert ("use one of: applied-research, foundation-models, inference-platform, recommendations, speech"
+            in str(err.value))
