@@ -84,7 +84,8 @@ def _job_words(job: FirstJob, where_to: Placement | None) -> Text:
                     Code(str(where_to.resource)), " per computing pod)", *on, ".")
     if job.why_none:
         return text(f"Asks for no accelerator ({job.why_none})", *on, ".")
-    return text("Asks for no accelerator; Kueue places it on a type of your quota.")
+    return text("Asks for no accelerator (the kind has no instance type or pod template to set one on); Kueue "
+                "admits it against your quota.")
 
 
 def first_jobs(plan: Plan, team: TeamPlan) -> list[Block]:
@@ -106,8 +107,8 @@ def first_jobs(plan: Plan, team: TeamPlan) -> list[Block]:
             f"once" + (f", {p.admissible} while it borrows" if p.borrow else "") + "."
             if p is not None and p.resource is not None else "")
     blocks.append(Para(text(
-        "Each manifest is admitted in ", Code(team.namespace), " as it stands (the tests run it through the "
-        "cluster's admission policies and your team's Role). Save one as ", Code("first-job.yaml"), " and run ",
+        "Each manifest is admitted in ", Code(team.namespace), " as it stands (hyperpod-gov's tests run each one "
+        "through the admission policies and the Role it generates for your team). Save one as ", Code("first-job.yaml"), " and run ",
         Code("kubectl apply -f first-job.yaml"), ". An accelerator request sets the limit equal to the request "
         "(admission requires it) and a nodeSelector on the instance type; a container without one sets ",
         Code("NVIDIA_VISIBLE_DEVICES: void"), " (admission requires that too)." + more)))
