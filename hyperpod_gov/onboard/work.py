@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..plan import Plan, TeamPlan
 from ..plan.access import SPACE_POLICY, SPACE_TEMPLATES_NAMESPACE
 from ..plan.names import QUEUE_LABEL
-from ..plan.workloads import INFERENCE_ENDPOINT, INTERACTIVE, PRIORITY_LABEL, WorkloadKind, approved, kinds_for
+from ..plan.workloads import APPS, INFERENCE_ENDPOINT, INTERACTIVE, PRIORITY_LABEL, WorkloadKind, approved, kinds_for
 from .document import Block, Code, CodeBlock, Heading, Para, Table, Text, codes, text
 from .jobs import (
     ACCELERATORS_PER_POD, SIZED_BY_OPERATOR, FirstJob, Placement, example_kinds, example_priority, first_job,
@@ -140,7 +140,9 @@ def watch(plan: Plan, team: TeamPlan) -> list[Block]:
     ns = team.namespace
     p = placement(plan, team)
     lowest = example_priority(plan, team)
-    first = next((k.kind.lower() for k in kinds_for(team)), "job")
+    # the first kind whose own pod templates Kueue queues (the operators' kinds are queued through what they make)
+    first = next((k.kind.lower() for k in kinds_for(team) if (APPS, "Deployment") not in k.creates),
+                 "job")
     lines = [f"kubectl get workloads --namespace {ns}",
              f"kubectl describe workload --namespace {ns} <name>  # its conditions and events say why",
              f"kubectl get pods --namespace {ns}",
@@ -165,8 +167,9 @@ def watch(plan: Plan, team: TeamPlan) -> list[Block]:
     return [
         Heading(2, "7. Watch it, and find out why it waits"),
         CodeBlock("bash", "\n".join(lines)),
-        Para(text("A workload is named after the kind in lower case and the job's name (", Code(f"{first}-hello-"),
-                  " and a hash). What its conditions mean for team ", team.name, ":")),
+        Para(text("A workload is named after the kind Kueue queues, in lower case, and the object's name, then a "
+                  "hash (", Code(f"{first}-hello-"), "...); an endpoint's or a space's is named after what its "
+                  "operator creates. What its conditions mean for team ", team.name, ":")),
         Table(("Condition", "Means"), (
             (text("Pending (", Code("QuotaReserved"), " False)"),
              text(f"Waiting for quota: {held}. The message names the resource and type that lack room. Waiting work "
