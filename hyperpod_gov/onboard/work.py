@@ -110,7 +110,8 @@ def first_jobs(plan: Plan, team: TeamPlan) -> list[Block]:
         "Each manifest is admitted in ", Code(team.namespace), " as it stands (hyperpod-gov's tests run each one "
         "through the admission policies and the Role it generates for your team). Save one as ",
         Code("first-job.yaml"), " and run ", Code("kubectl apply -f first-job.yaml"), ". An accelerator request "
-        "sets the limit equal to the request (admission requires it) and a nodeSelector on the instance type; a container without one sets ",
+        "sets the limit equal to the request (admission requires it) and a nodeSelector on the instance type; a "
+        "container without one sets ",
         Code("NVIDIA_VISIBLE_DEVICES: void"), " (admission requires that too)." + more)))
     for k in kinds:
         blocks.append(Heading(3, k.kind))
