@@ -71,9 +71,12 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     explain_parser = with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit")
     with_format(explain_parser, "explain.json")
     explain_parser.set_defaults(func=cmd_explain)
-    onboard_parser = with_spec("onboard", "print (Markdown) what a new member of TEAM needs: role, kubeconfig and "
-                               "HyperPod CLI commands, namespace, queue, priority labels, example manifests")
+    onboard_parser = with_spec("onboard", "print the page that takes a new member of TEAM from a laptop to a running "
+                               "job: tools, role, network, kubeconfig, queue and quota, a first job per kind, how to "
+                               "watch it, the team's data and whom to ask")
     onboard_parser.add_argument("team", help="the team's name")
+    onboard_parser.add_argument("--format", choices=("markdown", "html"), default="markdown",
+                                help="output format (default: markdown; html: one self-contained document)")
     onboard_parser.set_defaults(func=cmd_onboard)
     synth_parser = with_spec("synth", "write the CDK cloud assembly to OUT/cdk.out (and manifests to OUT/k8s)")
     synth_parser.add_argument("--out", default="build", help="output directory (default: build)")

@@ -172,10 +172,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_onboard(args: argparse.Namespace) -> int:
-    from .onboard import onboarding_team, render_onboarding
+    from .onboard import onboarding_team, render_onboarding, render_onboarding_html
 
     plan = plan_of(args.spec, strict=args.strict, environment=args.environment)
-    sys.stdout.write(render_onboarding(plan, onboarding_team(plan, args.team)))
+    render = render_onboarding_html if getattr(args, "format", "markdown") == "html" else render_onboarding
+    sys.stdout.write(render(plan, onboarding_team(plan, args.team)))
     return EXIT_OK
 
 
