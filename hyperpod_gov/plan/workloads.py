@@ -160,17 +160,18 @@ _RAY_SUBMITTER = "(has(object.spec.submitterPodTemplate) && has(object.spec.subm
                  "[object.spec.submitterPodTemplate.spec] : [])"
 
 
-def _ray_container(name: str, command: Optional[list[str]] = None) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": name, "image": RAY_IMAGE, "env": [no_gpu_env()],
-                                 "resources": copy.deepcopy(_RESOURCES)}
-    if command is not None:
-        container["command"] = command
-    return container
+def _ray_container(name: str, memory: str = "1Gi") -> dict[str, Any]:
+    """A CPU-only Ray container: 1 CPU and ``memory`` (KubeRay v1.6.2's ray-operator/config/samples/
+    ray-cluster.sample.yaml gives its head 5Gi, its workers 1Gi)."""
+    amounts = {"cpu": "1", "memory": memory}
+    return {"name": name, "image": RAY_IMAGE, "env": [no_gpu_env()],
+            "resources": {"requests": dict(amounts), "limits": dict(amounts)}}
 
 
 def _ray_cluster_spec() -> dict[str, Any]:
     """A Ray cluster of one head and one worker, CPU only (requests equal to limits, no GPU for the toolkit)."""
-    return {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [_ray_container("ray-head")]}}},
+    head = {"containers": [_ray_container("ray-head", "5Gi")]}
+    return {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
             "workerGroupSpecs": [{"groupName": "workers", "replicas": 1, "minReplicas": 1, "maxReplicas": 1,
                                   "rayStartParams": {},
                                   "template": {"spec": {"containers": [_ray_container("ray-worker")]}}}]}
