@@ -152,3 +152,19 @@ def test_the_ray_integrations_come_with_a_ray_team_alone():
 
 def test_each_kind_names_one_of_kueues_integrations():
     assert {k.kueue for k in WORKLOAD_KINDS} <= set(KUEUE_INTEGRATIONS)
+
+
+def test_on_an_existing_cluster_the_operators_running_there_count():
+    from tests.conftest import as_existing
+
+    data = every_workload_spec()
+    as_existing(data)
+    data["cluster"]["existing"]["networkPolicyEnforcement"] = {"enforcer": "vpc-cni"}
+    data["cluster"]["existing"]["installs"] = {"scheduler": True}
+    data["cluster"]["existing"]["operators"] = ["ray"]  # KubeRay runs there; hyperpod-gov installs nothing
+    del data["cluster"]["operators"]
+    data["teams"][0]["contract"]["approvedWorkloads"] = ["training", "ray"]
+    plan = _kueue_plan(data)
+    frameworks = json.loads(plan.kueue_config)["integrations"]["frameworks"]
+    assert {"ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"} <= set(frameworks)
+    assert uncovered(plan) == []
