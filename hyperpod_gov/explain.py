@@ -228,7 +228,9 @@ def _operators(plan: Plan) -> str:
     if not plan.cluster.operators:
         return f"Operators: none installed by hyperpod-gov{own}"
     addons = ", ".join(f"{a.name} {a.version or '(EKS default)'}" for a in plan.operator_addons)
-    return f"Operators: {', '.join(plan.cluster.operators)} (add-ons: {addons}){own}"
+    parts = [f"add-ons: {addons}"] if addons else []
+    parts += [f"chart {c.chart} {c.version}" for c in plan.operator_charts]  # KubeRay (ray): a Helm release
+    return f"Operators: {', '.join(plan.cluster.operators)} ({'; '.join(parts)}){own}"
 
 
 def _role_name(arn: str) -> str:

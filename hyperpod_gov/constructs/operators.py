@@ -17,7 +17,7 @@ from typing import Any, Optional
 from aws_cdk import Aws, CfnJson, Duration, RemovalPolicy, Stack, aws_eks_v2 as eks, aws_iam as iam, aws_s3 as s3
 from constructs import Construct
 
-from ..plan.operators import KEDA_ACTIONS, AddonRole, OperatorAddon, fsx_csi_addon_spec
+from ..plan.operators import KEDA_ACTIONS, AddonRole, OperatorAddon, OperatorChart, fsx_csi_addon_spec
 from ..plan.tables_addon import addon_part
 from ._nag import acknowledge, managed_policy, wildcard
 from .addons import EksAddon
@@ -225,8 +225,17 @@ def _addon(scope: Construct, spec: OperatorAddon, *, cluster: eks.ICluster, acco
                     pod_identity_associations=associations, service_account_role_arn=service_account_role)
 
 
+def operator_chart(scope: Construct, spec: OperatorChart, *, cluster: eks.ICluster) -> eks.HelmChart:
+    """One operator's pinned Helm release (``Plan.operator_charts``), installed as the Kueue chart is
+    (constructs/addons.py SchedulerInstall): its own namespace, waiting for the release to be ready."""
+    return eks.HelmChart(scope, spec.key, cluster=cluster, chart=spec.chart, repository=spec.repository,
+                         version=spec.version, release=spec.release, namespace=spec.namespace, create_namespace=True,
+                         wait=True, timeout=Duration.minutes(15))
+
+
 class Operators(Construct):
-    """The add-ons of ``addons`` (``Plan.operator_addons``), each under a scope of its key, prerequisites first.
+    """The add-ons of ``addons`` (``Plan.operator_addons``), each under a scope of its key, prerequisites first, and
+    the Helm charts of ``charts`` (``Plan.operator_charts``), each under its key.
 
     ``account``, ``eks_arn``: the capacity account and the EKS cluster ARN, for the roles' trust conditions.
     ``hyperpod_arn``: the HyperPod cluster (a deploy-time reference in the capacity stack), the only cluster the
@@ -236,8 +245,10 @@ class Operators(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, addons: tuple[OperatorAddon, ...], cluster: eks.ICluster,
-                 account: str, eks_arn: str, hyperpod_arn: str, tls_bucket_name: Optional[str] = None) -> None:
+                 account: str, eks_arn: str, hyperpod_arn: str, tls_bucket_name: Optional[str] = None,
+                 charts: tuple[OperatorChart, ...] = ()) -> None:
         super().__init__(scope, id)
+        self.charts: dict[str, eks.HelmChart] = {c.key: operator_chart(self, c, cluster=cluster) for c in charts}
         self.addons: dict[str, EksAddon] = {}
         self.roles: dict[tuple[str, str], iam.Role] = {}
         self.tls_bucket: Optional[s3.Bucket] = None

@@ -21,13 +21,13 @@ from .identity import identity_plans
 from .kueue import covered_resources, kueue_manager_config
 from .model import Mode, Plan
 from .monitoring import monitoring_plan, team_watch
-from .operators import kueue_external_frameworks
 from .parts import FlavorPlan, PriorityClassPlan
 from .quotas import TeamPlan, amounts_for, mig_profiles, plan_shared_pool, plan_team
 from .regions import task_governance_backend
 from .slurm import slurm_groups, slurm_plan, slurm_team
 from .storage import dedicated_plans, shared_storage_plan
 from .tools_policy import tools_policies
+from .workloads import kueue_integrations
 
 
 def _mig_resource(facts: catalog.InstanceType, profile: Optional[str]) -> Optional[str]:
@@ -87,6 +87,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     monitoring = monitoring_plan(_Governed(spec.name, region, spec.monitoring, sorted_teams, flavors, covered,
                                            spec.cluster.eks_cluster_name))
     cluster = _cluster(spec, base_dir, cat)
+    running = cluster.operators + (cluster.existing.operators if cluster.existing is not None else ())
+    frameworks, external = kueue_integrations(sorted_teams, running)
     return Plan(
         name=spec.name,
         mode=mode,
@@ -117,7 +119,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         policy_name=names.cluster_policy(spec.name),
         stacks=stacks,
         pipeline=_pipeline(spec),
-        kueue_config=kueue_manager_config(fair_sharing, external_frameworks=kueue_external_frameworks(cluster.operators)),
+        kueue_config=kueue_manager_config(fair_sharing, frameworks=frameworks, external_frameworks=external),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,

@@ -138,19 +138,16 @@ def dedicated_flavor_spec(d: DedicatedPlan) -> dict[str, Any]:
     }
 
 
-# Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.
-KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob", "pod")
-
-
 def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, Any]:
     """The ``fairSharing`` block of Kueue's controller Configuration."""
     return {"enable": fair_sharing, "preemptionStrategies": list(settings.fair_sharing_strategies)}
 
 
 def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS, *,
-                         external_frameworks: tuple[str, ...] = ()) -> str:
+                         frameworks: tuple[str, ...] = ("pod",), external_frameworks: tuple[str, ...] = ()) -> str:
     """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``);
-    ``external_frameworks``: kinds of installed operators Kueue queues too (plan/operators.py)."""
+    ``frameworks`` and ``external_frameworks``: the Kueue integrations of the kinds the teams may create
+    (plan/workloads.py ``kueue_integrations``)."""
     import json
 
     config = {
@@ -166,7 +163,7 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
         "waitForPodsReady": {"enable": True, "blockAdmission": False},
-        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS),
+        "integrations": {"frameworks": list(frameworks),
                          **({"externalFrameworks": list(external_frameworks)} if external_frameworks else {})},
         "fairSharing": fair_sharing_config(fair_sharing, settings),
     }

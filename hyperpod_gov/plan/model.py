@@ -15,7 +15,7 @@ from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .kueue import cluster_queue_spec
 from .monitoring import MonitoringPlan
-from .operators import OperatorAddon, operator_addons, strict_mode_namespaces
+from .operators import OperatorAddon, OperatorChart, operator_addons, operator_charts, strict_mode_namespaces
 from .parts import (
     ClusterPlan,
     ClusterPolicyPlan,
@@ -164,12 +164,18 @@ class Plan:
     def strict_mode_namespaces(self) -> tuple[str, ...]:
         """Platform namespaces given an allow-all NetworkPolicy under the VPC CNI's strict mode (plan/operators.py)."""
         return strict_mode_namespaces(creates_cluster=not self.governance_only, addons=self.operator_addons,
-                                      dependencies_chart=self.cluster.dependencies_chart is not None)
+                                      dependencies_chart=self.cluster.dependencies_chart is not None,
+                                      charts=self.operator_charts)
 
     @property
     def operator_addons(self) -> tuple[OperatorAddon, ...]:
         """The EKS add-ons of ``cluster.operators``, prerequisites first (plan/operators.py)."""
         return operator_addons(self.cluster.operators, self.cluster.addon_versions, model_reads(self.tenants))
+
+    @property
+    def operator_charts(self) -> tuple[OperatorChart, ...]:
+        """The Helm charts of ``cluster.operators`` (KubeRay for ray; plan/operators.py)."""
+        return operator_charts(self.cluster.operators, self.cluster.addon_versions)
 
     @property
     def tenants(self) -> tuple[TeamPlan, ...]:

@@ -1,6 +1,6 @@
 """The HyperPod operators of ``cluster.operators``: which EKS add-ons each one installs, in which order, with
-which Pod Identity roles. Plain data, read by the add-on constructs, the plan's add-on versions (drift) and
-``explain``; the sources of every name are in docs/operators.md.
+which Pod Identity roles, and the one installed from a Helm chart (KubeRay). Plain data, read by the add-on
+constructs, the plan's add-on versions (drift) and ``explain``; the sources of every name are in docs/operators.md.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..spec.cluster import INFERENCE_NOT_PROVISIONED, TRAINING_OPERATOR_KUBERNETES, AddonVersions
 
-__all__ = ["INFERENCE_NOT_PROVISIONED", "TRAINING_OPERATOR_KUBERNETES", "operator_addons", "kueue_external_frameworks"]
+__all__ = ["INFERENCE_NOT_PROVISIONED", "TRAINING_OPERATOR_KUBERNETES", "operator_addons", "operator_charts"]
 
 # https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-eks-operator-install.html (add-on name, namespace
 # aws-hyperpod, service account hp-training-operator-controller-manager, AmazonSageMakerHyperPodTrainingOperatorAccess)
@@ -49,13 +49,43 @@ KEDA_ACTIONS = (
 )
 
 # Kueue queues HyperPodPyTorchJobs only when its configuration names the kind (sagemaker-eks-operator-install.html,
-# "Kueue (optional)"): kueue mode adds it with the training operator.
+# "Kueue (optional)"): kueue mode adds it when a team may create them and the training operator runs
+# (plan/workloads.py kueue_integrations).
 HYPERPOD_PYTORCH_JOB_FRAMEWORK = "HyperPodPytorchJob.v1.sagemaker.amazonaws.com"
 
 
-def kueue_external_frameworks(operators: tuple[str, ...]) -> tuple[str, ...]:
-    """Kueue's ``integrations.externalFrameworks`` for the installed operators."""
-    return (HYPERPOD_PYTORCH_JOB_FRAMEWORK,) if "training" in operators else ()
+# KubeRay, the operator of RayJob, RayCluster and RayService: "HyperPod uses the open source operator without any
+# changes", installed with Helm from KubeRay's chart repository, release kuberay-operator of chart kuberay-operator
+# (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-ray-install-kuberay.html). The page installs
+# into the current namespace; here it gets its own, ray-system, the namespace Ray's own installation page uses
+# ("rather than default to isolate the operator's service account from workload pods",
+# https://docs.ray.io/en/master/kuberay/getting-started/operator-installation.html). The version is pinned
+# (cluster.addonVersions.kuberayChart).
+KUBERAY_CHART_REPOSITORY = "https://ray-project.github.io/kuberay-helm/"
+KUBERAY_CHART = "kuberay-operator"
+KUBERAY_NAMESPACE = "ray-system"
+
+
+@dataclass(frozen=True)
+class OperatorChart:
+    """An operator installed from a Helm chart (the way its documentation installs it), not as an EKS add-on."""
+
+    key: str  # construct id
+    operator: str  # the cluster.operators entry
+    chart: str
+    repository: str
+    version: str
+    release: str
+    namespace: str
+
+
+def operator_charts(operators: tuple[str, ...], versions: AddonVersions) -> tuple[OperatorChart, ...]:
+    """The Helm charts ``operators`` install: KubeRay for ``ray``. Kueue's Ray integrations wait for the ray.io
+    CRDs (Kueue 0.19.2 pkg/controller/jobframework/setup.go WaitForAPI), so the order with Kueue is free."""
+    if "ray" not in operators:
+        return ()
+    return (OperatorChart("KubeRay", "ray", KUBERAY_CHART, KUBERAY_CHART_REPOSITORY, versions.kuberay_chart,
+                          KUBERAY_CHART, KUBERAY_NAMESPACE),)
 
 
 # The namespaces of what hyperpod-gov installs on a cluster it creates, each with the objects that run there.
@@ -70,7 +100,7 @@ OPERATOR_NAMESPACES = {
 
 
 def strict_mode_namespaces(*, creates_cluster: bool, addons: tuple["OperatorAddon", ...],
-                           dependencies_chart: bool) -> tuple[str, ...]:
+                           dependencies_chart: bool, charts: tuple[OperatorChart, ...] = ()) -> tuple[str, ...]:
     """Namespaces whose pods keep today's traffic under the VPC CNI's strict mode (an allow-all NetworkPolicy
     each), sorted.
 
@@ -84,6 +114,7 @@ def strict_mode_namespaces(*, creates_cluster: bool, addons: tuple["OperatorAddo
     # A created cluster always runs Kueue (its chart or the task-governance add-on's) and the observability agent.
     found = {"kube-system", KUEUE_NAMESPACE, OBSERVABILITY_NAMESPACE}
     found |= {OPERATOR_NAMESPACES[a.name] for a in addons if a.name in OPERATOR_NAMESPACES}
+    found |= {c.namespace for c in charts}
     if dependencies_chart:  # the HyperPod dependencies chart's agents (its aws-hyperpod namespace is fixed)
         found.add(OPERATOR_NAMESPACES[TRAINING_OPERATOR_ADDON])
     return tuple(sorted(found))

@@ -34,8 +34,9 @@ def _operators(plan: Plan) -> tuple[str, ...]:
     """Each operator with the add-ons it installs (prerequisites included), or the existing cluster's own."""
     if not plan.cluster.operators:
         return ("none installed by hyperpod-gov",)
-    return tuple(plan.cluster.operators) + tuple(f"add-on {a.name} {a.version or '(EKS default)'}"
-                                                 for a in plan.operator_addons)
+    return (tuple(plan.cluster.operators)
+            + tuple(f"add-on {a.name} {a.version or '(EKS default)'}" for a in plan.operator_addons)
+            + tuple(f"chart {c.chart} {c.version}" for c in plan.operator_charts))
 
 
 def running_operators(plan: Plan) -> tuple[str, ...]:

@@ -17,7 +17,11 @@ from typing import Any, Callable, Optional
 
 # The approved-workload words a contract may use (the spec refuses others); the table below says what each admits.
 from ..spec.workloads import (  # noqa: F401 (re-exported)
-    APPROVED_WORKLOADS, EXPERIMENTATION, FINE_TUNING, INFERENCE, INTERACTIVE, TRAINING,
+    APPROVED_WORKLOADS, EXPERIMENTATION, FINE_TUNING, INFERENCE, INTERACTIVE, RAY, TRAINING,
+)
+from .kueue_frameworks import (
+    KUEUE_DEPLOYMENT, KUEUE_HYPERPOD_PYTORCH_JOB, KUEUE_JOB, KUEUE_MPIJOB, KUEUE_POD, KUEUE_PYTORCHJOB,
+    KUEUE_RAYCLUSTER, KUEUE_RAYJOB, KUEUE_RAYSERVICE, KUEUE_TFJOB, KueueIntegration,
 )
 from .quotas import TeamPlan
 
@@ -43,6 +47,9 @@ class WorkloadKind:
     # (group, kind) of the objects its controller creates in the namespace (the queue policy admits them)
     creates: tuple[tuple[str, str], ...]
     example: Callable[[str, str, str], dict[str, Any]]  # (namespace, local queue, priority class) -> manifest
+    # The Kueue integration that queues it in kueue mode (KUEUE_INTEGRATIONS): the controller Configuration
+    # enables it for every kind a team may create (``kueue_integrations``).
+    kueue: KueueIntegration
     # CEL over `object`: container-like objects outside its pod specs (image, env or environmentVariables,
     # resources), for the image, GPU-environment and accelerator checks; "[]": none.
     containers: str = "[]"
@@ -91,11 +98,24 @@ def _map_specs(field: str) -> str:
     return f"(has(object.spec.{field}) ? object.spec.{field}.map(k, object.spec.{field}[k].template.spec) : [])"
 
 
+def _has(path: str) -> str:
+    """CEL: every step of ``object.<path>`` is set."""
+    parts = path.split(".")
+    return " && ".join(f"has(object.{'.'.join(parts[: i + 1])})" for i in range(1, len(parts)))
+
+
 def _or(path: str, default: str) -> str:
     """CEL: ``object.<path>`` if every step of it is set, else ``default``."""
-    parts = path.split(".")
-    guard = " && ".join(f"has(object.{'.'.join(parts[: i + 1])})" for i in range(1, len(parts)))
-    return f"({guard} ? object.{path} : {default})"
+    return f"({_has(path)} ? object.{path} : {default})"
+
+
+def _ray_specs(cluster: str) -> str:
+    """CEL: the pod specs of the Ray cluster spec at ``object.<cluster>``: its head group's and each worker group's
+    (KubeRay ray.io/v1 CRDs, ray-operator/config/crd/bases/ray.io_rayclusters.yaml: headGroupSpec.template,
+    workerGroupSpecs[].template)."""
+    head, workers = f"{cluster}.headGroupSpec", f"{cluster}.workerGroupSpecs"
+    return (f"({_has(head)} ? [object.{head}.template.spec] : []) + "
+            f"({_has(workers)} ? object.{workers}.map(w, w.template.spec) : [])")
 
 
 # InferenceEndpointConfig (inference.sagemaker.aws.amazon.com/v1, the storage version; v1alpha1 still served) has
@@ -127,6 +147,55 @@ _WORKSPACE_SPECS = (
 _DEPLOYMENT = ((APPS, "Deployment"),)
 
 
+# Ray (KubeRay v1.6.2, ray-operator/controllers/ray/): a RayCluster's controller Owns Pods, Services and Secrets and
+# creates the Redis cleanup batch Job of GCS fault tolerance (raycluster_controller.go, SetControllerReference on
+# each); a RayJob's Owns the RayCluster it creates, Services and its submitter batch Job (rayjob_controller.go;
+# spec.submitterPodTemplate is that Job's pod); a RayService's Owns its RayClusters and Services
+# (rayservice_controller.go). Which of them admission sees: the RayCluster, the batch Jobs and the Pods.
+_RAY_CLUSTER_CREATES = (("batch", "Job"), (CORE, "Pod"), (CORE, "Service"))
+_RAY_JOB_CREATES = (("batch", "Job"), (CORE, "Service"), ("ray.io", "RayCluster"))
+_RAY_SERVICE_CREATES = ((CORE, "Service"), ("ray.io", "RayCluster"))
+RAY_IMAGE = "docker.io/rayproject/ray:2.46.0"
+_RAY_SUBMITTER = "(has(object.spec.submitterPodTemplate) && has(object.spec.submitterPodTemplate.spec) ? " \
+                 "[object.spec.submitterPodTemplate.spec] : [])"
+
+
+def _ray_container(name: str, memory: str = "1Gi") -> dict[str, Any]:
+    """A CPU-only Ray container: 1 CPU and ``memory`` (KubeRay v1.6.2's ray-operator/config/samples/
+    ray-cluster.sample.yaml gives its head 5Gi, its workers 1Gi)."""
+    amounts = {"cpu": "1", "memory": memory}
+    return {"name": name, "image": RAY_IMAGE, "env": [no_gpu_env()],
+            "resources": {"requests": dict(amounts), "limits": dict(amounts)}}
+
+
+def _ray_cluster_spec() -> dict[str, Any]:
+    """A Ray cluster of one head and one worker, CPU only (requests equal to limits, no GPU for the toolkit)."""
+    head = {"containers": [_ray_container("ray-head", "5Gi")]}
+    return {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
+            "workerGroupSpecs": [{"groupName": "workers", "replicas": 1, "minReplicas": 1, "maxReplicas": 1,
+                                  "rayStartParams": {},
+                                  "template": {"spec": {"containers": [_ray_container("ray-worker")]}}}]}
+
+
+def _ray_job(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    # The submitter pod is written out: KubeRay's default one (the head's image, no env) would lack the
+    # NVIDIA_VISIBLE_DEVICES entry the team-limits policy requires of a container without a GPU.
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": {
+        "entrypoint": "python -c \"import ray; ray.init(); print(ray.cluster_resources())\"",
+        "shutdownAfterJobFinishes": True, "rayClusterSpec": _ray_cluster_spec(),
+        "submitterPodTemplate": {"spec": {"restartPolicy": "Never",
+                                          "containers": [_ray_container("ray-job-submitter")]}}}}
+
+
+def _ray_cluster(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": _ray_cluster_spec()}
+
+
+def _ray_service(ns: str, queue: str, priority: str) -> dict[str, Any]:
+    return {"metadata": _meta("hello", ns, queue, priority), "spec": {
+        "serveConfigV2": "applications: []\n", "rayClusterConfig": _ray_cluster_spec()}}
+
+
 def _inference_endpoint(ns: str, queue: str, priority: str) -> dict[str, Any]:
     return {"metadata": _meta("hello", ns, queue, priority), "spec": {
         "modelName": "hello", "instanceType": "ml.g5.2xlarge", "invocationEndpoint": "invocations",
@@ -155,34 +224,45 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind("Job", "batch", "v1", "jobs", (TRAINING, FINE_TUNING), None,
                  "[object.spec.template.spec]", ((CORE, "Pod"),),
                  lambda ns, q, p: {"metadata": _meta("hello", ns, q, p),
-                                   "spec": {"suspend": True, "template": {"spec": _pod()}}}),
+                                   "spec": {"suspend": True, "template": {"spec": _pod()}}},
+                 KUEUE_JOB),
     # Kubeflow training operator v1: each replica type's pods, created by the operator.
     WorkloadKind("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", (TRAINING, FINE_TUNING), None,
                  _map_specs("pytorchReplicaSpecs"), ((CORE, "Pod"),),
-                 _replica_map("pytorchReplicaSpecs", ("Master",))),
+                 _replica_map("pytorchReplicaSpecs", ("Master",)), KUEUE_PYTORCHJOB),
     WorkloadKind("TFJob", "kubeflow.org", "v1", "tfjobs", (TRAINING, FINE_TUNING), None,
-                 _map_specs("tfReplicaSpecs"), ((CORE, "Pod"),), _replica_map("tfReplicaSpecs", ("Worker",))),
+                 _map_specs("tfReplicaSpecs"), ((CORE, "Pod"),), _replica_map("tfReplicaSpecs", ("Worker",)),
+                 KUEUE_TFJOB),
     # mpi-operator v2 runs the launcher as a batch Job it owns (its pod is the Job controller's), and the workers
     # as Pods (kubeflow/mpi-operator v2: pkg/controller/mpi_job_controller.go, newLauncherJob and newWorker).
     WorkloadKind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", (TRAINING, FINE_TUNING), None,
                  _map_specs("mpiReplicaSpecs"), (("batch", "Job"), (CORE, "Pod")),
-                 _replica_map("mpiReplicaSpecs", ("Launcher", "Worker"))),
+                 _replica_map("mpiReplicaSpecs", ("Launcher", "Worker")), KUEUE_MPIJOB),
     WorkloadKind("HyperPodPyTorchJob", "sagemaker.amazonaws.com", "v1", "hyperpodpytorchjobs",
                  (TRAINING, FINE_TUNING), "training",
                  "(has(object.spec.replicaSpecs) ? object.spec.replicaSpecs.map(r, r.template.spec) : [])",
                  ((CORE, "Pod"),),
                  lambda ns, q, p: {"metadata": _meta("hello", ns, q, p), "spec": {"replicaSpecs": [
-                     {"name": "pod", "replicas": 1, "template": {"spec": _pod()}}]}}),
+                     {"name": "pod", "replicas": 1, "template": {"spec": _pod()}}]}},
+                 KUEUE_HYPERPOD_PYTORCH_JOB),
     WorkloadKind("InferenceEndpointConfig", "inference.sagemaker.aws.amazon.com", "v1", "inferenceendpointconfigs",
-                 (INFERENCE,), "inference", _IEC_SPECS, _DEPLOYMENT, _inference_endpoint,
+                 (INFERENCE,), "inference", _IEC_SPECS, _DEPLOYMENT, _inference_endpoint, KUEUE_DEPLOYMENT,
                  containers="(has(object.spec.worker) ? [object.spec.worker] : [])"),
     # JumpStartModel (same group and CRD source, ..._jumpstartmodels.yaml, v1): no image, container or volume;
     # the operator picks the JumpStart image and the resources from spec.server.instanceType. Admission checks its
     # queue and priority labels; the pods the operator creates are checked as Pods.
     WorkloadKind("JumpStartModel", "inference.sagemaker.aws.amazon.com", "v1", "jumpstartmodels", (INFERENCE,),
-                 "inference", "[]", _DEPLOYMENT, _jumpstart_model),
+                 "inference", "[]", _DEPLOYMENT, _jumpstart_model, KUEUE_DEPLOYMENT),
     WorkloadKind("Workspace", "workspace.jupyter.org", "v1alpha1", "workspaces", (INTERACTIVE, EXPERIMENTATION),
-                 "spaces", _WORKSPACE_SPECS, _DEPLOYMENT, _workspace),
+                 "spaces", _WORKSPACE_SPECS, _DEPLOYMENT, _workspace, KUEUE_DEPLOYMENT),
+    # Ray (KubeRay ray.io/v1): each kind has its Kueue integration (rayjob, raycluster, rayservice in Kueue 0.19.2),
+    # which suspends it until admitted and queues its head and worker groups as one workload.
+    WorkloadKind("RayJob", "ray.io", "v1", "rayjobs", (RAY,), "ray",
+                 f"{_ray_specs('spec.rayClusterSpec')} + {_RAY_SUBMITTER}", _RAY_JOB_CREATES, _ray_job, KUEUE_RAYJOB),
+    WorkloadKind("RayCluster", "ray.io", "v1", "rayclusters", (RAY,), "ray", _ray_specs("spec"),
+                 _RAY_CLUSTER_CREATES, _ray_cluster, KUEUE_RAYCLUSTER),
+    WorkloadKind("RayService", "ray.io", "v1", "rayservices", (RAY,), "ray", _ray_specs("spec.rayClusterConfig"),
+                 _RAY_SERVICE_CREATES, _ray_service, KUEUE_RAYSERVICE),
 )
 
 # What Kubernetes itself creates below the operators' Deployments: (owner group, owner kind) -> what it creates.
@@ -217,6 +297,17 @@ def kinds_for(team: TeamPlan) -> tuple[WorkloadKind, ...]:
     """The kinds ``team`` may create, in table order."""
     words = set(approved(team))
     return tuple(k for k in WORKLOAD_KINDS if words.intersection(k.approved_by))
+
+
+def kueue_integrations(teams: tuple[TeamPlan, ...],
+                       operators: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``integrations.frameworks`` and ``integrations.externalFrameworks`` of Kueue's Configuration (kueue mode),
+    each sorted: the integration of every kind a team of ``teams`` may create whose operator runs on the cluster
+    (``operators``: the installed ones and, on an existing cluster, the ones running there; a kind of no operator
+    always), and ``pod`` always (a team's bare Pods, which the queue policy admits with its queue label)."""
+    kinds = {k for team in teams for k in kinds_for(team) if k.operator is None or k.operator in operators}
+    frameworks = {KUEUE_POD.name} | {k.kueue.name for k in kinds if not k.kueue.external}
+    return tuple(sorted(frameworks)), tuple(sorted({k.kueue.name for k in kinds if k.kueue.external}))
 
 
 INFERENCE_ENDPOINT = "InferenceEndpointConfig"

@@ -78,7 +78,7 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 
 
 # cluster.operators: the HyperPod operators hyperpod-gov can install (docs/operators.md).
-Operator = Literal["training", "inference", "spaces"]
+Operator = Literal["training", "inference", "spaces", "ray"]
 # Kubernetes versions the training operator supports
 # (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-eks-operator.html, "Supported versions").
 TRAINING_OPERATOR_KUBERNETES = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
@@ -120,6 +120,12 @@ class AddonVersions(SpecModel):
     kube_proxy: Optional[str] = Field(default=None, description="kube-proxy (default: docs/addons.md's pin for the Kubernetes version).")
     pod_identity_agent: Optional[str] = Field(default=None, description="eks-pod-identity-agent (default: docs/addons.md's pin).")
     kueue_chart: str = Field(default="0.19.2", description="Kueue Helm chart version (kueue mode), 0.19.x.")
+    # KubeRay 1.6.2: the ray.io/v1 API Kueue 0.19.2's Ray integrations are built against (its go.mod).
+    kuberay_chart: str = Field(
+        default="1.6.2",
+        description="kuberay-operator Helm chart version (cluster.operators: ray), 1.x (ray.io/v1; default: 1.6.2, "
+        "the KubeRay Kueue 0.19.2 is built against).",
+    )
     # --- cluster.operators (docs/operators.md names the source of each default) ---------------------------
     training_operator: str = Field(
         default="v1.0.1-eksbuild.1",
@@ -211,6 +217,13 @@ class AddonVersions(SpecModel):
         if _version_tuple(v[1:].split("-")[0]) < _version_tuple(oldest[1:].split("-")[0]):
             raise spec_error(f"is older than {oldest}, the oldest version AWS lists for the HyperPod inference add-on",
                              f"use {oldest} or later")
+        return v
+
+    @field_validator("kuberay_chart")
+    @classmethod
+    def _kuberay(cls, v: str) -> str:
+        if not re.fullmatch(r"1\.\d+\.\d+", v, re.ASCII):
+            raise spec_error("is not a KubeRay 1.x chart version", "use 1.6.2 (the Ray kinds are ray.io/v1)")
         return v
 
     @field_validator("kueue_chart")

@@ -116,9 +116,10 @@ class Cluster(SpecModel):
     )
     operators: tuple[Operator, ...] = Field(
         default=("training",),
-        description="HyperPod operators installed as EKS add-ons once the nodes run: training (the HyperPod "
+        description="HyperPod operators installed once the nodes run: training (the HyperPod "
         "training operator, HyperPodPyTorchJob), inference (the HyperPod inference operator) and spaces "
-        "(JupyterLab and Code Editor spaces). Default: [training]. With cluster.existing the governance stack "
+        "(JupyterLab and Code Editor spaces) as EKS add-ons, and ray (the KubeRay operator, from its Helm chart). "
+        "Default: [training]. With cluster.existing the governance stack "
         "installs the ones this key lists, and none when the key is left out (the cluster runs its own). See "
         "docs/operators.md.",
     )

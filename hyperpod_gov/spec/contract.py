@@ -108,8 +108,8 @@ class Contract(SpecModel):
     )
     approved_workloads: tuple[PlainText, ...] = Field(
         default=(), description="Kinds of work approved, each one of training, fine-tuning, inference, interactive "
-        "(HyperPod spaces) or experimentation (the same as interactive); they decide which Kubernetes kinds the "
-        "team may create (docs/workloads.md). Default: none, which admits training work.",
+        "(HyperPod spaces), experimentation (the same as interactive) or ray (KubeRay); they decide which "
+        "Kubernetes kinds the team may create (docs/workloads.md). Default: none, which admits training work.",
     )
     review_by: dt.date = Field(description="Date by which the contract must be reviewed (YYYY-MM-DD).")
     exception_owner: Optional[str] = Field(

@@ -106,9 +106,9 @@ class Existing(SpecModel):
     operators: tuple[Operator, ...] = Field(
         default=(),
         description="HyperPod operators that run on the cluster already, installed outside hyperpod-gov (the "
-        "SageMaker console's quick install, `aws eks create-addon`): training, inference, spaces. Teams may be "
-        "approved for the workloads they run (HPG-D009); hyperpod-gov installs none of them (cluster.operators "
-        "lists what it installs). Default: none stated.",
+        "SageMaker console's quick install, `aws eks create-addon`, `helm install`): training, inference, spaces, "
+        "ray. Teams may be approved for the workloads they run (HPG-D009); hyperpod-gov installs none of them "
+        "(cluster.operators lists what it installs). Default: none stated.",
     )
     self_managed_kueue: bool = Field(
         default=False,

@@ -12,7 +12,9 @@ INFERENCE = "inference"
 INTERACTIVE = "interactive"
 # The examples' contracts say "experimentation" for notebook work: it admits what "interactive" admits.
 EXPERIMENTATION = "experimentation"
-APPROVED_WORKLOADS: tuple[str, ...] = (TRAINING, FINE_TUNING, INFERENCE, INTERACTIVE, EXPERIMENTATION)
+# Ray on HyperPod (RayJob, RayCluster, RayService; sagemaker-hyperpod-ray-getting-started.html), run by KubeRay.
+RAY = "ray"
+APPROVED_WORKLOADS: tuple[str, ...] = (TRAINING, FINE_TUNING, INFERENCE, INTERACTIVE, EXPERIMENTATION, RAY)
 
 # The HyperPod operator (cluster.operators) that runs every kind a word admits, and those kinds: a team approved for
 # the word can run nothing on a cluster without it (rule HPG-D009). plan/workloads.py ``WORKLOAD_KINDS`` is the
@@ -21,6 +23,7 @@ OPERATOR_NEEDED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (INFERENCE, "inference", ("InferenceEndpointConfig", "JumpStartModel")),
     (INTERACTIVE, "spaces", ("Workspace",)),
     (EXPERIMENTATION, "spaces", ("Workspace",)),
+    (RAY, "ray", ("RayJob", "RayCluster", "RayService")),
 )
 
 

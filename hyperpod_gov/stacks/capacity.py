@@ -64,7 +64,8 @@ class CapacityStack(SpecStack):
         # operator checks the task-governance add-on's version when it installs.
         self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=self.eks.cluster,
                                    account=plan.account, eks_arn=c.eks_arn, hyperpod_arn=self.hyperpod.cluster_arn,
-                                   tls_bucket_name=tls_bucket_name(plan.name, plan.account, plan.region))
+                                   tls_bucket_name=tls_bucket_name(plan.name, plan.account, plan.region),
+                                   charts=plan.operator_charts)
         self.operators.node.add_dependency(self.hyperpod.resource, self.addons.pod_identity_agent, self.scheduler)
         # cluster.sharedStorage: the file system the teams' volumes name, and the FSx CSI driver (it runs on nodes).
         storage = plan.shared_storage

@@ -145,12 +145,14 @@ class GovernanceStack(SpecStack):
                                                cluster_arn=plan.cluster.eks_arn)
         # cluster.operators, when the spec lists them: add-ons need only the cluster's name, so the governance
         # stack installs them on the existing cluster as it does observability.
-        if plan.operator_addons:
+        if plan.operator_addons or plan.operator_charts:
             if plan.hyperpod_cluster_arn is None:
                 raise ValueError("installing operators on an existing cluster needs its HyperPod cluster ARN")
             self.operators = Operators(self, "Operators", addons=plan.operator_addons, cluster=cluster,
                                        account=plan.account, eks_arn=plan.cluster.eks_arn,
-                                       hyperpod_arn=plan.hyperpod_cluster_arn)
+                                       hyperpod_arn=plan.hyperpod_cluster_arn, charts=plan.operator_charts)
+            if plan.operator_charts:  # Helm releases go through the kubectl handler, as the Kueue chart does
+                self.operators.node.add_dependency(self.kubectl.access_entry)
             if self.scheduler is not None:
                 self.operators.node.add_dependency(self.scheduler)
 

@@ -39,7 +39,7 @@ from tests.security.cel import denials
 NS = "hyperpod-ns-team-a"
 QUEUE = f"{NS}-localqueue"
 ALLOWED_IMAGES = ["public.ecr.aws/docker/library/", "763104351884.dkr.ecr.us-east-1.amazonaws.com/",
-                  "public.ecr.aws/sagemaker/"]
+                  "public.ecr.aws/sagemaker/", "docker.io/rayproject/"]
 CONTRACT = {"businessOwner": "b@example.com", "operationsOwner": "o@example.com", "costOwner": "c@example.com",
             "dataClassification": "internal", "reviewBy": "2027-06-30"}
 BY_KIND = {k.kind: k for k in WORKLOAD_KINDS}
@@ -52,7 +52,7 @@ MODEL_GRANT = {"serviceAccount": "server", "grants": {"s3": [{"bucket": "example
 
 def _spec(base: dict, **team_a: Any) -> dict:
     base["scheduler"]["priorityClasses"] = [{"name": "training", "weight": 80}, {"name": "urgent", "weight": 100}]
-    base["cluster"]["operators"] = ["training", "inference", "spaces"]  # every kind's operator (HPG-D009)
+    base["cluster"]["operators"] = ["training", "inference", "spaces", "ray"]  # every kind's operator (HPG-D009)
     base["teams"][0].update(team_a)
     base["teams"][0]["workloadIdentities"] = [*base["teams"][0].get("workloadIdentities", []), MODEL_GRANT]
     return base
@@ -60,7 +60,7 @@ def _spec(base: dict, **team_a: Any) -> dict:
 
 @pytest.fixture
 def plan(base):
-    spec = _spec(base, contract={**CONTRACT, "approvedWorkloads": ["training", "inference", "interactive"]},
+    spec = _spec(base, contract={**CONTRACT, "approvedWorkloads": ["training", "inference", "interactive", "ray"]},
                  priorityClasses=["training"], images=ALLOWED_IMAGES)
     return build_plan(parse_spec(spec, today=TODAY))
 
@@ -202,7 +202,9 @@ def test_a_hand_made_object_that_claims_an_owner_is_still_held_to_the_queue(name
 
 
 def test_the_owner_table_names_the_mpi_launcher_and_the_deployment_chain():
-    assert owners_of("batch", "Job") == (("kubeflow.org", "MPIJob"),)
+    # The MPI launcher, KubeRay's Redis cleanup Job (RayCluster) and a RayJob's submitter Job.
+    assert owners_of("batch", "Job") == (("kubeflow.org", "MPIJob"), ("ray.io", "RayCluster"), ("ray.io", "RayJob"))
+    assert owners_of("ray.io", "RayCluster") == (("ray.io", "RayJob"), ("ray.io", "RayService"))
     assert ("apps", "ReplicaSet") in owners_of("", "Pod") and ("kubeflow.org", "PyTorchJob") in owners_of("", "Pod")
     assert owners_of("apps", "Deployment") == tuple(sorted(
         (k.group, k.kind) for k in WORKLOAD_KINDS if k.kind in ("InferenceEndpointConfig", "JumpStartModel",

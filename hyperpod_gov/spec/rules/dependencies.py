@@ -110,7 +110,7 @@ OPERATOR_VERSION_KEYS = (("trainingOperator", "training_operator"), ("certManage
                          ("spaces", "spaces"), ("ebsCsiDriver", "ebs_csi_driver"),
                          ("inferenceOperator", "inference_operator"),
                          ("mountpointS3CsiDriver", "mountpoint_s3_csi_driver"), ("fsxCsiDriver", "fsx_csi_driver"),
-                         ("metricsServer", "metrics_server"))
+                         ("metricsServer", "metrics_server"), ("kuberayChart", "kuberay_chart"))
 
 
 def _release(version: str) -> tuple[int, ...]:

@@ -2,7 +2,8 @@
 
 A contract that approves ``inference`` lets the team create InferenceEndpointConfigs and JumpStartModels, which
 only the HyperPod inference operator runs; ``interactive`` and ``experimentation`` admit Workspaces, which only the
-spaces operator runs (``spec.workloads.OPERATOR_NEEDED``). Without the operator the CRDs do not exist: the team's
+spaces operator runs; ``ray`` admits RayJobs, RayClusters and RayServices, which only KubeRay runs
+(``spec.workloads.OPERATOR_NEEDED``). Without the operator the CRDs do not exist: the team's
 RBAC names kinds nobody serves, and the contract promises work the cluster cannot run.
 """
 
@@ -17,11 +18,22 @@ from ..rulebook import rule
 from ..workloads import operator_needed
 from ._common import _slurm
 
+# What each operator is called in a refusal: the inference and spaces operators are HyperPod's, Ray runs on the open
+# source KubeRay operator unchanged (sagemaker-hyperpod-ray-install-kuberay.html).
+OPERATOR_NAMES = {"inference": "HyperPod inference operator", "spaces": "HyperPod spaces operator",
+                  "ray": "KubeRay operator"}
+
 
 def installed_operators(spec: GovernanceSpec) -> tuple[str, ...]:
     """The operators hyperpod-gov installs: cluster.operators, or with cluster.existing only when the key is set."""
     c = spec.cluster
     return tuple(c.operators) if c.existing is None or "operators" in c.model_fields_set else ()
+
+
+def _listed(kinds: tuple[str, ...]) -> str:
+    """``A``, ``As and Bs``, ``As, Bs and Cs``."""
+    plural = [k + "s" for k in kinds]
+    return plural[0] if len(plural) == 1 else f"{', '.join(plural[:-1])} and {plural[-1]}"
 
 
 def _fix(op: str, word: str, existing: bool, installed: tuple[str, ...]) -> str:
@@ -36,7 +48,8 @@ def _fix(op: str, word: str, existing: bool, installed: tuple[str, ...]) -> str:
 
 
 @rule("HPG-D009", "error", "Each team's approved workloads run on an operator the cluster has: inference on the "
-      "HyperPod inference operator, interactive and experimentation on the spaces operator (cluster.operators; with "
+      "HyperPod inference operator, interactive and experimentation on the spaces operator, ray on KubeRay "
+      "(cluster.operators; with "
       "cluster.existing also cluster.existing.operators, the ones that run there already, which cluster.operators "
       "does not install a second time).")
 def approved_workloads_have_their_operators(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
@@ -65,7 +78,7 @@ def approved_workloads_have_their_operators(spec: GovernanceSpec, today: dt.date
                 continue
             op, kinds = needed
             yield SpecIssue(f"teams[{ti}].contract.approvedWorkloads[{wi}]",
-                            f"lets team {team.name} create {' and '.join(k + 's' for k in kinds)}, which only the "
-                            f"HyperPod {op} operator runs, and the cluster has no {op} operator ({where})", word,
+                            f"lets team {team.name} create {_listed(kinds)}, which only the {OPERATOR_NAMES[op]} "
+                            f"runs, and the cluster has no {op} operator ({where})", word,
                             _fix(op, word, c.existing is not None, installed))
 
