@@ -23,11 +23,14 @@ from tests.charts.rbac_eval import Authorizer, Request
 from tests.conftest import EXAMPLES, TODAY
 
 RESOURCE = {k.kind: (k.group, k.resource) for k in WORKLOAD_KINDS}
-SPECS = ("enterprise", "startup", "enterprise-kueue")
+SPECS = ("enterprise", "startup", "enterprise-kueue", "every-workload")
 
 
 @lru_cache(maxsize=None)
 def _plan(name: str):
+    if name == "every-workload":  # kueue mode, every operator, a team approved for every word (Ray among them)
+        from tests.charts.test_kueue_integrations import every_workload_spec
+        return build_plan(parse_spec(every_workload_spec(), today=TODAY))
     if name == "enterprise-kueue":
         data = yaml.safe_load((EXAMPLES / "enterprise.yaml").read_text())
         data["scheduler"]["mode"] = "kueue"
@@ -224,29 +227,19 @@ def test_a_team_on_a_cpu_type_asks_for_no_accelerator_and_a_team_without_quota_i
     assert "nodeSelector" not in page_jobs(none)["Job"]["spec"]["template"]["spec"]
 
 
-def test_a_kind_added_to_the_table_gets_its_first_job_without_a_change_here():
-    """A multi-node kind shaped like Ray's (a head group and worker groups with replicas): the head coordinates and
-    gets no accelerator, each worker pod gets one, and every pod template the instance type."""
+def test_a_multi_node_kind_gets_accelerators_on_its_workers_alone():
+    """RayCluster (a head group and worker groups with replicas), a row of the table the page has no code for: the
+    head coordinates and gets no accelerator, each worker pod gets one, and every pod template the instance type."""
     from hyperpod_gov.onboard import first_job
-    from hyperpod_gov.plan.workloads import WorkloadKind, no_gpu_env
 
-    def pod() -> dict:
-        return {"containers": [{"name": "main", "image": "public.ecr.aws/docker/library/python:3.11-slim",
-                                "command": ["python"], "env": [no_gpu_env()],
-                                "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}
-
-    def example(ns: str, queue: str, priority: str) -> dict:
-        return {"metadata": {"name": "hello", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": queue}},
-                "spec": {"headGroupSpec": {"template": {"spec": pod()}},
-                         "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "template": {"spec": pod()}}]}}
-
-    kind = WorkloadKind("RayCluster", "ray.io", "v1", "rayclusters", ("training",), None, "[]", (), example)
+    (kind,) = [k for k in WORKLOAD_KINDS if k.kind == "RayCluster"]
     plan = _plan("startup")
     job = first_job(plan, plan.team("ml-engineering"), kind)
     head = job.manifest["spec"]["headGroupSpec"]["template"]["spec"]
-    worker = job.manifest["spec"]["workerGroupSpecs"][0]["template"]["spec"]
-    assert head["nodeSelector"] == worker["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.g5.2xlarge"}
-    assert "nvidia.com/gpu" not in head["containers"][0]["resources"]["requests"]
-    assert worker["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
-    assert job.accelerators == 2  # two worker pods
-    assert sum(n * pods for n, pods in _accelerators(job.manifest)) == 2
+    workers = job.manifest["spec"]["workerGroupSpecs"]
+    assert head["nodeSelector"] == {"node.kubernetes.io/instance-type": "ml.g5.2xlarge"}
+    assert all(w["template"]["spec"]["nodeSelector"] == head["nodeSelector"] for w in workers)
+    assert "nvidia.com/gpu" not in head["containers"][0]["resources"].get("requests", {})
+    assert all(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1 for w in workers)
+    assert job.accelerators == sum(w.get("replicas", 1) for w in workers)
+    assert sum(n * pods for n, pods in _accelerators(job.manifest)) == job.accelerators

@@ -21,7 +21,7 @@ from hyperpod_gov.plan.workloads import WORKLOAD_KINDS
 # on every node it evaluates; building those aliases (typing hashes their arguments each time) was a quarter of the
 # admission tests' CPU. ``cast`` returns its value and nothing else reads those aliases, so the evaluator's module
 # gets a ``cast`` that takes none: 22.5 s of CPU against 30 to 32 s for the four modules that evaluate policies
-# (tests/security/test_admission.py, tests/charts/test_workloads.py, test_storage_and_nodes.py, tests/test_onboard.py;
+# (tests/security/test_admission.py, tests/charts/test_workloads.py, test_storage_and_nodes.py, tests/onboard/test_first_jobs.py;
 # 2 pairs, 3 December). Done only where the source shows that is all they are used for, else left as it is.
 _CAST_ONLY = ("Union", "Tuple", "List", "Dict")
 
