@@ -111,6 +111,20 @@ def test_isolation_and_network_path_on_eks(label, mutate, expected):
     refused_well(data, expected)
 
 
+@pytest.mark.parametrize("strategy", ["DontLend", "Lend"])
+def test_an_accepted_dedicated_nodes_team_is_admitted_on_its_dedicated_flavor_only(strategy):
+    """What HPG-C006 accepts in kueue mode holds: every flavor of the team's ClusterQueue but its dedicated one has
+    no quota and borrows nothing, so Kueue admits its work only onto its own nodes."""
+    data = copy.deepcopy(BASE)
+    _kueue_dedicated(data)
+    data["teams"][0]["sharing"] = {"strategy": strategy}
+    plan = plan_of(data)
+    flavors = plan.cluster_queue_spec(plan.team("team-a"))["resourceGroups"][0]["flavors"]
+    held = {f["name"] for f in flavors for r in f["resources"]
+            if r["nominalQuota"] not in (0, "0Gi") or r.get("borrowingLimit") not in (0, "0Gi")}
+    assert held == {"team-a.ml.p5.48xlarge"}
+
+
 def test_dedicated_cluster_refusal_says_where_a_cluster_of_its_own_comes_from():
     data = copy.deepcopy(BASE)
     _team_a(data, isolation="dedicated-cluster")
