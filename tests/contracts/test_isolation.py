@@ -261,6 +261,7 @@ def test_a_slurm_record_names_the_slurm_scope_and_no_eks_term():
     assert fields["Orchestrator"] == "Slurm (SlurmConfigStrategy Merge)"
     checklist = page.split("## Connection checklist", 1)[1].split("\n## ", 1)[0]
     assert [t for t in EKS_TERMS if t in checklist] == []
+    assert "  team-a: dedicated-nodes; network path login-nodes\n" in explain(plan_of(data))
 
 
 # --- review events, diff, explain, tags ----------------------------------------------------------------------------
