@@ -134,6 +134,8 @@ REVIEW_EVENTS: dict[str, tuple[str, ...]] = {
     "teams[].access.submitters": ("access roles",),
     "teams[].workloadIdentities[]": ("access roles",),
     "teams[].contract": ("project ownership", "data classification", "monitoring coverage", "access roles"),
+    "teams[].contract.isolation": ("isolation or network path",),
+    "teams[].contract.networkPath": ("isolation or network path",),
     "teams[]": ("new connection",),
 }
 

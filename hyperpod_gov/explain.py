@@ -139,6 +139,7 @@ def explain(plan: Plan) -> str:
                 paths = [f"team bucket s3://{bucket.bucket} (own KMS key) admits "
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
+    parts += _isolation(plan)
     parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in _api_reach(plan))]
     # Every EKS add-on hyperpod-gov installs, with its pinned version (plan/addon_defaults.py fills the spec's gaps)
     parts += ["", "EKS add-ons installed (pinned versions):",
@@ -219,6 +220,16 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
         "stacks": list(plan.stacks.all_names),
         "warnings": [issue_json(w, environment) for w in warnings],
     }
+
+
+def _isolation(plan: Plan) -> list[str]:
+    """Each team's isolation and network path (teams[].contract), when a contract states either; else nothing."""
+    stated = [t for t in plan.tenants if t.contract and (t.contract.isolation != "shared" or t.contract.network_path)]
+    if not stated:
+        return []
+    return ["", "Isolation and network path (contracts; HPG-C005 to HPG-C007 hold them):",
+            *(f"  {t.name}: {t.contract.isolation if t.contract else 'shared'}; network path "
+              f"{(t.contract.network_path if t.contract else None) or 'not stated'}" for t in plan.tenants)]
 
 
 def _operators(plan: Plan) -> str:
@@ -336,6 +347,7 @@ def explain_slurm(plan: Plan) -> str:
         "Mapping (spec -> Slurm: fidelity):",
         *(f"  {concept} -> {slurm}: {fidelity}" for concept, slurm, fidelity in SLURM_MAPPING),
     ]
+    parts += _isolation(plan)
     notes = _slurm_notes(plan)
     if notes:
         parts += ["", "Approximations of this spec:", *(f"  {n}" for n in notes)]

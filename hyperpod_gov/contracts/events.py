@@ -15,6 +15,7 @@ CLUSTER_CAPACITY = "cluster capacity"
 ORCHESTRATOR_VERSION = "orchestrator version"
 DATA_CLASSIFICATION = "data classification"
 MONITORING_COVERAGE = "monitoring coverage"
+ISOLATION = "isolation or network path"
 
 
 def _change(what: str, old: Any, new: Any) -> list[str]:
@@ -104,6 +105,11 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
     out += [(MONITORING_COVERAGE, d) for d in _members("alarm", _alarms(o), _alarms(n))]
     out += [(MONITORING_COVERAGE, d) for d in _change("monitoring expectations", _contract(o, "monitoring"),
                                                       _contract(n, "monitoring"))]
+    # A team without a contract is shared, and states no network path.
+    out += [(ISOLATION, d) for d in _change("isolation", _contract(o, "isolation") or "shared",
+                                            _contract(n, "isolation") or "shared")]
+    out += [(ISOLATION, d) for d in _change("network path", _contract(o, "network_path"),
+                                            _contract(n, "network_path"))]
     return out
 
 
@@ -115,7 +121,7 @@ def events(old_plan: Plan, new_plan: Plan) -> list[str]:
     """One line per team and event that calls for a review of its contract, with the reason.
 
     Events: a change of project ownership, access roles, account or region, cluster capacity, orchestrator
-    version, data classification or monitoring coverage. Cluster-wide changes mark every team that stays on the
+    version, data classification, monitoring coverage, or isolation or network path. Cluster-wide changes mark every team that stays on the
     cluster; a new team's contract needs its first approval; retiring or removed teams are in ``retirement_notes``.
     """
     lines: list[str] = []

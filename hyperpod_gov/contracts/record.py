@@ -12,9 +12,11 @@ from ..plan import Plan, TeamPlan
 from ..plan.data import data_paths
 from ..plan.slurm import borrow_qos
 from ..spec.contract import Contract
+from .checklist import connection_fields, missing
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"  # charts/network_policy.py
 NOT_SET = "_not set_"
+MISSING = "**missing**"
 
 
 def _cell(value: object) -> str:
@@ -71,6 +73,20 @@ def _heading(plan: Plan, team: TeamPlan, retiring_note: str) -> list[str]:
 
     lines += ["## Contract", ""]
     lines += _contract_table(c)
+    lines.append("")
+    lines += _checklist(plan, team)
+    return lines
+
+
+def _checklist(plan: Plan, team: TeamPlan) -> list[str]:
+    """Every field the guidance records for a connection, and the ones the contract leaves out."""
+    fields = connection_fields(plan, team)
+    absent = missing(fields)
+    lines = ["## Connection checklist", "",
+             "What the governance guidance records before a connection is approved, field by field.", ""]
+    lines += _table(["Field", "Value"], [[f.label, MISSING if f.value is None else f.value] for f in fields])
+    lines.append("")
+    lines.append(f"**Missing ({len(absent)}):** {', '.join(absent)}." if absent else "Nothing missing.")
     lines.append("")
     return lines
 

@@ -28,8 +28,8 @@ def resource_config(given: Allocated) -> dict[str, Any]:
 
 def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
     """The quota's tags, sorted by key: the team's cost-allocation tags (``TeamPlan.tags``) and the contract's
-    (tag values allow letters, digits, space and _.:/=+-@). The spec refuses keys under ``hyperpod-gov:``, so
-    the generated ones never conflict with the team's."""
+    (tag values allow letters, digits, space and _.:/=+-@; a network path is a CIDR, an sg-/pl- id or a word). The
+    spec refuses keys under ``hyperpod-gov:``, so the generated ones never conflict with the team's."""
     contract = team.contract
     if contract is None:
         return [{"Key": k, "Value": v} for k, v in team.tags] or None
@@ -41,6 +41,11 @@ def contract_tags(team: TeamPlan) -> Optional[list[dict[str, str]]]:
         "hyperpod-gov:approved-workloads": " ".join(contract.approved_workloads),
         "hyperpod-gov:review-by": contract.review_by.isoformat(),
     }
+    # Stated only where the contract says more than the default (shared, no network path named).
+    if contract.isolation != "shared":
+        tags["hyperpod-gov:isolation"] = contract.isolation
+    if contract.network_path is not None:
+        tags["hyperpod-gov:network-path"] = contract.network_path
     return [{"Key": k, "Value": v} for k, v in sorted({**dict(team.tags), **tags}.items())]
 
 
@@ -95,7 +100,8 @@ COMPUTE_QUOTA = Table(
         Field("ComputeQuotaTarget.FairShareWeight", "fair-share weight", "fairShareWeight",
               get=lambda t: t.fair_share_weight, plan_fields=("fair_share_weight",), to_spec=int),
         Field("Tags", "contract tags", "contract|tags", get=contract_tags, plan_fields=("contract", "tags"),
-              drift="DescribeComputeQuota does not return tags; `review` and the contract record check contracts",
+              drift="DescribeComputeQuota does not return tags; `review` and the contract record check contracts "
+              "(isolation and networkPath have no live counterpart: HPG-C005 to HPG-C007 check them in the spec)",
               imports="the contract is not held by the API: import leaves a commented placeholder"),
     ),
     exempt={

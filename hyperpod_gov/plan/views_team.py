@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..spec.contract import ISOLATION_ORDER
 from .identity import IdentityPlan
 from .model import Plan
 from .quotas import TeamPlan
@@ -128,6 +129,13 @@ TEAM = View(
             privilege=_when(lambda o, n: n == "on", "the team's viewers and submitters may describe the EKS and "
                             "HyperPod clusters and list HyperPod clusters")),
         Row("contract", "teams[].contract", lambda x: _contract(x.team), ("contract",)),
+        # Isolation and network path (issue 59): a team without a contract is shared and states no path.
+        Row("isolation", "teams[].contract.isolation",
+            lambda x: x.team.contract.isolation if x.team.contract else "shared", ("contract",),
+            privilege=_when(lambda o, n: ISOLATION_ORDER[n] < ISOLATION_ORDER[o],
+                            "the team's work may now run beside other teams' work")),
+        Row("network path", "teams[].contract.networkPath",
+            lambda x: (x.team.contract.network_path if x.team.contract else None) or "not stated", ("contract",)),
         # Workload kinds and per-team workload limits (plan/workloads.py, charts/admission.py).
         Row("may create", "teams[].contract.approvedWorkloads", lambda x: tuple(k.kind for k in kinds_for(x.team)),
             ("contract",), members=True, privilege=_widens("the team's submitters may create this kind")),

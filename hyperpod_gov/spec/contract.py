@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Iterator, Literal, Optional
 
 from pydantic import AfterValidator, Field, field_validator
 
-from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_plain_text, spec_error
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_plain_text, spec_error
 from .errors import NO_VALUE, SpecIssue
+from .network import PREFIX_LIST_ID, SECURITY_GROUP_ID
 from .types import AccountId, Region
 from .workloads import APPROVED_WORKLOADS
 
@@ -24,6 +25,13 @@ PROJECT_ID = re.compile(r"\A[a-zA-Z0-9_-]{1,36}\Z", re.ASCII)
 
 # One line of free text that the record page, `review` and `diff` print (no control characters, no markup).
 PlainText = Annotated[str, AfterValidator(check_plain_text)]
+
+# teams[].contract.isolation: how hard a boundary the team's work needs (HPG-C006, HPG-C007).
+Isolation = Literal["shared", "dedicated-nodes", "dedicated-cluster"]
+ISOLATION_ORDER: dict[str, int] = {"shared": 0, "dedicated-nodes": 1, "dedicated-cluster": 2}  # looser to harder
+# teams[].contract.networkPath values that name no cluster.apiAccess entry (HPG-C005).
+CONSOLE_ONLY = "console-only"
+LOGIN_NODES = "login-nodes"
 
 # Fields a contract may leave out unless the spec is loaded in strict mode (`--strict`).
 EXPECTATIONS = ("exception_owner", "monitoring", "support", "retirement")
@@ -131,6 +139,18 @@ class Contract(SpecModel):
         default=None, description="Retirement expectations: what happens to the team's data, jobs and "
         "checkpoints when the connection ends. Required in strict mode.",
     )
+    isolation: Isolation = Field(
+        default="shared", description="The isolation the team's work needs. shared (default): its namespace, "
+        "quota and policies, on nodes other teams use too. dedicated-nodes: every quota of the team on instance "
+        "groups dedicatedTo it, and no borrowing (HPG-C006). dedicated-cluster: a cluster of its own, refused on a "
+        "cluster another team uses (HPG-C007): a namespace is not a hard boundary.",
+    )
+    network_path: Optional[str] = Field(
+        default=None, description="How the team's members reach the cluster: the cluster.apiAccess entry they "
+        "come from (its cidr, security group id or prefix list id; on a public endpoint also an adminCidrs entry), "
+        "console-only (the SageMaker console and Unified Studio only), or login-nodes on a Slurm cluster (SSM "
+        "sessions to its login nodes). Default: not stated; the contract record flags it (HPG-C005 checks it).",
+    )
 
     @field_validator("business_owner", "operations_owner", "cost_owner", "exception_owner")
     @classmethod
@@ -149,6 +169,25 @@ class Contract(SpecModel):
             raise spec_error(f"names {', '.join(repr(w) for w in unknown)}, which no workload kind is approved by",
                              f"use words of: {', '.join(APPROVED_WORKLOADS)} (e.g. [training, fine-tuning])")
         return v
+
+    @field_validator("network_path")
+    @classmethod
+    def _network_path(cls, v: Optional[str]) -> Optional[str]:
+        if v is None or v in (CONSOLE_ONLY, LOGIN_NODES) or SECURITY_GROUP_ID.match(v) or PREFIX_LIST_ID.match(v):
+            return v
+        if re.fullmatch(r"[0-9./]+", v, re.ASCII):
+            return check_ipv4_cidr(v, allow_any=False)
+        raise spec_error(
+            f"is none of {CONSOLE_ONLY}, {LOGIN_NODES} or the cidr, security group id or prefix list id of a "
+            "cluster.apiAccess entry",
+            "name the entry the team's members come from (e.g. 10.20.0.0/16, sg-0123456789abcdef0), or write "
+            f"{CONSOLE_ONLY}",
+        )
+
+    @property
+    def states_isolation(self) -> bool:
+        """Whether the spec states ``isolation`` (the record shows a default as such)."""
+        return "isolation" in self.model_fields_set
 
     @field_validator("monitoring", "support", "retirement")
     @classmethod

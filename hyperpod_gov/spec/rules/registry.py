@@ -23,6 +23,7 @@ from .contracts import (contracts_are_complete_enough, contracts_are_current, te
 from .dependencies import (dependencies_chart_is_set, existing_cluster_keys, one_fsx_csi_driver,
                            operators_are_installable, shared_storage_matches_the_cluster,
                            training_operator_supports_the_kubernetes_version)
+from .isolation import dedicated_cluster_is_not_shared, dedicated_nodes_hold_the_teams_work, network_paths_exist
 from .instance_types import (declared_types_are_new, declared_types_are_uncatalogued, instance_types_are_known,
                              mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
 from .naming import unique_names
@@ -74,6 +75,9 @@ RULES = RuleBook("spec rules", tuple(sorted((
     contracts_are_current,
     contracts_are_complete_enough,
     unified_studio_is_reachable,
+    network_paths_exist,
+    dedicated_nodes_hold_the_teams_work,
+    dedicated_cluster_is_not_shared,
     dependencies_chart_is_set,
     options_exist_in_the_regions_cloudformation,
     reservations_are_in_the_capacity_region,
