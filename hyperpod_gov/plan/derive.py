@@ -25,6 +25,7 @@ from .operators import kueue_external_frameworks
 from .parts import FlavorPlan, PriorityClassPlan
 from .quotas import TeamPlan, amounts_for, mig_profiles, plan_shared_pool, plan_team
 from .regions import task_governance_backend
+from .scheduling import gang_scheduling_plan, topology_plan, wait_for_pods_ready
 from .slurm import slurm_groups, slurm_plan, slurm_team
 from .storage import dedicated_plans, shared_storage_plan
 from .tools_policy import tools_policies
@@ -117,7 +118,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         policy_name=names.cluster_policy(spec.name),
         stacks=stacks,
         pipeline=_pipeline(spec),
-        kueue_config=kueue_manager_config(fair_sharing, external_frameworks=kueue_external_frameworks(cluster.operators)),
+        kueue_config=kueue_manager_config(fair_sharing, external_frameworks=kueue_external_frameworks(cluster.operators),
+                                          wait_for_pods_ready=wait_for_pods_ready(gang_scheduling_plan(spec.scheduler))),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
@@ -131,6 +133,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         shared_storage=shared_storage,
         dedicated=dedicated,
         slurm=slurm_plan(spec, sorted_teams, groups),
+        gang_scheduling=gang_scheduling_plan(spec.scheduler),
+        topology=topology_plan(spec.name, spec.scheduler),
     )
 
 

@@ -6,7 +6,7 @@ Pure: the charts turn these dicts into objects, the simulator turns them into qu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..spec.cluster import DEDICATED_KEY
 from . import names
@@ -129,13 +129,31 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
     return spec
 
 
-def dedicated_flavor_spec(d: DedicatedPlan) -> dict[str, Any]:
+def flavor_spec(instance_type: str, topology_name: Optional[str] = None) -> dict[str, Any]:
+    """The ResourceFlavor ``spec`` of an instance type; ``topology_name``: the Kueue Topology its work is placed in
+    (scheduler.topology, accelerated types only: :func:`topology_for`)."""
+    spec: dict[str, Any] = {"nodeLabels": {names.INSTANCE_TYPE_LABEL: instance_type}}
+    if topology_name is not None:
+        spec["topologyName"] = topology_name
+    return spec
+
+
+def topology_for(accelerated: bool, topology_name: Optional[str]) -> Optional[str]:
+    """The Topology a flavor names: scheduler.topology's, on accelerated types (the multi-node work topology-aware
+    scheduling is for runs there; CPU types keep plain flavors)."""
+    return topology_name if accelerated else None
+
+
+def dedicated_flavor_spec(d: DedicatedPlan, topology_name: Optional[str] = None) -> dict[str, Any]:
     """The ResourceFlavor ``spec`` of a team's dedicated groups of one type: Kueue adds the node labels as a
     nodeSelector and the toleration to the pods it admits on the flavor, so they land on those nodes only."""
-    return {
+    spec: dict[str, Any] = {
         "nodeLabels": {names.INSTANCE_TYPE_LABEL: d.instance_type, DEDICATED_KEY: d.team},
         "tolerations": [{"key": DEDICATED_KEY, "operator": "Equal", "value": d.team, "effect": "NoSchedule"}],
     }
+    if topology_name is not None:
+        spec["topologyName"] = topology_name
+    return spec
 
 
 # Kueue integrations HyperPod workloads use; kept in one place for the chart config and RBAC.
@@ -148,9 +166,12 @@ def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETT
 
 
 def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS, *,
-                         external_frameworks: tuple[str, ...] = ()) -> str:
+                         external_frameworks: tuple[str, ...] = (),
+                         wait_for_pods_ready: Optional[Mapping[str, Any]] = None) -> str:
     """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``);
-    ``external_frameworks``: kinds of installed operators Kueue queues too (plan/operators.py)."""
+    ``external_frameworks``: kinds of installed operators Kueue queues too (plan/operators.py);
+    ``wait_for_pods_ready``: scheduler.gangScheduling as Kueue's block (``plan.scheduling.wait_for_pods_ready``;
+    None: on, with Kueue's defaults and admission not blocked)."""
     import json
 
     config = {
@@ -165,7 +186,7 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
         # the configuration unchanged when teams come and go, and leaves system namespaces alone.
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
-        "waitForPodsReady": {"enable": True, "blockAdmission": False},
+        "waitForPodsReady": dict(wait_for_pods_ready or {"enable": True, "blockAdmission": False}),
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS),
                          **({"externalFrameworks": list(external_frameworks)} if external_frameworks else {})},
         "fairSharing": fair_sharing_config(fair_sharing, settings),

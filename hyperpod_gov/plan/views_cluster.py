@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..spec.cluster import DEDICATED_KEY
 from . import names
 from .model import Plan
+from .scheduling import gang_scheduling_words, topology_words
 from .views_base import Row, View, _on_off, _when, _widens
 from .words import owns
 
@@ -180,6 +181,11 @@ CLUSTER = View(
             ("idle_resource_sharing",)),
         Row("task-governance resources", "scheduler.taskGovernanceResources",
             lambda p: p.task_governance_backend or "none (kueue mode)", ("task_governance_backend",)),
+        # Scheduling controls (plan/scheduling.py): kueue mode deploys them; task-governance mode relies on the add-on.
+        Row("gang scheduling", "scheduler.gangScheduling", lambda p: gang_scheduling_words(p.gang_scheduling, p.mode),
+            ("gang_scheduling", "mode")),
+        Row("topology-aware scheduling", "scheduler.topology", lambda p: topology_words(p.topology, p.mode),
+            ("topology", "mode")),
         Row("Kubernetes version", "cluster.kubernetesVersion", lambda p: p.cluster.kubernetes_version,
             ("kubernetes_version",)),
         Row("authentication mode", "cluster.authenticationMode", lambda p: p.cluster.authentication_mode,

@@ -1,0 +1,76 @@
+"""HPG-Q011..Q013, the scheduling controls (scheduler.gangScheduling, scheduler.topology) in each mode.
+
+Field-level checks (durations, ranges, the topology's labels and their order) live on the models
+(``spec/scheduler.py``); these rules weigh the controls against the mode, the add-on and the instance types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Iterator
+
+from ..errors import SpecIssue
+from ..instance_types import spec_catalog
+from ..models import GovernanceSpec
+from ..rulebook import rule
+from ..scheduler import (GANG_SCHEDULING_PAGE, TOPOLOGY_INSTANCE_TYPES, TOPOLOGY_MIN_ADDON,
+                         TOPOLOGY_PAGE)
+from ._common import _slurm
+from .dependencies import _release
+
+def _task_governance(spec: GovernanceSpec) -> bool:
+    return not _slurm(spec) and spec.scheduler.mode == "task-governance"
+
+
+@rule("HPG-Q011", "error", "scheduler.topology in task-governance mode needs the task-governance add-on "
+      "v1.2.2-eksbuild.1 or later, the first that labels nodes with their network topology (AWS's topology-aware "
+      "scheduling page).")
+def topology_needs_a_recent_addon(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.scheduler.topology is None or not _task_governance(spec):
+        return
+    version = spec.cluster.addon_versions.task_governance
+    if _release(version) < TOPOLOGY_MIN_ADDON:
+        yield SpecIssue("cluster.addonVersions.taskGovernance", "is older than v1.2.2-eksbuild.1, which "
+                        f"topology-aware scheduling needs ({TOPOLOGY_PAGE})", version,
+                        "use v1.2.2-eksbuild.1 or later (e.g. v1.6.0-eksbuild.1), or remove scheduler.topology")
+
+
+@rule("HPG-Q012", "warning", "scheduler.gangScheduling in task-governance mode is applied in the SageMaker "
+      "console (cluster, Policy management, Task governance, Actions, Configure gang scheduling) or by editing the "
+      "add-on's Kueue configuration with kubectl, as AWS documents it: no CloudFormation property or SageMaker API "
+      "member carries it, so hyperpod-gov prints the settings (explain) but cannot deploy them.")
+def gang_scheduling_is_applied_in_the_console(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    gang = spec.scheduler.gang_scheduling
+    if gang is None or not _task_governance(spec):
+        return
+    yield SpecIssue("scheduler.gangScheduling", "is not deployed in task-governance mode: the add-on owns Kueue's "
+                    f"configuration and AWS documents no API for it ({GANG_SCHEDULING_PAGE})",
+                    gang.model_dump(by_alias=True, exclude_unset=True),
+                    "after deploying, open the cluster in the SageMaker console, Policy management, Task governance, "
+                    "Actions, Configure gang scheduling, and enter the settings `hyperpod-gov explain` prints; then "
+                    "acknowledge HPG-Q012 with that reason")
+
+
+@rule("HPG-Q013", "warning", "With scheduler.topology, every accelerated instance type is one AWS lists for "
+      "topology-aware scheduling: other types' nodes carry no topology.k8s.aws/network-node-layer labels, so a job "
+      "that requires a network level never fits there.")
+def topology_types_are_supported(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    topology = spec.scheduler.topology
+    if topology is None or _slurm(spec):
+        return
+    if all(level == "kubernetes.io/hostname" for level in topology.levels):
+        return
+    types = spec_catalog(spec)
+    seen: set[str] = set()
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.instance_type in seen or g.instance_type in TOPOLOGY_INSTANCE_TYPES:
+            continue
+        seen.add(g.instance_type)
+        facts = types.get(g.instance_type)
+        if facts is None or not facts.accelerators:
+            continue  # CPU types: their flavors are not topology-aware (plan/kueue.py topology_for)
+        yield SpecIssue(f"cluster.instanceGroups[{gi}].instanceType", "is not among the instance types AWS lists for "
+                        f"topology-aware scheduling ({TOPOLOGY_PAGE}): its nodes have no network-layer labels",
+                        g.instance_type, "use a listed type (e.g. ml.p5.48xlarge) for multi-node work, leave the "
+                        "topology levels to kubernetes.io/hostname, or acknowledge HPG-Q013 (jobs on this type then "
+                        "ask for preferred, not required, topology)")
