@@ -44,7 +44,8 @@ def gang_scheduling_is_applied_in_the_console(spec: GovernanceSpec, today: dt.da
     if gang is None or not _task_governance(spec):
         return
     yield SpecIssue("scheduler.gangScheduling", "is not deployed in task-governance mode: the add-on owns Kueue's "
-                    f"configuration and AWS documents no API for it ({GANG_SCHEDULING_PAGE})",
+                    "configuration, AWS documents gang scheduling as a console action or a kubectl edit of it, and "
+                    f"no CloudFormation property or SageMaker API member carries it ({GANG_SCHEDULING_PAGE})",
                     gang.model_dump(by_alias=True, exclude_unset=True),
                     "after deploying, open the cluster in the SageMaker console, Policy management, Task governance, "
                     "Actions, Configure gang scheduling, and enter the settings `hyperpod-gov explain` prints; then "
