@@ -20,7 +20,6 @@ class KueueSharedObjects(Construct):
 
     def __init__(self, scope: Construct, id: str, *, plan: Plan) -> None:
         super().__init__(scope, id)
-        topology = plan.topology.name if plan.topology is not None else None
         if plan.topology is not None:
             api_object(self, "Topology", api_version=KUEUE_API, kind="Topology", name=plan.topology.name,
                        body={"spec": plan.topology.spec()})
@@ -28,8 +27,8 @@ class KueueSharedObjects(Construct):
         for flavor in plan.flavors:
             api_object(
                 self, f"Flavor-{flavor.name}", api_version=KUEUE_API, kind="ResourceFlavor", name=flavor.name,
-                body={"spec": flavor_spec(flavor.instance_type,
-                                          topology_for(accelerated[flavor.instance_type], topology))},
+                body={"spec": flavor_spec(flavor.instance_type, topology_for(
+                    flavor.instance_type, accelerated[flavor.instance_type], plan.topology))},
             )
         # A team's dedicated groups of a type: a flavor of their own, which only the team's queue lists. The
         # instance type's shared flavor still selects every node of the type; the dedicated nodes' taint keeps
@@ -37,8 +36,8 @@ class KueueSharedObjects(Construct):
         for d in plan.dedicated:
             api_object(self, f"DedicatedFlavor-{d.flavor}", api_version=KUEUE_API, kind="ResourceFlavor",
                        name=d.flavor,
-                       body={"spec": dedicated_flavor_spec(d, topology_for(accelerated.get(d.instance_type, False),
-                                                                          topology))})
+                       body={"spec": dedicated_flavor_spec(d, topology_for(
+                           d.instance_type, accelerated.get(d.instance_type, False), plan.topology))})
         for pc in plan.priority_classes:
             api_object(
                 self, f"Priority-{pc.name}", api_version=KUEUE_API, kind="WorkloadPriorityClass",

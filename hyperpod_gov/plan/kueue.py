@@ -10,7 +10,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..spec.cluster import DEDICATED_KEY
 from . import names
+from ..spec.scheduler import TOPOLOGY_INSTANCE_TYPES
 from .quotas import ZERO, Amounts, FlavorQuota, TeamPlan
+from .scheduling import HOSTNAME, TopologyPlan
 from .storage import DedicatedPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -138,10 +140,19 @@ def flavor_spec(instance_type: str, topology_name: Optional[str] = None) -> dict
     return spec
 
 
-def topology_for(accelerated: bool, topology_name: Optional[str]) -> Optional[str]:
-    """The Topology a flavor names: scheduler.topology's, on accelerated types (the multi-node work topology-aware
-    scheduling is for runs there; CPU types keep plain flavors)."""
-    return topology_name if accelerated else None
+def topology_for(instance_type: str, accelerated: bool, topology: Optional[TopologyPlan]) -> Optional[str]:
+    """The Topology a flavor of ``instance_type`` names (scheduler.topology), or None.
+
+    Only accelerated types (the multi-node work topology-aware scheduling is for runs there), and of those only the
+    ones whose nodes carry every level's label: Kueue v0.19.2 counts a node in a topology-aware flavor only when it
+    has each level's label (``pkg/util/tas/node.go`` NodeMatchesFlavor), so a flavor of a type without the network
+    labels would have no capacity at all. The network labels are on the types AWS lists for topology-aware
+    scheduling (``TOPOLOGY_INSTANCE_TYPES``); every node has ``kubernetes.io/hostname``."""
+    if topology is None or not accelerated:
+        return None
+    if instance_type in TOPOLOGY_INSTANCE_TYPES or all(level == HOSTNAME for level in topology.levels):
+        return topology.name
+    return None
 
 
 def dedicated_flavor_spec(d: DedicatedPlan, topology_name: Optional[str] = None) -> dict[str, Any]:

@@ -146,5 +146,5 @@ def topology_words(topology: Optional[TopologyPlan], mode: str) -> str:
         return "off"
     levels = " > ".join(topology.levels)
     if mode == "kueue":
-        return f"Kueue Topology {topology.name} ({levels}) on the accelerated flavors"
+        return f"Kueue Topology {topology.name} ({levels}) on the flavors of accelerated types that carry its labels"
     return f"{levels}, on the topology labels HyperPod puts on nodes (task-governance add-on v1.2.2 or later)"

@@ -215,7 +215,7 @@ class Scheduler(SpecModel):
     topology: Optional[Topology] = Field(
         default=None,
         description="Topology-aware scheduling: kueue mode emits a Kueue Topology with these levels and points the "
-        "accelerated flavors at it; task-governance mode relies on the topology labels HyperPod puts on nodes "
+        "flavors of accelerated types whose nodes carry its labels at it; task-governance mode relies on the topology labels HyperPod puts on nodes "
         "(add-on v1.2.2 or later). Jobs ask for a level with the kueue.x-k8s.io/podset-required-topology or "
         "podset-preferred-topology annotation. Default: none.",
     )

@@ -115,8 +115,17 @@ def test_kueue_mode_emits_a_topology_with_the_specs_levels_outermost_first():
     assert topology["spec"] == {"levels": [{"nodeLabel": L1}, {"nodeLabel": L2}, {"nodeLabel": HOST}]}
 
 
-def test_the_accelerated_flavors_name_the_topology_and_the_cpu_flavor_does_not():
+def test_the_accelerated_flavors_with_the_labels_name_the_topology_and_the_others_do_not():
+    """ml.p5.48xlarge carries the network labels (AWS's list); ml.g5.8xlarge does not, and Kueue would count none of
+    its nodes in a topology-aware flavor; the CPU type's flavor never is one."""
     flavors = {f["metadata"]["name"]: f["spec"] for f in kueue_objects(plan_of("kueue", topology=TOPOLOGY),
+                                                                        "ResourceFlavor")}
+    assert {n: s.get("topologyName") for n, s in flavors.items()} == {
+        "ml.p5.48xlarge": "acme-topology", "ml.g5.8xlarge": None, "ml.m5.2xlarge": None}
+
+
+def test_a_hostname_only_topology_covers_every_accelerated_flavor():
+    flavors = {f["metadata"]["name"]: f["spec"] for f in kueue_objects(plan_of("kueue", topology={"levels": [HOST]}),
                                                                         "ResourceFlavor")}
     assert {n: s.get("topologyName") for n, s in flavors.items()} == {
         "ml.p5.48xlarge": "acme-topology", "ml.g5.8xlarge": "acme-topology", "ml.m5.2xlarge": None}

@@ -52,9 +52,10 @@ def gang_scheduling_is_applied_in_the_console(spec: GovernanceSpec, today: dt.da
                     "acknowledge HPG-Q012 with that reason")
 
 
-@rule("HPG-Q013", "warning", "With scheduler.topology, every accelerated instance type is one AWS lists for "
-      "topology-aware scheduling: other types' nodes carry no topology.k8s.aws/network-node-layer labels, so a job "
-      "that requires a network level never fits there.")
+@rule("HPG-Q013", "warning", "With scheduler.topology naming a network layer, every accelerated instance type is one "
+      "AWS lists for topology-aware scheduling: other types' nodes carry no topology.k8s.aws/network-node-layer labels, "
+      "so kueue mode leaves their flavors out of the Topology (Kueue counts a node in a topology-aware flavor only "
+      "with every level's label) and a job asking for a topology is admitted on them in neither mode.")
 def topology_types_are_supported(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     topology = spec.scheduler.topology
     if topology is None or _slurm(spec):
@@ -69,9 +70,9 @@ def topology_types_are_supported(spec: GovernanceSpec, today: dt.date) -> Iterat
         seen.add(g.instance_type)
         facts = types.get(g.instance_type)
         if facts is None or not facts.accelerators:
-            continue  # CPU types: their flavors are not topology-aware (plan/kueue.py topology_for)
+            continue  # CPU types: their flavors are never topology-aware (plan/kueue.py topology_for)
         yield SpecIssue(f"cluster.instanceGroups[{gi}].instanceType", "is not among the instance types AWS lists for "
-                        f"topology-aware scheduling ({TOPOLOGY_PAGE}): its nodes have no network-layer labels",
-                        g.instance_type, "use a listed type (e.g. ml.p5.48xlarge) for multi-node work, leave the "
-                        "topology levels to kubernetes.io/hostname, or acknowledge HPG-Q013 (jobs on this type then "
-                        "ask for preferred, not required, topology)")
+                        f"topology-aware scheduling ({TOPOLOGY_PAGE}): its nodes have no network-layer labels, so "
+                        "work that asks for a topology is never admitted on it", g.instance_type,
+                        "use a listed type (e.g. ml.p5.48xlarge) for multi-node work, or acknowledge HPG-Q013 (work "
+                        "on this type then runs without a topology request, placed as before)")
