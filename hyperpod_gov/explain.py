@@ -228,7 +228,8 @@ def _scheduling_controls(plan: Plan) -> list[str]:
     """scheduler.gangScheduling and scheduler.topology, when the spec sets them (plan/scheduling.py)."""
     out = []
     if plan.gang_scheduling is not None:
-        out.append(f"Gang scheduling: {gang_scheduling_words(plan.gang_scheduling, plan.mode)}")
+        installs = plan.cluster.existing is None or plan.cluster.existing.installs_scheduler
+        out.append(f"Gang scheduling: {gang_scheduling_words(plan.gang_scheduling, plan.mode, installs)}")
     if plan.topology is not None:
         ask = podset_topology_annotations(plan.topology, required=True)
         how = (f"; multi-node jobs annotate their pod templates {next(iter(ask))}: {ask[next(iter(ask))]}"

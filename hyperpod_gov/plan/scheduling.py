@@ -130,13 +130,14 @@ def podset_topology_annotations(topology: Optional[TopologyPlan], *, required: b
     return {REQUIRED_TOPOLOGY if required else PREFERRED_TOPOLOGY: chosen}
 
 
-def gang_scheduling_words(gang: Optional[GangSchedulingPlan], mode: str) -> str:
-    """The cluster view's gang scheduling row (``diff``, ``explain``): the settings and who applies them."""
+def gang_scheduling_words(gang: Optional[GangSchedulingPlan], mode: str, installs_kueue: bool = True) -> str:
+    """The cluster view's gang scheduling row (``diff``, ``explain``): the settings and who applies them.
+    ``installs_kueue``: hyperpod-gov installs the scheduler (False on an existing cluster that runs its own)."""
     if gang is None:
         return ("Kueue's waitForPodsReady on with its defaults, admission not blocked" if mode == "kueue"
                 else "the task-governance add-on's setting (not set by the spec)")
     if mode == "kueue":
-        return gang.words
+        return gang.words if installs_kueue else f"{gang.words}; set in the cluster's own Kueue (HPG-Q012)"
     return f"{gang.words}; applied in the SageMaker console's Configure gang scheduling (HPG-Q012)"
 
 

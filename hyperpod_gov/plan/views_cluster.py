@@ -66,6 +66,11 @@ def _vpc(plan: Plan) -> str:
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
 
 
+def _installs_scheduler(plan: Plan) -> bool:
+    """Whether hyperpod-gov installs the scheduler: always on a cluster it creates, on an existing one when asked."""
+    return plan.cluster.existing is None or plan.cluster.existing.installs_scheduler
+
+
 def _existing(plan: Plan) -> str:
     e = plan.cluster.existing
     if e is None:
@@ -182,8 +187,9 @@ CLUSTER = View(
         Row("task-governance resources", "scheduler.taskGovernanceResources",
             lambda p: p.task_governance_backend or "none (kueue mode)", ("task_governance_backend",)),
         # Scheduling controls (plan/scheduling.py): kueue mode deploys them; task-governance mode relies on the add-on.
-        Row("gang scheduling", "scheduler.gangScheduling", lambda p: gang_scheduling_words(p.gang_scheduling, p.mode),
-            ("gang_scheduling", "mode")),
+        Row("gang scheduling", "scheduler.gangScheduling",
+            lambda p: gang_scheduling_words(p.gang_scheduling, p.mode, _installs_scheduler(p)),
+            ("gang_scheduling", "mode", "existing")),
         Row("topology-aware scheduling", "scheduler.topology", lambda p: topology_words(p.topology, p.mode),
             ("topology", "mode")),
         Row("Kubernetes version", "cluster.kubernetesVersion", lambda p: p.cluster.kubernetes_version,

@@ -11,7 +11,7 @@ import pytest
 from hyperpod_gov.spec import SpecError, parse_spec
 from hyperpod_gov.spec.loader import spec_warnings
 from hyperpod_gov.spec.scheduler import duration_seconds
-from tests.conftest import BASE, TODAY
+from tests.conftest import BASE, TODAY, as_existing
 from tests.slurm.spec_fixtures import slurm_base
 
 L1, L2, L3 = (f"topology.k8s.aws/network-node-layer-{n}" for n in (1, 2, 3))
@@ -146,6 +146,17 @@ def test_gang_scheduling_in_task_governance_mode_is_a_warning_that_says_where_to
 
 def test_gang_scheduling_in_kueue_mode_is_deployed_so_no_warning():
     assert not [w for w in warnings(spec("kueue", gangScheduling={"timeout": "10m"})) if "HPG-Q012" in w]
+
+
+@pytest.mark.parametrize("installs, warned", [(False, True), (True, False)])
+def test_kueue_mode_on_an_existing_cluster_deploys_gang_scheduling_only_with_the_kueue_it_installs(installs, warned):
+    data = as_existing(spec("kueue", gangScheduling={"timeout": "10m"}))
+    data["cluster"]["existing"]["installs"] = {"scheduler": installs}
+    found = [w for w in warnings(data) if "HPG-Q012" in w]
+    assert bool(found) is warned
+    if warned:
+        assert found[0].startswith("HPG-Q012 scheduler.gangScheduling: is not deployed: the existing cluster runs its "
+                                   "own Kueue")
 
 
 def test_an_accelerated_type_without_topology_labels_is_a_warning():

@@ -35,21 +35,31 @@ def topology_needs_a_recent_addon(spec: GovernanceSpec, today: dt.date) -> Itera
                         "use v1.2.2-eksbuild.1 or later (e.g. v1.6.0-eksbuild.1), or remove scheduler.topology")
 
 
-@rule("HPG-Q012", "warning", "scheduler.gangScheduling in task-governance mode is applied in the SageMaker "
-      "console (cluster, Policy management, Task governance, Actions, Configure gang scheduling) or by editing the "
-      "add-on's Kueue configuration with kubectl, as AWS documents it: no CloudFormation property or SageMaker API "
-      "member carries it, so hyperpod-gov prints the settings (explain) but cannot deploy them.")
+@rule("HPG-Q012", "warning", "scheduler.gangScheduling reaches the cluster only where hyperpod-gov installs Kueue's "
+      "configuration (kueue mode, Kueue installed by hyperpod-gov). In task-governance mode AWS documents it as a "
+      "SageMaker console action (cluster, Policy management, Task governance, Actions, Configure gang scheduling) or a "
+      "kubectl edit of the add-on's Kueue configuration, and no CloudFormation property or SageMaker API member carries "
+      "it; on an existing cluster whose Kueue hyperpod-gov does not install, that Kueue keeps its own configuration. "
+      "hyperpod-gov then prints the settings (explain) but cannot deploy them.")
 def gang_scheduling_is_applied_in_the_console(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     gang = spec.scheduler.gang_scheduling
-    if gang is None or not _task_governance(spec):
+    if gang is None or _slurm(spec):
         return
-    yield SpecIssue("scheduler.gangScheduling", "is not deployed in task-governance mode: the add-on owns Kueue's "
-                    "configuration, AWS documents gang scheduling as a console action or a kubectl edit of it, and "
-                    f"no CloudFormation property or SageMaker API member carries it ({GANG_SCHEDULING_PAGE})",
-                    gang.model_dump(by_alias=True, exclude_unset=True),
-                    "after deploying, open the cluster in the SageMaker console, Policy management, Task governance, "
-                    "Actions, Configure gang scheduling, and enter the settings `hyperpod-gov explain` prints; then "
-                    "acknowledge HPG-Q012 with that reason")
+    shown = gang.model_dump(by_alias=True, exclude_unset=True)
+    if _task_governance(spec):
+        yield SpecIssue("scheduler.gangScheduling", "is not deployed in task-governance mode: the add-on owns Kueue's "
+                        "configuration, AWS documents gang scheduling as a console action or a kubectl edit of it, and "
+                        f"no CloudFormation property or SageMaker API member carries it ({GANG_SCHEDULING_PAGE})",
+                        shown, "after deploying, open the cluster in the SageMaker console, Policy management, Task "
+                        "governance, Actions, Configure gang scheduling, and enter the settings `hyperpod-gov explain` "
+                        "prints; then acknowledge HPG-Q012 with that reason")
+        return
+    existing = spec.cluster.existing
+    if existing is not None and not existing.installs.scheduler:
+        yield SpecIssue("scheduler.gangScheduling", "is not deployed: the existing cluster runs its own Kueue "
+                        "(cluster.existing.installs.scheduler is false), whose configuration hyperpod-gov does not "
+                        "write", shown, "set waitForPodsReady in that Kueue's configuration as `hyperpod-gov explain` "
+                        "prints it and acknowledge HPG-Q012, or set cluster.existing.installs.scheduler: true")
 
 
 @rule("HPG-Q013", "warning", "With scheduler.topology naming a network layer, every accelerated instance type is one "
