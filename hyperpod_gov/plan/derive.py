@@ -88,6 +88,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     monitoring = monitoring_plan(_Governed(spec.name, region, spec.monitoring, sorted_teams, flavors, covered,
                                            spec.cluster.eks_cluster_name))
     cluster = _cluster(spec, base_dir, cat)
+    gang = gang_scheduling_plan(spec.scheduler)  # scheduler.gangScheduling: the plan's part and Kueue's block
     return Plan(
         name=spec.name,
         mode=mode,
@@ -119,7 +120,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         stacks=stacks,
         pipeline=_pipeline(spec),
         kueue_config=kueue_manager_config(fair_sharing, external_frameworks=kueue_external_frameworks(cluster.operators),
-                                          wait_for_pods_ready=wait_for_pods_ready(gang_scheduling_plan(spec.scheduler))),
+                                          wait_for_pods_ready=wait_for_pods_ready(gang)),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
@@ -133,7 +134,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         shared_storage=shared_storage,
         dedicated=dedicated,
         slurm=slurm_plan(spec, sorted_teams, groups),
-        gang_scheduling=gang_scheduling_plan(spec.scheduler),
+        gang_scheduling=gang,
         topology=topology_plan(spec.name, spec.scheduler),
     )
 

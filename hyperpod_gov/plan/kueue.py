@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 from ..spec.cluster import DEDICATED_KEY
-from . import names
 from ..spec.scheduler import TOPOLOGY_INSTANCE_TYPES
+from . import names
 from .quotas import ZERO, Amounts, FlavorQuota, TeamPlan
-from .scheduling import HOSTNAME, TopologyPlan
+from .scheduling import DEFAULT_WAIT_FOR_PODS_READY, HOSTNAME, TopologyPlan
 from .storage import DedicatedPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -182,7 +182,7 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
     """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``);
     ``external_frameworks``: kinds of installed operators Kueue queues too (plan/operators.py);
     ``wait_for_pods_ready``: scheduler.gangScheduling as Kueue's block (``plan.scheduling.wait_for_pods_ready``;
-    None: on, with Kueue's defaults and admission not blocked)."""
+    None: ``DEFAULT_WAIT_FOR_PODS_READY``, on with Kueue's defaults and admission not blocked)."""
     import json
 
     config = {
@@ -197,7 +197,7 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
         # the configuration unchanged when teams come and go, and leaves system namespaces alone.
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
-        "waitForPodsReady": dict(wait_for_pods_ready or {"enable": True, "blockAdmission": False}),
+        "waitForPodsReady": dict(wait_for_pods_ready or DEFAULT_WAIT_FOR_PODS_READY),
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS),
                          **({"externalFrameworks": list(external_frameworks)} if external_frameworks else {})},
         "fairSharing": fair_sharing_config(fair_sharing, settings),

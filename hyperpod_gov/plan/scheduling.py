@@ -17,7 +17,8 @@ add-on. Jobs ask for a level with a pod-set annotation (:func:`podset_topology_a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
 
 from ..spec.scheduler import GANG_SCHEDULING_PAGE, TOPOLOGY_LABELS, TOPOLOGY_PAGE, Scheduler
 from . import names
@@ -32,7 +33,7 @@ PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 
 # kueue mode without scheduler.gangScheduling: what the controller Configuration always held (waitForPodsReady on
 # with Kueue's defaults, admission not blocked).
-DEFAULT_WAIT_FOR_PODS_READY: dict[str, Any] = {"enable": True, "blockAdmission": False}
+DEFAULT_WAIT_FOR_PODS_READY: Mapping[str, Any] = MappingProxyType({"enable": True, "blockAdmission": False})
 
 
 @dataclass(frozen=True)
