@@ -208,8 +208,9 @@ class Scheduler(SpecModel):
     gang_scheduling: Optional[GangScheduling] = Field(
         default=None,
         description="Gang scheduling (Kueue's waitForPodsReady): a job whose pods are not all ready in time is "
-        "evicted and requeued. kueue mode renders it into Kueue's configuration; task-governance mode sets it as "
-        "HyperPod documents (docs/governance.md). Default: kueue mode keeps waitForPodsReady on with Kueue's "
+        "evicted and requeued. kueue mode renders it into Kueue's configuration; in task-governance mode AWS "
+        "documents it as a SageMaker console action (Configure gang scheduling), so hyperpod-gov prints the settings "
+        "and warns (HPG-Q012, docs/governance.md). Default: kueue mode keeps waitForPodsReady on with Kueue's "
         "defaults and blockAdmission off; task-governance mode leaves the add-on's setting alone.",
     )
     topology: Optional[Topology] = Field(
