@@ -13,6 +13,7 @@ from .plan.invariants import plan_warnings
 from .plan.views import (dedicated_groups, network_policy_enforcement, running_operators, shared_file_system,
                          team_columns)
 from .plan.quotas import Allocated, Amounts, TeamPlan
+from .plan.scheduling import gang_scheduling_words, podset_topology_annotations, topology_words
 from .plan.words import NO_IDLE_SHARING, PAUSE_EFFECT, borrows, lends, owns, paused, unowned
 
 __all__ = ["explain", "explain_json", "owns", "lends", "borrows", "paused", "unowned", "PAUSE_EFFECT",
@@ -117,6 +118,7 @@ def explain(plan: Plan) -> str:
         *([f"Shared file system: {shared_file_system(plan)}"] if plan.shared_storage is not None else []),
         "Owned by nobody (runs only borrowed work): " + (", ".join(nobody) if nobody else "nothing"),
         f"Priority classes (highest first; work without a class runs last): {classes or 'none'}",
+        *_scheduling_controls(plan),
         _operators(plan),
         "",
         _table(headers, rows),
@@ -209,6 +211,7 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
         "mode": plan.mode,
         "idleCompute": plan.idle_compute,
         "idleResourceSharing": plan.idle_resource_sharing,
+        **_scheduling_json(plan),
         "capacity": [{"instanceType": f.instance_type, "instances": f.instances, "acceleratorKind": f.accelerator_kind,
                       "migResource": f.mig_resource, "accelerators": f.capacity.accelerators,
                       "acceleratorsPerInstance": f.per_instance.accelerators, "vcpu": f.capacity.vcpu,
@@ -230,6 +233,31 @@ def _isolation(plan: Plan) -> list[str]:
     return ["", "Isolation and network path (contracts; HPG-C005 to HPG-C007 hold them):",
             *(f"  {t.name}: {t.contract.isolation if t.contract else 'shared'}; network path "
               f"{(t.contract.network_path if t.contract else None) or 'not stated'}" for t in plan.tenants)]
+
+
+def _scheduling_controls(plan: Plan) -> list[str]:
+    """scheduler.gangScheduling and scheduler.topology, when the spec sets them (plan/scheduling.py)."""
+    out = []
+    if plan.gang_scheduling is not None:
+        installs = plan.cluster.existing is None or plan.cluster.existing.installs_scheduler
+        out.append(f"Gang scheduling: {gang_scheduling_words(plan.gang_scheduling, plan.mode, installs)}")
+    if plan.topology is not None:
+        ask = podset_topology_annotations(plan.topology, required=True)
+        how = (f"; multi-node jobs annotate their pod templates {next(iter(ask))}: {ask[next(iter(ask))]}"
+               if ask else "")
+        out.append(f"Topology-aware scheduling: {topology_words(plan.topology, plan.mode)}{how}")
+    return out
+
+
+def _scheduling_json(plan: Plan) -> dict[str, Any]:
+    """explain --format json's scheduling controls, present only when the spec sets them."""
+    out: dict[str, Any] = {}
+    if plan.gang_scheduling is not None:
+        out["gangScheduling"] = plan.gang_scheduling.wait_for_pods_ready()
+    if plan.topology is not None:
+        out["topology"] = {"levels": list(plan.topology.levels),
+                           "kueueTopology": plan.topology.name if plan.emits_kueue_objects else None}
+    return out
 
 
 def _operators(plan: Plan) -> str:

@@ -19,7 +19,7 @@ KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuot
               # a Slurm cluster's accounting (live/slurm.py, from a sacctmgr dump)
               "SlurmQos", "SlurmAccount", "SlurmUser",
               # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
-              "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ResourceFlavor",
+              "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Topology", "ResourceFlavor",
               "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
               "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange", "PersistentVolume",
               "PersistentVolumeClaim")

@@ -47,6 +47,7 @@ KINDS: dict[str, tuple[str, bool]] = {
     "ValidatingAdmissionPolicy": ("validatingadmissionpolicies", False),
     "ValidatingAdmissionPolicyBinding": ("validatingadmissionpolicybindings", False),
     "ResourceFlavor": ("resourceflavors", False),
+    "Topology": ("topologies", False),  # scheduler.topology (kueue mode)
     "WorkloadPriorityClass": ("workloadpriorityclasses", False),
     "ClusterQueue": ("clusterqueues", False),
     "LocalQueue": ("localqueues", True),
@@ -67,7 +68,7 @@ API_VERSIONS: dict[str, str] = {
     "ValidatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1",
     "ConfigMap": "v1", "LimitRange": "v1",
 }
-KUEUE_KINDS = ("ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue")
+KUEUE_KINDS = ("Topology", "ResourceFlavor", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue")
 
 
 class KubeUnavailable(Exception):

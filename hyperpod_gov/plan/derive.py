@@ -24,6 +24,7 @@ from .monitoring import monitoring_plan, team_watch
 from .parts import FlavorPlan, PriorityClassPlan
 from .quotas import TeamPlan, amounts_for, mig_profiles, plan_shared_pool, plan_team
 from .regions import task_governance_backend
+from .scheduling import gang_scheduling_plan, topology_plan, wait_for_pods_ready
 from .slurm import slurm_groups, slurm_plan, slurm_team
 from .storage import dedicated_plans, shared_storage_plan
 from .tools_policy import tools_policies
@@ -89,6 +90,7 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
     cluster = _cluster(spec, base_dir, cat)
     running = cluster.operators + (cluster.existing.operators if cluster.existing is not None else ())
     frameworks, external = kueue_integrations(sorted_teams, running)
+    gang = gang_scheduling_plan(spec.scheduler)  # scheduler.gangScheduling: the plan's part and Kueue's block
     return Plan(
         name=spec.name,
         mode=mode,
@@ -119,7 +121,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         policy_name=names.cluster_policy(spec.name),
         stacks=stacks,
         pipeline=_pipeline(spec),
-        kueue_config=kueue_manager_config(fair_sharing, frameworks=frameworks, external_frameworks=external),
+        kueue_config=kueue_manager_config(fair_sharing, frameworks=frameworks, external_frameworks=external,
+                                          wait_for_pods_ready=wait_for_pods_ready(gang)),
         alerting=spec.monitoring,
         shared_pool_asked=spec.shared_pool.name if spec.shared_pool else None,
         catalog=cat,
@@ -133,6 +136,8 @@ def derive_plan(spec: GovernanceSpec, base_dir: Optional[Path]) -> Plan:
         shared_storage=shared_storage,
         dedicated=dedicated,
         slurm=slurm_plan(spec, sorted_teams, groups),
+        gang_scheduling=gang,
+        topology=topology_plan(spec.name, spec.scheduler),
     )
 
 

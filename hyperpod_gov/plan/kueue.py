@@ -6,11 +6,13 @@ Pure: the charts turn these dicts into objects, the simulator turns them into qu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..spec.cluster import DEDICATED_KEY
+from ..spec.scheduler import TOPOLOGY_INSTANCE_TYPES
 from . import names
 from .quotas import ZERO, Amounts, FlavorQuota, TeamPlan
+from .scheduling import DEFAULT_WAIT_FOR_PODS_READY, HOSTNAME, TopologyPlan
 from .storage import DedicatedPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -129,13 +131,40 @@ def cluster_queue_spec(cohort: str, covered: Sequence[str], team: TeamPlan,
     return spec
 
 
-def dedicated_flavor_spec(d: DedicatedPlan) -> dict[str, Any]:
+def flavor_spec(instance_type: str, topology_name: Optional[str] = None) -> dict[str, Any]:
+    """The ResourceFlavor ``spec`` of an instance type; ``topology_name``: the Kueue Topology its work is placed in
+    (scheduler.topology, accelerated types only: :func:`topology_for`)."""
+    spec: dict[str, Any] = {"nodeLabels": {names.INSTANCE_TYPE_LABEL: instance_type}}
+    if topology_name is not None:
+        spec["topologyName"] = topology_name
+    return spec
+
+
+def topology_for(instance_type: str, accelerated: bool, topology: Optional[TopologyPlan]) -> Optional[str]:
+    """The Topology a flavor of ``instance_type`` names (scheduler.topology), or None.
+
+    Only accelerated types (the multi-node work topology-aware scheduling is for runs there), and of those only the
+    ones whose nodes carry every level's label: Kueue v0.19.2 counts a node in a topology-aware flavor only when it
+    has each level's label (``pkg/util/tas/node.go`` NodeMatchesFlavor), so a flavor of a type without the network
+    labels would have no capacity at all. The network labels are on the types AWS lists for topology-aware
+    scheduling (``TOPOLOGY_INSTANCE_TYPES``); every node has ``kubernetes.io/hostname``."""
+    if topology is None or not accelerated:
+        return None
+    if instance_type in TOPOLOGY_INSTANCE_TYPES or all(level == HOSTNAME for level in topology.levels):
+        return topology.name
+    return None
+
+
+def dedicated_flavor_spec(d: DedicatedPlan, topology_name: Optional[str] = None) -> dict[str, Any]:
     """The ResourceFlavor ``spec`` of a team's dedicated groups of one type: Kueue adds the node labels as a
     nodeSelector and the toleration to the pods it admits on the flavor, so they land on those nodes only."""
-    return {
+    spec: dict[str, Any] = {
         "nodeLabels": {names.INSTANCE_TYPE_LABEL: d.instance_type, DEDICATED_KEY: d.team},
         "tolerations": [{"key": DEDICATED_KEY, "operator": "Equal", "value": d.team, "effect": "NoSchedule"}],
     }
+    if topology_name is not None:
+        spec["topologyName"] = topology_name
+    return spec
 
 
 def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS) -> dict[str, Any]:
@@ -144,10 +173,13 @@ def fair_sharing_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETT
 
 
 def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SETTINGS, *,
-                         frameworks: tuple[str, ...] = ("pod",), external_frameworks: tuple[str, ...] = ()) -> str:
+                         frameworks: tuple[str, ...] = ("pod",), external_frameworks: tuple[str, ...] = (),
+                         wait_for_pods_ready: Optional[Mapping[str, Any]] = None) -> str:
     """Kueue's controller Configuration (Helm value ``managerConfig.controllerManagerConfigYaml``);
     ``frameworks`` and ``external_frameworks``: the Kueue integrations of the kinds the teams may create
-    (plan/workloads.py ``kueue_integrations``)."""
+    (plan/workloads.py ``kueue_integrations``); ``wait_for_pods_ready``: scheduler.gangScheduling as Kueue's block
+    (``plan.scheduling.wait_for_pods_ready``; None: ``DEFAULT_WAIT_FOR_PODS_READY``, on with Kueue's defaults and
+    admission not blocked)."""
     import json
 
     config = {
@@ -162,7 +194,7 @@ def kueue_manager_config(fair_sharing: bool, settings: KueueSettings = KUEUE_SET
         # the configuration unchanged when teams come and go, and leaves system namespaces alone.
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{"key": names.TEAM_LABEL, "operator": "Exists"}]},
-        "waitForPodsReady": {"enable": True, "blockAdmission": False},
+        "waitForPodsReady": dict(wait_for_pods_ready or DEFAULT_WAIT_FOR_PODS_READY),
         "integrations": {"frameworks": list(frameworks),
                          **({"externalFrameworks": list(external_frameworks)} if external_frameworks else {})},
         "fairSharing": fair_sharing_config(fair_sharing, settings),

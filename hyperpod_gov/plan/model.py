@@ -28,6 +28,7 @@ from .parts import (
 )
 from .quotas import TeamPlan
 from .regions import TaskGovernanceBackend
+from .scheduling import GangSchedulingPlan, TopologyPlan
 from .slurm import SlurmPlan
 from .storage import DedicatedPlan, SharedStoragePlan, csi_driver_addon
 from .tools_policy import ToolsPolicyPlan
@@ -81,6 +82,9 @@ class Plan:
     # Slurm-orchestrated clusters (cluster.orchestrator: slurm; plan/slurm.py): accounts, QOS, partitions and
     # POSIX identities. None for EKS.
     slurm: Optional[SlurmPlan] = field(default=None, kw_only=True)
+    # Scheduling controls (plan/scheduling.py): scheduler.gangScheduling and scheduler.topology. None: not set.
+    gang_scheduling: Optional[GangSchedulingPlan] = field(default=None, kw_only=True)
+    topology: Optional[TopologyPlan] = field(default=None, kw_only=True)
 
     # --- mode flags: decided here, read everywhere ------------------------------------------------
     @property

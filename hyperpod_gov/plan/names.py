@@ -59,6 +59,11 @@ def cohort(spec_name: str) -> str:
     return f"{spec_name}-cohort"
 
 
+def topology(spec_name: str) -> str:
+    """The Kueue Topology of scheduler.topology (kueue mode): one per cluster."""
+    return f"{spec_name}-topology"
+
+
 def flavor(instance_type: str) -> str:
     """ResourceFlavor named after the instance type (DESIGN.md)."""
     return instance_type

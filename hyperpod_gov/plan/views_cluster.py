@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..spec.cluster import DEDICATED_KEY
 from . import names
 from .model import Plan
+from .scheduling import gang_scheduling_words, topology_words
 from .views_base import Row, View, _on_off, _when, _widens
 from .words import owns
 
@@ -64,6 +65,11 @@ def _vpc(plan: Plan) -> str:
                 f"{'created' if e.create_endpoints else 'the VPC own'}; flow logs: "
                 f"{'created' if e.create_flow_logs else 'the VPC own'}")
     return f"{n.cidr} over {', '.join(n.availability_zones)}"
+
+
+def _installs_scheduler(plan: Plan) -> bool:
+    """Whether hyperpod-gov installs the scheduler: always on a cluster it creates, on an existing one when asked."""
+    return plan.cluster.existing is None or plan.cluster.existing.installs_scheduler
 
 
 def _existing(plan: Plan) -> str:
@@ -181,6 +187,12 @@ CLUSTER = View(
             ("idle_resource_sharing",)),
         Row("task-governance resources", "scheduler.taskGovernanceResources",
             lambda p: p.task_governance_backend or "none (kueue mode)", ("task_governance_backend",)),
+        # Scheduling controls (plan/scheduling.py): kueue mode deploys them; task-governance mode relies on the add-on.
+        Row("gang scheduling", "scheduler.gangScheduling",
+            lambda p: gang_scheduling_words(p.gang_scheduling, p.mode, _installs_scheduler(p)),
+            ("gang_scheduling", "mode", "existing")),
+        Row("topology-aware scheduling", "scheduler.topology", lambda p: topology_words(p.topology, p.mode),
+            ("topology", "mode")),
         Row("Kubernetes version", "cluster.kubernetesVersion", lambda p: p.cluster.kubernetes_version,
             ("kubernetes_version",)),
         Row("authentication mode", "cluster.authenticationMode", lambda p: p.cluster.authentication_mode,

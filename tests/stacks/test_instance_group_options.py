@@ -41,6 +41,11 @@ def every_option() -> dict:
     data["cluster"]["instanceGroups"][1]["deepHealthChecks"] = []
     data["cluster"].update(nodeRecovery="None", nodeProvisioningMode="Continuous")
     data["scheduler"]["idleResourceSharing"] = False  # the cluster policy's IdleResourceSharing row (written when off)
+    # Scheduling controls (issue 56): cluster-view rows; in task-governance mode they deploy nothing (HPG-Q012)
+    data["scheduler"]["gangScheduling"] = {"timeout": "10m", "recoveryTimeout": "3m",
+                                           "requeuing": {"backoffLimitCount": 5, "backoffBaseSeconds": 60}}
+    data["scheduler"]["topology"] = {"levels": ["topology.k8s.aws/network-node-layer-1",
+                                                "topology.k8s.aws/network-node-layer-2", "kubernetes.io/hostname"]}
     data["tags"] = {"acme:cost-center": "ml-platform", "acme:env": "prod"}
     data["teams"][0]["sharing"]["absoluteBorrowLimits"] = [{"instanceType": "ml.g5.8xlarge", "count": 1}]
     data["teams"][0]["tags"] = {"acme:cost-center": "research", "acme:project": "llm"}

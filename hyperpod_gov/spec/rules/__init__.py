@@ -32,6 +32,8 @@ from .quotas import (MAX_KUEUE_FLAVORS, borrowing_needs_idle_sharing, dedicated_
                      quotas_fit_capacity, sharing_is_consistent, task_governance_addon_not_next_to_kueue,
                      team_priority_classes_are_defined)
 from .registry import RULES, check_spec
+from .scheduling import (gang_scheduling_is_applied_in_the_console, topology_needs_a_recent_addon,
+                         topology_types_are_supported)
 from .slurm_keys import (EKS_ONLY_CLUSTER, EKS_ONLY_GROUP, EKS_ONLY_SCHEDULER, EKS_ONLY_TEAM,
                          slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
                          slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
@@ -69,5 +71,6 @@ __all__ = [
     "task_governance_addon_not_next_to_kueue", "team_principals_are_not_admins", "team_priority_classes_are_defined",
     "teams_name_their_image_registries",
     "teams_have_contracts", "training_operator_supports_the_kubernetes_version", "unified_studio_is_reachable",
-    "unique_names",
+    "unique_names", "gang_scheduling_is_applied_in_the_console", "topology_needs_a_recent_addon",
+    "topology_types_are_supported",
 ]

@@ -35,6 +35,8 @@ from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_th
 from .quotas import (borrowing_needs_idle_sharing, dedicated_capacity_is_not_lent, dedicated_groups_name_a_team,
                      kueue_flavor_limit, quota_entries_fit_their_type, quotas_fit_capacity, sharing_is_consistent,
                      task_governance_addon_not_next_to_kueue, team_priority_classes_are_defined)
+from .scheduling import (gang_scheduling_is_applied_in_the_console, topology_needs_a_recent_addon,
+                         topology_types_are_supported)
 from .slurm_keys import (slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
                          slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
 from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm_borrow_percent_is_a_static_cap,
@@ -96,6 +98,9 @@ RULES = RuleBook("spec rules", tuple(sorted((
     shared_storage_matches_the_cluster,
     one_fsx_csi_driver,
     approved_workloads_have_their_operators,
+    topology_needs_a_recent_addon,
+    gang_scheduling_is_applied_in_the_console,
+    topology_types_are_supported,
     # Slurm-orchestrated clusters
     slurm_keys_match_the_orchestrator,
     slurm_node_types_are_complete,

@@ -46,6 +46,10 @@ EKS_ONLY_SCHEDULER = (
      "task governance and Kueue"),
     ("taskGovernanceResources", "task_governance_resources", "task governance's cluster policy and compute quotas "
      "are EKS objects; Slurm gets accounts and QOS"),
+    ("gangScheduling", "gang_scheduling", "slurmctld starts a job only once all its nodes are allocated, so there is "
+     "no pod-readiness timeout to set (Kueue's waitForPodsReady)"),
+    ("topology", "topology", "Slurm places jobs with its topology plugin (topology.conf), which HyperPod writes "
+     "with the cluster, not with Kueue Topology objects or pod annotations"),
 )
 
 
