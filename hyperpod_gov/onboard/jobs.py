@@ -18,7 +18,9 @@ import yaml
 
 from ..plan import Plan, TeamPlan
 from ..plan.names import INSTANCE_TYPE_LABEL  # HyperPod labels every node with its ml.* type; the flavors select on it
+from ..plan.kueue import topology_for
 from ..plan.quotas import FlavorQuota
+from ..plan.scheduling import podset_topology_annotations
 from ..plan.storage import PLACEHOLDERS
 from ..plan.workloads import (
     INFERENCE_ENDPOINT, PRIORITY_LABEL, VISIBLE_DEVICES, WorkloadKind, kinds_for, model_sources, no_gpu_env,
@@ -171,6 +173,25 @@ def _place_pods(manifest: dict[str, Any], where: Placement, accelerate: bool) ->
             _ask(t.template["spec"]["containers"][0], where.resource, ACCELERATORS_PER_POD)
 
 
+def topology_request(plan: Plan, where: Placement) -> dict[str, str]:
+    """The pod-set annotation a multi-node first job carries on ``where``'s instance type: Kueue's preferred
+    topology at the innermost network level (scheduler.topology; plan/scheduling.py), or nothing when the spec sets
+    no topology or the type's flavor is not topology-aware (plan/kueue.py ``topology_for``: Kueue would find no
+    topology domain there, and a request would keep the job from being admitted)."""
+    if topology_for(where.instance_type, where.resource is not None, plan.topology) is None:
+        return {}
+    return podset_topology_annotations(plan.topology)
+
+
+def _ask_topology(manifest: dict[str, Any], request: dict[str, str]) -> None:
+    """Each pod template of a job of more than one pod asks to be packed into one topology domain."""
+    templates = list(pod_templates(manifest))
+    if not request or sum(t.replicas for t in templates) < 2:
+        return
+    for t in templates:
+        t.template.setdefault("metadata", {}).setdefault("annotations", {}).update(request)
+
+
 # --- what is not a pod template, per kind ----------------------------------------------------------------------------
 def _endpoint(manifest: dict[str, Any], where: Placement, accelerate: bool, source: Optional[dict[str, Any]]) -> None:
     spec = manifest["spec"]
@@ -226,9 +247,10 @@ def first_job(plan: Plan, team: TeamPlan, kind: WorkloadKind) -> FirstJob:
         accelerate, why = False, (f"its {pods} pods would need {counted(pods * ACCELERATORS_PER_POD, where.unit)} "
                                   f"on {where.instance_type}, more than the team may be admitted with "
                                   f"({where.admissible})")
-    # Every change to the pod templates is made here, through pod_templates(manifest): the instance type and the
-    # accelerators now, and per-pod-template annotations (a topology request on a multi-node kind's templates) next.
+    # Every change to the pod templates is made here, through pod_templates(manifest): the instance type, the
+    # accelerators, and a multi-node job's topology request.
     _place_pods(manifest, where, accelerate)
+    _ask_topology(manifest, topology_request(plan, where))
     tweak = _KIND_TWEAKS.get(kind.kind)
     if tweak is not None:
         tweak(manifest, where, accelerate, example_model_source(plan, team))

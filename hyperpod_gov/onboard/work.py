@@ -10,7 +10,7 @@ from ..plan.workloads import APPS, INFERENCE_ENDPOINT, INTERACTIVE, PRIORITY_LAB
 from .document import Block, Code, CodeBlock, Heading, Para, Table, Text, codes, text
 from .jobs import (
     ACCELERATORS_PER_POD, SIZED_BY_OPERATOR, FirstJob, Placement, example_kinds, example_priority, first_job,
-    counted, placement, placements, plain_yaml,
+    counted, placement, placements, plain_yaml, topology_request,
 )
 
 # The HyperPod CLI's resource word and name option per kind it knows (sagemaker-hyperpod 3.9.0); other kinds are
@@ -113,6 +113,14 @@ def first_jobs(plan: Plan, team: TeamPlan) -> list[Block]:
         "sets the limit equal to the request (admission requires it) and a nodeSelector on the instance type; a "
         "container without one sets ",
         Code("NVIDIA_VISIBLE_DEVICES: void"), " (admission requires that too)." + more)))
+    request = topology_request(plan, p) if p is not None else {}
+    if request:
+        ((annotation, level),) = request.items()
+        blocks.append(Para(text(
+            "A job of several pods asks Kueue to place them close together on the network: each pod template "
+            "carries ", Code(f"{annotation}: {level}"), " (they are admitted anyway when no single domain has room; ",
+            Code(annotation.replace("preferred", "required")), " instead waits until one has). A job of one pod "
+            "needs neither.")))
     for k in kinds:
         blocks.append(Heading(3, k.kind))
         if k not in shown:

@@ -23,7 +23,8 @@ from tests.charts.rbac_eval import Authorizer, Request
 from tests.conftest import EXAMPLES, TODAY
 
 RESOURCE = {k.kind: (k.group, k.resource) for k in WORKLOAD_KINDS}
-SPECS = ("enterprise", "startup", "enterprise-kueue", "every-workload")
+SPECS = ("enterprise", "startup", "enterprise-kueue", "every-workload", "enterprise-topology")
+LEVELS = ["topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2", "kubernetes.io/hostname"]
 
 
 @lru_cache(maxsize=None)
@@ -31,6 +32,14 @@ def _plan(name: str):
     if name == "every-workload":  # kueue mode, every operator, a team approved for every word (Ray among them)
         from tests.charts.test_kueue_integrations import every_workload_spec
         return build_plan(parse_spec(every_workload_spec(), today=TODAY))
+    if name == "enterprise-topology":  # kueue mode with scheduler.topology: multi-node jobs carry a request
+        data = yaml.safe_load((EXAMPLES / "enterprise.yaml").read_text())
+        data["scheduler"].update(mode="kueue", topology={"levels": LEVELS})
+        return build_plan(parse_spec(data, today=TODAY))
+    if name == "startup-topology":  # the same on ml.g5 types, which carry no network-layer labels
+        data = yaml.safe_load((EXAMPLES / "startup.yaml").read_text())
+        data["scheduler"].update(mode="kueue", topology={"levels": LEVELS})
+        return build_plan(parse_spec(data, today=TODAY))
     if name == "enterprise-kueue":
         data = yaml.safe_load((EXAMPLES / "enterprise.yaml").read_text())
         data["scheduler"]["mode"] = "kueue"
@@ -243,3 +252,44 @@ def test_a_multi_node_kind_gets_accelerators_on_its_workers_alone():
     assert all(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1 for w in workers)
     assert job.accelerators == sum(w.get("replicas", 1) for w in workers)
     assert sum(n * pods for n, pods in _accelerators(job.manifest)) == job.accelerators
+
+
+def _topology_cases(plan) -> Iterator[tuple[str, str, bool, list]]:
+    """(team, kind, whether the team's type is topology-aware, each pod template with its annotations)."""
+    from hyperpod_gov.onboard import first_job
+    from hyperpod_gov.onboard.jobs import placement, pod_templates
+
+    flavors = {o["metadata"]["name"]: o["spec"] for o in render(plan).all() if o["kind"] == "ResourceFlavor"}
+    for team in plan.tenants:
+        where = placement(plan, team)
+        aware = where is not None and "topologyName" in flavors.get(where.instance_type, {})
+        for kind in example_kinds(plan, team):
+            templates = [(t.replicas, t.template.get("metadata", {}).get("annotations", {}))
+                         for t in pod_templates(first_job(plan, team, kind).manifest)]
+            yield team.name, kind.kind, aware, templates
+
+
+def test_multi_node_first_jobs_ask_for_one_topology_domain_on_topology_aware_types_only():
+    """With scheduler.topology, every pod template of a job of several pods carries Kueue's preferred-topology
+    annotation at the innermost network level, on a type whose flavor names the Topology; a job of one pod, and a
+    team placed on a type without the network labels (startup's ml.g5), carry none (Kueue would find no domain)."""
+    asked = {"kueue.x-k8s.io/podset-preferred-topology": "topology.k8s.aws/network-node-layer-2"}
+    seen = {"multi": 0, "single": 0, "not-aware": 0}
+    for name in ("startup-topology", "enterprise-topology"):
+        for team, kind, aware, templates in _topology_cases(_plan(name)):
+            if not aware:
+                seen["not-aware"] += 1
+                assert all(annotations == {} for _, annotations in templates), (team, kind)
+            elif sum(replicas for replicas, _ in templates) > 1:
+                seen["multi"] += 1
+                assert all(annotations == asked for _, annotations in templates), (team, kind)
+            else:
+                seen["single"] += 1
+                assert all(annotations == {} for _, annotations in templates), (team, kind)
+    assert all(seen.values()), seen  # the two specs exercise all three cases
+    plan = _plan("enterprise-topology")
+    assert "`kueue.x-k8s.io/podset-preferred-topology: topology.k8s.aws/network-node-layer-2`" in render_onboarding(
+        plan, plan.tenants[0])
+    assert "podset-preferred-topology" not in render_onboarding(_plan("enterprise"), _plan("enterprise").tenants[0])
+    assert "podset-preferred-topology" not in render_onboarding(_plan("startup-topology"),
+                                                                _plan("startup-topology").tenants[0])
