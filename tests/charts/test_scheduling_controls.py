@@ -15,7 +15,7 @@ from hyperpod_gov.diff import governance_diff
 from hyperpod_gov.explain import explain, explain_json
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.plan.kueue import kueue_manager_config
-from hyperpod_gov.plan.operators import kueue_external_frameworks
+from hyperpod_gov.plan.workloads import kueue_integrations
 from hyperpod_gov.plan.scheduling import (PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, TopologyPlan,
                                           podset_topology_annotations)
 from hyperpod_gov.schemas import schema
@@ -71,8 +71,8 @@ def test_an_unlimited_requeue_leaves_the_limit_out_and_no_recovery_timeout_leave
 
 def test_without_gang_scheduling_the_kueue_configuration_is_unchanged_byte_for_byte():
     plan = plan_of("kueue")
-    before = kueue_manager_config(plan.fair_sharing,
-                                  external_frameworks=kueue_external_frameworks(plan.cluster.operators))
+    frameworks, external = kueue_integrations(plan.tenants, plan.cluster.operators)
+    before = kueue_manager_config(plan.fair_sharing, frameworks=frameworks, external_frameworks=external)
     assert plan.kueue_config == before
     assert json.loads(before)["waitForPodsReady"] == {"enable": True, "blockAdmission": False}
 
