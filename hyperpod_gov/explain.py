@@ -8,6 +8,7 @@ from typing import Any, Iterable, Optional
 from .plan import Plan
 from .plan.data import data_paths
 from .plan.slurm_state import desired_state
+from .plan.slurm_task_view import explain_lines, task_view, view_json
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views import (dedicated_groups, network_policy_enforcement, running_operators, shared_file_system,
@@ -191,6 +192,11 @@ def _team_json(plan: Plan, t: TeamPlan) -> dict[str, Any]:
                         "targetRoleArn": i.target_role_arn, "consumer": i.consumer}
                        for i in t.identities],
         "words": {"owns": owns(t), "lends": lends(t), "borrows": borrows(t)},
+        # teams[].contract: a team without a contract is shared and states no network path (contracts/events.py)
+        "isolation": t.contract.isolation if t.contract else "shared",
+        "networkPath": t.contract.network_path if t.contract else None,
+        **({"studioTaskView": view_json(task_view(plan.slurm, t.slurm, t.contract))}
+           if plan.slurm is not None and t.slurm is not None else {}),
     }
 
 
@@ -376,6 +382,7 @@ def explain_slurm(plan: Plan) -> str:
         *(f"  {concept} -> {slurm}: {fidelity}" for concept, slurm, fidelity in SLURM_MAPPING),
     ]
     parts += _isolation(plan)
+    parts += explain_lines([task_view(sp, t.slurm, t.contract) for t in plan.teams if t.slurm is not None])
     notes = _slurm_notes(plan)
     if notes:
         parts += ["", "Approximations of this spec:", *(f"  {n}" for n in notes)]

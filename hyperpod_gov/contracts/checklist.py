@@ -3,7 +3,8 @@ connection, with its value from the plan or marked missing (the contract record'
 
 The guidance records "the capacity account, any consumer or data accounts, the region, the network path,
 identities, owners, workload boundaries and isolation requirements"; for a Unified Studio connection also the
-domain unit and project, the project role and the connection's access role. Pure functions of the plan.
+domain unit and project, the project role and the connection's access role; on a Slurm cluster also the Studio
+task view (AWS: "Restrict task view in Studio for Slurm clusters"). Pure functions of the plan.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..plan import Plan, TeamPlan
+from ..plan.slurm_task_view import task_view
 from ..plan.words import owns
 from ..spec.contract import CONSOLE_ONLY, LOGIN_NODES
 
@@ -82,6 +84,15 @@ def network_words(plan: Plan, team: TeamPlan) -> Optional[str]:
     return f"{path} (not checked: the existing cluster's network is managed outside this spec)"
 
 
+def task_view_words(plan: Plan, team: TeamPlan) -> Optional[str]:
+    """On a Slurm cluster, the team's Studio task view in words (None: the team is in Studio and the spec leaves
+    the restriction incomplete, which the record flags); nothing to record on EKS."""
+    if plan.slurm is None or team.slurm is None:
+        return None
+    view = task_view(plan.slurm, team.slurm, team.contract)
+    return view.words() if view.complete or not view.in_studio else None
+
+
 def _account(arn: Optional[str]) -> Optional[str]:
     parts = (arn or "").split(":")
     return parts[4] if len(parts) > 5 and parts[4] else None
@@ -102,7 +113,7 @@ def connection_fields(plan: Plan, team: TeamPlan) -> tuple[ConnectionField, ...]
             "not needed: the domain is in the capacity account" if account == plan.account else None)
     consumers = sorted({account for i in team.identities for account in (i.consumer_account, _account(
         i.target_role_arn)) if account and account != plan.account})
-    return (
+    fields = (
         ConnectionField("Owners", c and f"business {c.business_owner}, operations {c.operations_owner}, "
                         f"cost {c.cost_owner}"),
         ConnectionField("Unified Studio domain unit", studio(us and us.domain_unit_id)),
@@ -124,6 +135,9 @@ def connection_fields(plan: Plan, team: TeamPlan) -> tuple[ConnectionField, ...]
         ConnectionField("Isolation", isolation_words(plan, team)),
         ConnectionField("Network path", network_words(plan, team)),
     )
+    if plan.slurm is not None and team.slurm is not None:
+        fields += (ConnectionField("Studio task view", task_view_words(plan, team)),)
+    return fields
 
 
 def missing(fields: tuple[ConnectionField, ...]) -> tuple[str, ...]:

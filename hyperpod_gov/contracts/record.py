@@ -11,6 +11,7 @@ from ..markdown import cell
 from ..plan import Plan, TeamPlan
 from ..plan.data import data_paths
 from ..plan.slurm import borrow_qos
+from ..plan.slurm_task_view import AWS_PAGE, steps, task_view
 from ..spec.contract import Contract
 from .checklist import connection_fields, missing
 
@@ -298,6 +299,8 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
               "has no association with). Logging in to the cluster (SSM sessions to the login nodes) is the "
               "platform's: hyperpod-gov creates no IAM access for Slurm clusters.", ""]
 
+    lines += _task_view(plan, team)
+
     lines += ["## Data paths", ""]
     if st is not None:
         lines += [f"- `{st.data_path}` on the shared file system: owned by group `{st.group}`, mode 2770 "
@@ -313,6 +316,25 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
     lines += ["## Alarms and their owners", ""]
     lines += ["None: hyperpod-gov's alarms watch Kueue metrics, which a Slurm cluster does not have.", ""]
     return "\n".join(lines)
+
+
+def _task_view(plan: Plan, team: TeamPlan) -> list[str]:
+    """The team's Studio task view on a Slurm cluster and, for a team in Studio, every step that restricts it: the
+    IAM tag and Session Manager's Run As have no interface in this spec's stacks, so they are printed."""
+    if plan.slurm is None or team.slurm is None:
+        return []
+    view = task_view(plan.slurm, team.slurm, team.contract)
+    state = view.words()
+    lines = ["## Studio task view", "", state[:1].upper() + state[1:] + ".", ""]
+    todo = steps(view, account=plan.account, region=plan.region)
+    if todo:
+        lines += [f"AWS restricts the Slurm tasks a Studio user sees through the user's IAM role ({AWS_PAGE}): "
+                  "the role's SSMSessionRunAs tag names the Slurm user Studio's commands run as, and the Slurm "
+                  "configuration limits what that user sees. No CloudFormation resource or Studio setting does "
+                  "it, so:", ""]
+        lines += [f"{i}. {step}" for i, step in enumerate(todo, 1)]
+        lines.append("")
+    return lines
 
 
 def render_records(plan: Plan) -> dict[str, str]:

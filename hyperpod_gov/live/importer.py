@@ -325,6 +325,8 @@ def _team_lines(quota: dict[str, Any], cluster: LiveCluster) -> list[str]:
         "    #   dataClassification: internal",
         "    #   approvedWorkloads: [training]",
         "    #   reviewBy: 2027-06-30",
+        "    #   isolation: shared  # shared (default) | dedicated-nodes | dedicated-cluster",
+        "    #   networkPath: console-only  # a cluster.apiAccess entry (CIDR, sg-..., pl-...) or console-only",
     ]
     return out
 

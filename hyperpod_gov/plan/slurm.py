@@ -127,6 +127,7 @@ class SlurmPlan:
     fair_sharing: bool  # scheduler.idleCompute: fair-share (PriorityWeightFairshare > 0)
     uids: tuple[tuple[str, int], ...] = ()  # every team user's uid, sorted by name (posix_ids)
     gids: tuple[tuple[str, int], ...] = ()  # every team group's gid, sorted by name
+    restrict_task_view: bool = False  # cluster.slurm.restrictTaskView: PrivateData=jobs
 
     @property
     def edits_partitions(self) -> bool:
@@ -212,6 +213,7 @@ def slurm_team(tp: TeamPlan, settings: Optional[TeamSlurm], groups: tuple[SlurmG
         users=tuple(sorted(settings.users)) if settings else (),
         group=(settings.group if settings and settings.group else tp.name),
         data_path=(settings.data_path if settings and settings.data_path else f"{DEFAULT_DATA_ROOT}/{tp.name}"),
+        studio_user=settings.studio_user if settings else None,
         path=tp.path,
     )
 
@@ -264,4 +266,5 @@ def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...],
         fair_sharing=spec.scheduler.idle_compute == "fair-share",
         uids=posix_ids({u for t in slurm_teams for u in t.users}),
         gids=posix_ids({t.group for t in slurm_teams}),
+        restrict_task_view=settings.restrict_task_view,
     )

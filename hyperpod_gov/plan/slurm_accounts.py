@@ -62,6 +62,7 @@ class SlurmTeamPlan:
     users: tuple[str, ...]  # sorted
     group: str
     data_path: str
+    studio_user: Optional[str] = None  # teams[].slurm.studioUser: the POSIX user its Studio role runs as
     path: str = field(kw_only=True, compare=False)
 
     @property

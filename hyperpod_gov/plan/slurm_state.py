@@ -142,6 +142,10 @@ def conf_settings(plan: SlurmPlan) -> tuple[tuple[str, str], ...]:
     ]
     if _tres_gpu(plan):
         out += [("GresTypes", "gpu"), ("AccountingStorageTRES", TRES_GPU)]
+    if plan.restrict_task_view:
+        # Studio's task view of a Slurm cluster lists what squeue shows the role's SSMSessionRunAs user: only its
+        # own jobs once other users' are private (AWS, "Restrict task view in Studio for Slurm clusters").
+        out.append(("PrivateData", "jobs"))
     return tuple(out)
 
 

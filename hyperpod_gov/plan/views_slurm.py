@@ -75,6 +75,11 @@ SLURM = View(
                             "the cluster's accounting (accounts, limits, users) now lives in another database")),
         Row("GPUs tracked as GRES", "cluster.slurm.gpuGres",
             lambda p: _on_off(p.slurm.gpu_gres) if p.slurm else "none (EKS)", ("slurm",)),
+        Row("Studio task view", "cluster.slurm.restrictTaskView",
+            lambda p: ("restricted (PrivateData=jobs)" if p.slurm.restrict_task_view else "every task to every user")
+            if p.slurm else "none (EKS)", ("slurm",),
+            privilege=_when(lambda o, n: o != n and n.startswith("every"),
+                            "every Slurm user, and every Studio user, now sees every job of the cluster")),
         Row("settings", "cluster.slurm|scheduler.idleCompute", _slurm_settings, ("slurm",), members=True),
         Row("QOS", "scheduler.priorityClasses|teams[].sharing", _slurm_qos, ("slurm",), members=True),
         Row("partition", "cluster.instanceGroups[].slurm.partition|cluster.instanceGroups[].dedicatedTo",
@@ -125,6 +130,9 @@ SLURM_TEAMS = View(
         Row("paused", "teams[].active", lambda t: "no" if t.active else "yes (GrpJobs=0)", ("active",)),
         Row("users", "teams[].slurm.users", lambda t: t.users, ("users",), members=True,
             privilege=_widens("may submit under the team's accounts and read and write its data directory")),
+        Row("Studio user", "teams[].slurm.studioUser", lambda t: t.studio_user or "none", ("studio_user",),
+            privilege=_when(lambda o, n: o != n and n != "none",
+                            "the team's Studio role now runs on the cluster as this user (SSMSessionRunAs)")),
         Row("group", "teams[].slurm.group", lambda t: t.group, ("group",),
             privilege=_when(lambda o, n: o != n, "the team's data directory now belongs to another group")),
         # posix.sh gives the directory to the team's group as root (chgrp, chmod 2770): moving it hands the team a

@@ -158,6 +158,14 @@ class ClusterSlurm(SpecModel):
         "GresTypes=gpu and AccountingStorageTRES=gres/gpu. Default: false, as in HyperPod's default slurm.conf: "
         "quotas in accelerators are refused (give them as whole instances, count).",
     )
+    restrict_task_view: bool = Field(
+        default=False,
+        description="Restrict the Studio task view (AWS: 'Restrict task view in Studio for Slurm clusters'): "
+        "hyperpod-gov adds PrivateData=jobs to slurm.conf, so squeue and scontrol show each Slurm user only its own "
+        "jobs, and the Studio role of each team runs as the team's studioUser (the role's SSMSessionRunAs tag, "
+        "set by hand: the contract record prints the steps). Default: false, AWS's default: every Studio user "
+        "views, manages and interacts with every Slurm task of the cluster, and every user sees every job.",
+    )
 
 
 class GroupSlurm(SpecModel):
@@ -207,6 +215,13 @@ class TeamSlurm(SpecModel):
         f"2770 (default: {SHARED_MOUNT}/<team>). It must be below the file system's mount point {SHARED_MOUNT} "
         "(e.g. /fsx/projects/team-a), without '.' or '..' segments, hidden segments, '//' or a trailing '/'.",
     )
+    studio_user: Optional[str] = Field(
+        default=None,
+        description="The POSIX user (one of users) that the team's Studio role runs as: the value of the "
+        "SSMSessionRunAs tag on the team's Unified Studio project role (or SageMaker Studio execution role), so "
+        "that Studio submits under the team's accounts and, with cluster.slurm.restrictTaskView, lists only this "
+        "user's jobs. Default: none (Studio's sessions run as SSM's default user, which has no association).",
+    )
 
     @field_validator("users")
     @classmethod
@@ -217,6 +232,11 @@ class TeamSlurm(SpecModel):
         if twice:
             raise spec_error(f"lists {', '.join(twice)} twice", "list each user once")
         return v
+
+    @field_validator("studio_user")
+    @classmethod
+    def _studio_user(cls, v: Optional[str]) -> Optional[str]:
+        return v if v is None else check_posix_name(v, "user")
 
     @field_validator("group")
     @classmethod

@@ -34,6 +34,7 @@ from .quotas import (MAX_KUEUE_FLAVORS, borrowing_needs_idle_sharing, dedicated_
 from .registry import RULES, check_spec
 from .scheduling import (gang_scheduling_is_applied_in_the_console, topology_needs_a_recent_addon,
                          topology_types_are_supported)
+from .slurm_studio import slurm_studio_task_view_is_restricted, slurm_studio_user_is_a_team_user
 from .slurm_keys import (EKS_ONLY_CLUSTER, EKS_ONLY_GROUP, EKS_ONLY_SCHEDULER, EKS_ONLY_TEAM,
                          slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
                          slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
@@ -66,7 +67,8 @@ __all__ = [
     "slurm_dont_lend_needs_a_dedicated_partition", "slurm_fair_share_zero_is_clamped",
     "slurm_keys_match_the_orchestrator", "slurm_names_are_distinct", "slurm_node_types_are_complete",
     "slurm_partition_access_needs_merge", "slurm_partitions_hold_one_governed_type",
-    "slurm_quotas_fit_compute_capacity", "slurm_refuses_eks_only_keys", "slurm_users_have_an_account",
+    "slurm_quotas_fit_compute_capacity", "slurm_refuses_eks_only_keys", "slurm_studio_task_view_is_restricted",
+    "slurm_studio_user_is_a_team_user", "slurm_users_have_an_account",
     "target_roles_are_in_declared_accounts", "target_roles_stay_with_their_team",
     "task_governance_addon_not_next_to_kueue", "team_principals_are_not_admins", "team_priority_classes_are_defined",
     "teams_name_their_image_registries",

@@ -37,6 +37,7 @@ from .quotas import (borrowing_needs_idle_sharing, dedicated_capacity_is_not_len
                      task_governance_addon_not_next_to_kueue, team_priority_classes_are_defined)
 from .scheduling import (gang_scheduling_is_applied_in_the_console, topology_needs_a_recent_addon,
                          topology_types_are_supported)
+from .slurm_studio import slurm_studio_task_view_is_restricted, slurm_studio_user_is_a_team_user
 from .slurm_keys import (slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
                          slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
 from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm_borrow_percent_is_a_static_cap,
@@ -115,6 +116,8 @@ RULES = RuleBook("spec rules", tuple(sorted((
     slurm_names_are_distinct,
     slurm_users_have_an_account,
     slurm_accounting_database_needs_continuous,
+    slurm_studio_user_is_a_team_user,
+    slurm_studio_task_view_is_restricted,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
