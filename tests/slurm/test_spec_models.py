@@ -139,7 +139,7 @@ def test_the_example_of_docs_slurm_md_is_a_valid_slurm_spec():
     import yaml
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "slurm.md").read_text()
-    (block,) = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    block = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)[0]  # the first: the whole example
     data = {"name": "acme", "accounts": {"capacity": {"id": "111111111111", "region": "us-east-1"}},
             **yaml.safe_load(block)}
     sp = plan_of(data).slurm

@@ -186,3 +186,19 @@ def test_explain_json_has_the_task_view_isolation_and_network_path_and_matches_t
         "words": "restricted: Studio runs as `alice` (SSMSessionRunAs tag), which submits under `team-a_p5`, "
                  "`team-a_p5_borrow` and sees only its own jobs (PrivateData=jobs)"}
     assert b["studioTaskView"]["inStudio"] is False
+
+
+def test_the_task_view_example_of_docs_slurm_md_plans_as_it_says():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "slurm.md").read_text()
+    whole, view = (yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", page, flags=re.S))
+    data = {"name": "acme", "accounts": {"capacity": {"id": "111111111111", "region": "us-east-1"}}, **whole}
+    data["cluster"]["slurm"] = view["cluster"]["slurm"]
+    data["teams"] = view["teams"]
+    sp = plan_of(data).slurm
+    assert sp.restrict_task_view and ("PrivateData", "jobs") in conf_settings(sp)
+    assert [(t.name, t.studio_user) for t in sp.teams] == [("team-a", "team-a-studio")]
