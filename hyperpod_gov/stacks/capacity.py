@@ -145,7 +145,9 @@ class SlurmCapacityStack(SpecStack):
         if unused:
             Annotations.of(self).add_warning_v2(WARN_SLURM_UNUSED, (
                 f"{'; '.join(unused)}: a Slurm cluster has no monitoring or Unified Studio stack, so these keys "
-                "have no effect (docs/slurm-stacks.md); remove them or set cluster.orchestrator: eks."))
+                "have no effect (docs/slurm-stacks.md); remove them or set cluster.orchestrator: eks (a team's "
+                "unifiedStudio is used with teams[].slurm.studioUser: its role is the one the Studio task view "
+                "steps tag, docs/slurm.md)."))
 
     @property
     def availability_zones(self) -> list[str]:
@@ -158,11 +160,14 @@ WARN_SLURM_UNUSED = "hyperpod-gov:slurmKeysWithoutEffect"
 
 def without_effect_on_slurm(plan: Plan) -> list[str]:
     """The spec keys whose only emitters are the EKS-side stacks a Slurm spec does not have (the alarms' e-mail,
-    a team's Unified Studio project), as ``path (value)``, sorted."""
+    a team's Unified Studio project), as ``path (value)``, sorted. A project of a team with a ``studioUser`` is
+    used: the contract record names its role in the Studio task view's steps (plan/slurm_task_view.py)."""
     out = []
     if plan.alerting.platform_email:
         out.append(f"monitoring.platformEmail ({plan.alerting.platform_email})")
     for team in plan.tenants:
+        if team.slurm is not None and team.slurm.studio_user is not None:
+            continue
         if team.contract is not None and team.contract.unified_studio is not None:
             out.append(f"{team.path}.contract.unifiedStudio (project {team.contract.unified_studio.project_id})")
     return sorted(out)

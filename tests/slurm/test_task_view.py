@@ -202,3 +202,11 @@ def test_the_task_view_example_of_docs_slurm_md_plans_as_it_says():
     sp = plan_of(data).slurm
     assert sp.restrict_task_view and ("PrivateData", "jobs") in conf_settings(sp)
     assert [(t.name, t.studio_user) for t in sp.teams] == [("team-a", "team-a-studio")]
+
+
+def test_a_studio_teams_project_is_not_called_without_effect_on_slurm():
+    from hyperpod_gov.stacks.capacity import without_effect_on_slurm
+
+    assert without_effect_on_slurm(plan_of(restricted())) == []  # the task view steps name its project role
+    assert without_effect_on_slurm(plan_of(restricted(studio_user=None))) == [
+        "teams[0].contract.unifiedStudio (project 5b3jcjsy4ar7zr)"]
