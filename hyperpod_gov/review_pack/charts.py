@@ -242,6 +242,8 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
     if capacity is not None:
         ax.axhline(capacity, color="#616161", linestyle="--", linewidth=0.8)
         ax.text(0, capacity, f" capacity {capacity}", va="bottom", fontsize=7, color="#616161")
+    ax.axvline(end, color="#616161", linestyle=":", linewidth=0.8,
+               gid=ids(Datum("minute", "end of the trace", end, "minutes")))
     ax.set_xlim(0, end or 1)
     ax.set_ylim(0, max([capacity or 0] + below + [1]) * 1.15)
     ax.set_xlabel("minute of the trace")
@@ -260,7 +262,7 @@ def _finish_timeline(fig: Any, slug: str, title: str, caption: str, ids: DataIds
     drawn = DataIds(slug)
     extra = []
     for gid, d in ids.by_id.items():
-        if d.series == "accelerator-hours":
+        if d.series in ("accelerator-hours", "minute"):
             drawn.by_id[gid] = d
         else:
             extra.append(d.sentence())
