@@ -253,7 +253,8 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
     fig.tight_layout()
     caption = (f"{label}Accelerators each team holds, stacked, {trace}"
                + (f", under the dashed line of the cluster's {capacity}" if capacity is not None else "")
-               + ": a drop is a finish or a preemption" + ("; old and new share this time axis." if shared_axis else "."))
+               + ": a drop is a finish or a preemption"
+               + ("; old and new share this time axis." if shared_axis else "."))
     return _finish_timeline(fig, slug, f"{label}Usage over the trace", caption, ids)
 
 
