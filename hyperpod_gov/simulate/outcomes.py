@@ -171,3 +171,35 @@ def never_fits(plan: Any, rows: Sequence[TraceRow]) -> list[Unadmitted]:
     for waits in outcomes(plan, rows, empty, 0.0).values():
         out += [u for u in waits.never if not u.ever_fits]
     return sorted(out, key=lambda u: (u.team, u.name))
+
+
+def _show(x: Optional[float]) -> str:
+    return "-" if x is None else _num(x)
+
+
+def effect_lines(old_plan: Any, new_plan: Any, rows: Sequence[TraceRow]) -> list[str]:
+    """For ``diff --trace``: per team, p95 wait over admitted work and the work never admitted (named, with its
+    reason), old -> new, both measured to the same end of the trace; then borrowed accelerator-hours and
+    preemptions suffered. A team whose work never starts under the new spec cannot read as waiting less."""
+    from .spec_level import figures_json, run_plan
+
+    old_fig, old_result, _n1 = run_plan(old_plan, rows)
+    new_fig, new_result, _n2 = run_plan(new_plan, rows)
+    end = trace_end(old_result, new_result)
+    old_w, new_w = outcomes(old_plan, rows, old_result, end), outcomes(new_plan, rows, new_result, end)
+    lines = []
+    for team in sorted(set(old_fig) | set(new_fig)):
+        if team not in old_fig or team not in new_fig:
+            lines.append(f"team {team} is only in the {'new' if team in new_fig else 'old'} spec")
+            continue
+        a, b = figures_json(old_fig[team]), figures_json(new_fig[team])
+        wa, wb = old_w[team], new_w[team]
+        never = f"never admitted within the trace {wa.never_admitted} -> {wb.never_admitted}"
+        if wb.never:
+            never += " (" + "; ".join(f"{u.name}: {u.reason}" for u in wb.never) + ")"
+        lines.append(
+            f"team {team}: p95 wait over admitted work goes from {_show(wa.wait_p95_min)} to "
+            f"{_show(wb.wait_p95_min)} minutes; {never}; borrowed accelerator-hours from "
+            f"{a['borrowedAcceleratorHours']} to {b['borrowedAcceleratorHours']}; "
+            f"preempted {a['preempted']} -> {b['preempted']} time(s)")
+    return lines

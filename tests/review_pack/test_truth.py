@@ -388,3 +388,14 @@ def test_the_unowned_check_finds_the_line_missing(cases):
     lines = [x for x in governance_diff(old, new) if "unowned" not in x]
     assert check_unowned(old, new, lines) == ["ml.g5.2xlarge: no line '4 GPUs of ml.g5.2xlarge become...' "
                                               "(0 -> 4 unowned)"]
+
+
+def test_diff_trace_says_the_chatbot_job_never_starts_instead_of_a_shorter_wait(cases):
+    from hyperpod_gov.simulate.cli import diff_effect
+
+    old, new = _plan(EXAMPLES / "startup.yaml"), _plan(cases["chatbot"].spec)
+    lines = diff_effect(old, new, str(TRACE))
+    chatbot = next(x for x in lines if x.startswith("team chatbot"))
+    assert chatbot.startswith("team chatbot: p95 wait over admitted work goes from 0 to - minutes; never admitted "
+                              "within the trace 0 -> 1 (c1: cannot borrow)")
+    assert "160" not in chatbot  # the new run's own end, which used to be reported as its wait
