@@ -1,7 +1,6 @@
 """Issue 58, "a page that tells the truth": a change that harms a team cannot look like an improvement.
 
 Three changes of the startup example, each with a trace:
-
 - chatbot: the chatbot team (DontLend) goes from 4 GPUs to 3 while the trace holds its only serving job, c1 of 4
   GPUs. The new run ends at minute 160 instead of 600 because c1 can never start.
 - lenders: ml-engineering goes from 6 GPUs to 2 (borrowing up to 300%) and researchers stop lending: 4 GPUs are
