@@ -152,8 +152,11 @@ def outcomes(plan: Any, rows: Sequence[TraceRow], result: Result, end_minute: fl
         else:
             d = defs[row.name]
             problem = fit_problem(cqs[d.queue], d.allowed_flavors, d.requests)
+            said = w.pending_reason if w is not None and w.pending_reason else ""
             if problem is None:
-                problem = (IN_USE, w.pending_reason if w is not None and w.pending_reason else "still pending")
+                problem = (IN_USE, said or "still pending")
+            elif said:  # the simulator's own words (Kueue's), after the plain ones
+                problem = (problem[0], f"{problem[1]} (the simulator: {said})")
         accelerators = _accelerators(plan, row) if row.instance_type in types else (row.accelerators or 0)
         never.setdefault(row.team, []).append(Unadmitted(
             row.name, row.team, row.instance_type, accelerators, float(row.submit_minute),

@@ -185,7 +185,8 @@ def test_chatbot_shows_its_serving_job_never_admitted_not_a_shorter_wait(cases):
     never = next(lst["items"] for lst in sim["lists"] if lst["heading"].startswith("Never admitted"))
     assert never == ["new spec: chatbot: c1 (4 accelerators of ml.g5.2xlarge, submitted at minute 0, waited 600 "
                      "minutes to the end of the trace): cannot borrow: asks 4 nvidia.com/gpu on ml.g5.2xlarge; its "
-                     "quota is 3 and it may borrow nothing"]
+                     "quota is 3 and it may borrow nothing (the simulator: insufficient quota for cpu in flavor "
+                     "ml.g5.2xlarge, request 32 > maximum capacity 24)"]
     wait = numbers(cases["chatbot"].out / "trace-wait.svg")
     assert ("new p95", "chatbot") not in wait  # nothing admitted: no bar, and no 160-minute wait cut at the run's end
     assert wait[("new p95 never admitted", "chatbot")] == 1
