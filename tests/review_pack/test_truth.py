@@ -397,5 +397,4 @@ def test_diff_trace_says_the_chatbot_job_never_starts_instead_of_a_shorter_wait(
     lines = diff_effect(old, new, str(TRACE))
     chatbot = next(x for x in lines if x.startswith("team chatbot"))
     assert chatbot.startswith("team chatbot: p95 wait over admitted work goes from 0 to - minutes; never admitted "
-                              "within the trace 0 -> 1 (c1: cannot borrow)")
-    assert "160" not in chatbot  # the new run's own end, which used to be reported as its wait
+                              "within the trace 0 -> 1 (c1: cannot borrow)") and "160" not in chatbot  # the run's end
