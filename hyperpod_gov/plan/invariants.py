@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Iterator, Optional
 
-from ..spec.errors import SpecIssue
+from ..spec.errors import NO_VALUE, SpecIssue
 from ..spec.rulebook import Rule, RuleBook
 from .model import Plan
 from .quotas import FlavorQuota, governed_units
@@ -207,6 +207,25 @@ def borrow_limits_can_be_met(plan: Plan) -> Iterator[SpecIssue]:
                 )
 
 
+def alarms_reach_a_subscriber(plan: Plan) -> Iterator[SpecIssue]:
+    """An alarm that publishes to a topic nobody subscribes to fires unheard: the platform topic takes the alarms of
+    teams without a contract, and has a subscriber only with monitoring.platformEmail (issue 58)."""
+    if plan.slurm is not None:  # a Slurm cluster has no monitoring stack, so no alarm
+        return
+    silent = {t.key for t in plan.monitoring.topics if not t.email}
+    unheard = [(w.team, a) for w in plan.monitoring.teams for a in w.alarms if a.topic in silent]
+    if unheard:
+        teams = sorted({team for team, _a in unheard})
+        yield _issue(
+            "HPG-P007", "monitoring.platformEmail",
+            f"is not set, so {len(unheard)} alarm{'s' if len(unheard) != 1 else ''} of {', '.join(teams)} (no "
+            "contract owner to receive them) publish to the platform topic, which nobody subscribes to: they fire "
+            "unheard", NO_VALUE,
+            "set monitoring.platformEmail, or give each of these teams a contract whose owners receive its alarms",
+            severity="warning",
+        )
+
+
 INVARIANTS = RuleBook("invariants", (
     Rule("HPG-P001", "error", "IAM role names are unique per account", role_names_unique),
     Rule("HPG-P002", "error", "stack names are unique and short enough", stack_names_unique),
@@ -214,6 +233,8 @@ INVARIANTS = RuleBook("invariants", (
     Rule("HPG-P004", "error", "every stack fits CloudFormation's resource limit", stacks_fit_cloudformation),
     Rule("HPG-P005", "warning", "a shared pool the spec asks for holds capacity", shared_pool_has_capacity),
     Rule("HPG-P006", "warning", "borrow limits can be met by what the other teams lend", borrow_limits_can_be_met),
+    Rule("HPG-P007", "warning", "every alarm reaches a subscriber: no alarm publishes to a topic nobody subscribes to",
+         alarms_reach_a_subscriber),
 ))
 
 

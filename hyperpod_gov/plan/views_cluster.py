@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from ..spec.cluster import DEDICATED_KEY
 from . import names
 from .model import Plan
 from .scheduling import gang_scheduling_words, topology_words
 from .views_base import Row, View, _on_off, _when, _widens
-from .words import owns
+from .words import _UNITS, owns
 
 
 def _delivery(p: Plan) -> str:
@@ -156,6 +158,52 @@ def dedicated_groups(plan: Plan) -> tuple[str, ...]:
                  + (f", Kueue flavor {d.flavor}" if plan.emits_kueue_objects else "") for d in plan.dedicated)
 
 
+def unowned_capacity(plan: Plan) -> tuple[str, ...]:
+    """Per instance type, the capacity no team and no shared pool holds as quota, in the unit the type is governed
+    in ("4 GPUs of ml.p5.48xlarge"); types wholly owned are left out."""
+    out = []
+    for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
+        owned = sum(fp.governed(f.nominal) for t in plan.teams for f in t.flavors
+                    if f.instance_type == fp.instance_type)
+        left = fp.governed(fp.capacity) - owned
+        if left <= 0:
+            continue
+        if fp.mig_resource:
+            unit = f"x {fp.mig_resource.removeprefix('nvidia.com/')} partitions"
+        else:
+            unit = _UNITS.get(fp.accelerator_kind or "", "vCPU")
+            unit += "s" if left != 1 and unit != "vCPU" else ""
+        out.append(f"{left} {unit} of {fp.instance_type}")
+    return tuple(out)
+
+
+_UNOWNED = re.compile(r"\A(?P<n>\d+) (?P<unit>.+) of (?P<type>\S+)\Z")
+
+
+def _unowned_lines(_title: str, old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
+    """One line per instance type whose unowned capacity changes (the row's values as ``unowned_capacity`` words
+    them)."""
+    def parse(values: tuple[str, ...]) -> dict[str, tuple[int, str]]:
+        found = (_UNOWNED.match(v) for v in values)
+        return {m["type"]: (int(m["n"]), m["unit"]) for m in found if m}
+
+    was, now = parse(old), parse(new)
+    lines = []
+    for itype in sorted(set(was) | set(now)):
+        (a, unit_a), (b, unit_b) = was.get(itype, (0, "")), now.get(itype, (0, ""))
+        if a == b:
+            continue
+        if a == 0:
+            them = "it" if b == 1 else "them"
+            lines.append(f"{b} {unit_b} of {itype} become{'s' if b == 1 else ''} unowned: no team and no shared pool "
+                         f"holds {them} as quota, so no queue's quota covers {them}")
+        elif b == 0:
+            lines.append(f"the {a} unowned {unit_a} of {itype} are no longer unowned")
+        else:
+            lines.append(f"unowned capacity of {itype}: {a} -> {b} {unit_b}")
+    return lines
+
+
 def _public(old: str, new: str) -> bool:
     return old == "private" and new != "private"
 
@@ -236,6 +284,9 @@ CLUSTER = View(
         Row("node provisioning", "cluster.nodeProvisioningMode",
             lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),
         Row("shared pool", "sharedPool", _pool, ()),
+        # Capacity nobody holds as quota: a change that frees quota without giving it to anyone says so (issue 58).
+        Row("unowned capacity", "teams[].quota|sharedPool|cluster.instanceGroups[].count", unowned_capacity, (),
+            lines=_unowned_lines),
         # Per-team data: the repositories the nodes (and so every pod) may pull images from.
         Row("node image registries", "cluster.imageRegistries",
             lambda p: (p.cluster.image_registries.repository_arns if p.cluster.image_registries

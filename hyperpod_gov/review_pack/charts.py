@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from matplotlib.patches import Patch, Rectangle
 
+from ..simulate.outcomes import TeamWaits
 from ..simulate.spec_level import TeamFigures
 from .data import TypeCapacity, borrow_cells
 from .svg import Chart, DataIds, Datum, finish, new_figure
@@ -30,6 +31,10 @@ def colours(teams: Sequence[str]) -> dict[str, str]:
 def _n(x: float) -> str:
     r = round(float(x), 2)
     return str(int(r)) if r.is_integer() else f"{r:g}"
+
+
+n = _n  # a number as the charts write it (the page's tables and lists use the same)
+NEVER = "#B71C1C"  # work never admitted: the page's red
 
 
 def capacity_extent(tc: TypeCapacity) -> int:
@@ -140,48 +145,62 @@ def borrow_chart(tc: TypeCapacity, *, prefix: str = "", label: str = "") -> Opti
 
 
 def _paired_bars(slug: str, title: str, caption: str, teams: Sequence[str],
-                 series: Sequence[tuple[str, str, Mapping[str, Optional[float]]]], unit: str, xlabel: str) -> Chart:
-    """Horizontal bars per team, one per series (label, colour, values); a missing value is written, not drawn."""
+                 series: Sequence[tuple[str, str, Mapping[str, Optional[float]]]], unit: str, xlabel: str,
+                 counts: Sequence[tuple[str, Mapping[str, int]]] = (), missing: str = "no workloads") -> Chart:
+    """Horizontal bars per team, one per series (label, colour, values); a missing value is written, not drawn.
+    ``counts``: per series label, a count per team written in red after its bar (work never admitted)."""
     ids = DataIds(slug)
     k = len(series)
     fig, ax = new_figure(7.2, 0.8 + 0.32 * k * max(len(teams), 1))
     height = 0.8 / k
     top = max([v for _l, _c, vals in series for v in vals.values() if v is not None] + [1.0])
+    noted = dict(counts)
     for i, team in enumerate(teams):
         base = len(teams) - 1 - i
         for j, (name, colour, vals) in enumerate(series):
             y = base + 0.4 - height * (j + 0.5)
             v = vals.get(team)
+            count = noted.get(name, {}).get(team, 0)
             if v is None:
-                ax.text(0, y, f"  {name}: no workloads", va="center", fontsize=7, color="#757575")
-                continue
-            ax.barh(y, v, height=height * 0.9, color=colour, gid=ids(Datum(name, team, v, unit)))
-            ax.text(v + top * 0.01, y, f"{name}: {_n(v)}", va="center", fontsize=7)
+                ax.text(0, y, f"  {name}: {missing}", va="center", fontsize=7, color="#757575")
+            else:
+                ax.barh(y, v, height=height * 0.9, color=colour, gid=ids(Datum(name, team, v, unit)))
+                ax.text(v + top * 0.01, y, f"{name}: {_n(v)}", va="center", fontsize=7)
+            if count:  # in a column of its own at the right, where no bar reaches
+                ax.text(top * 1.3, y, f"{count} never admitted", va="center", fontsize=7, color=NEVER,
+                        fontweight="bold", gid=ids(Datum(f"{name} never admitted", team, count, "workloads")))
     ax.set_yticks(range(len(teams) - 1, -1, -1), list(teams))
-    ax.set_xlim(0, top * 1.35)
+    ax.set_xlim(0, top * 1.6 if counts else top * 1.35)
     ax.set_xlabel(xlabel)
     ax.set_title(title, loc="left")
     fig.tight_layout()
     return finish(fig, slug=slug, title=title, caption=caption, ids=ids)
 
 
-def wait_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, TeamFigures]] = None) -> Chart:
-    """Wait p50 and p95 per team (minutes), old beside new when there is an old spec."""
+def wait_chart(new: Mapping[str, TeamWaits], old: Optional[Mapping[str, TeamWaits]] = None, *,
+               trace: str = "the trace") -> Chart:
+    """Wait to admission p50 and p95 per team over admitted work (minutes), with the work never admitted written
+    beside in red; old beside new when there is an old spec."""
     teams = sorted(set(new) | set(old or {}))
     series: list[tuple[str, str, Mapping[str, Optional[float]]]] = []
-    for name, figures, shade in (("old", old, ("#C6DBEF", OLD)), ("new" if old else "", new, ("#6BAED6", NEW))):
-        if figures is None:
+    counts: list[tuple[str, Mapping[str, int]]] = []
+    for name, waits, shade in (("old", old, ("#C6DBEF", OLD)), ("new" if old else "", new, ("#6BAED6", NEW))):
+        if waits is None:
             continue
         tag = f"{name} " if name else ""
-        series.append((f"{tag}p50", shade[0], {t: f.wait_p50_min for t, f in figures.items()}))
-        series.append((f"{tag}p95", shade[1], {t: f.wait_p95_min for t, f in figures.items()}))
-    caption = ("Wait before admission per team, p50 and p95 in minutes" +
-               (", old spec beside new over the same trace: look for a team whose new p95 bar grew." if old else
-                ": a long p95 bar is a team that waits."))
-    return _paired_bars("trace-wait", "Wait before admission", caption, teams, series, "minutes", "minutes")
+        series.append((f"{tag}p50", shade[0], {t: w.wait_p50_min for t, w in waits.items()}))
+        series.append((f"{tag}p95", shade[1], {t: w.wait_p95_min for t, w in waits.items()}))
+        counts.append((f"{tag}p95", {t: w.never_admitted for t, w in waits.items()}))
+    caption = (f"Minutes from submission to first admission per team, p50 and p95 over admitted work only, {trace}"
+               + (", old spec beside new" if old else "")
+               + "; in red beside a team's bars, its work never admitted within the trace (listed under the "
+               "charts): a shorter bar with work never admitted is no improvement.")
+    return _paired_bars("trace-wait", "Wait to admission (admitted work)", caption, teams, series, "minutes",
+                        "minutes to first admission", counts=counts, missing="nothing admitted")
 
 
-def borrowed_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, TeamFigures]] = None) -> Chart:
+def borrowed_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, TeamFigures]] = None, *,
+                   trace: str = "the trace") -> Chart:
     """Borrowed accelerator-hours per team, old beside new."""
     teams = sorted(set(new) | set(old or {}))
     series: list[tuple[str, str, Mapping[str, Optional[float]]]] = []
@@ -189,20 +208,22 @@ def borrowed_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, Te
         series.append(("old", OLD, {t: f.borrowed_accelerator_hours for t, f in old.items()}))
     series.append(("new" if old is not None else "borrowed", NEW,
                    {t: f.borrowed_accelerator_hours for t, f in new.items()}))
-    caption = ("Accelerator-hours each team ran on quota borrowed from others" +
+    caption = (f"Accelerator-hours each team ran on quota borrowed from others, {trace}" +
                (", old spec beside new: who gains and who loses borrowing." if old else "."))
     return _paired_bars("trace-borrowed", "Borrowed accelerator-hours", caption, teams, series, "accelerator-hours",
                         "accelerator-hours")
 
 
 def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, prefix: str = "",
-                   label: str = "", capacity: Optional[int] = None) -> Chart:
-    """Accelerators in use per team over the trace, stacked (step function from the simulator's run)."""
+                   label: str = "", capacity: Optional[int] = None, end: Optional[float] = None,
+                   trace: str = "the trace", shared_axis: bool = False) -> Chart:
+    """Accelerators in use per team over the trace, stacked (step function from the simulator's run), on the
+    axis from minute 0 to ``end`` (old and new charts share it; default: the run's own end)."""
     slug = f"{prefix}trace-timeline"
     ids = DataIds(slug)
     fig, ax = new_figure(7.2, 2.6)
     teams = sorted(usage)
-    end = max((u.end_minute for u in usage.values()), default=0.0)
+    end = max([u.end_minute for u in usage.values()] + ([end] if end is not None else []), default=0.0)
     times = sorted({t for u in usage.values() for t, _n in u.steps} | {end})
     below = [0.0] * len(times)
     for team in teams:
@@ -221,6 +242,8 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
     if capacity is not None:
         ax.axhline(capacity, color="#616161", linestyle="--", linewidth=0.8)
         ax.text(0, capacity, f" capacity {capacity}", va="bottom", fontsize=7, color="#616161")
+    ax.axvline(end, color="#616161", linestyle=":", linewidth=0.8,
+               gid=ids(Datum("minute", "end of the trace", end, "minutes")))
     ax.set_xlim(0, end or 1)
     ax.set_ylim(0, max([capacity or 0] + below + [1]) * 1.15)
     ax.set_xlabel("minute of the trace")
@@ -228,9 +251,10 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
     ax.set_title(f"{label}Accelerators in use per team", loc="left")
     ax.legend(loc="upper right", fontsize=7, frameon=False, ncol=min(len(teams), 4) or 1)
     fig.tight_layout()
-    caption = (f"{label}Accelerators each team holds over the simulated trace, stacked"
-               + (f" under the dashed line of the cluster's {capacity}" if capacity is not None else "")
-               + ": a drop is a finish or a preemption.")
+    caption = (f"{label}Accelerators each team holds, stacked, {trace}"
+               + (f", under the dashed line of the cluster's {capacity}" if capacity is not None else "")
+               + ": a drop is a finish or a preemption"
+               + ("; old and new share this time axis." if shared_axis else "."))
     return _finish_timeline(fig, slug, f"{label}Usage over the trace", caption, ids)
 
 
@@ -239,7 +263,7 @@ def _finish_timeline(fig: Any, slug: str, title: str, caption: str, ids: DataIds
     drawn = DataIds(slug)
     extra = []
     for gid, d in ids.by_id.items():
-        if d.series == "accelerator-hours":
+        if d.series in ("accelerator-hours", "minute"):
             drawn.by_id[gid] = d
         else:
             extra.append(d.sentence())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -16,13 +16,15 @@ from ..diff import governance_diff
 from ..markdown import cell
 from ..plan import Plan
 from ..plan.slurm import borrow_qos
-from ..simulate import Result
-from ..simulate.spec_level import TeamFigures, figures_json, run_plan
 from ..simulate.trace import TraceRow
 from . import charts
 from .data import capacities
+from .sections import Alarm, Figure, Section
+from .simulation import never_fit_alarm, simulate_plans, simulation_section
 from .svg import Chart
-from .timeline import usage_by_team
+
+__all__ = ["Alarm", "Figure", "Inputs", "Section", "build_sections", "page_html", "report_html", "simulation_html",
+           "summary_md", "write_pack"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1200px;
@@ -39,26 +41,10 @@ text-align:left;vertical-align:top}th{background:#f5f5f5}
 td.overdue{color:#b71c1c;font-weight:bold}td.due{color:#e65100}
 ul.changes li{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
 .none{color:#757575;font-style:italic}
+td.never{color:#b71c1c;font-weight:bold}
+.alarm{border:2px solid #b71c1c;background:#ffebee;color:#b71c1c;padding:.6rem 1rem;margin:1rem 0;border-radius:4px}
+.alarm h2{color:#b71c1c;border:0;margin:0 0 .3rem 0;font-size:1.1rem}.alarm li{font-weight:bold}
 """
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A chart in a section; ``pair`` groups charts shown side by side (old beside new)."""
-
-    chart: Chart
-    pair: str = ""
-
-
-@dataclass
-class Section:
-    """A titled part of the page: charts, lists of sentences and tables, in that order."""
-
-    id: str
-    title: str
-    figures: list[Figure] = field(default_factory=list)
-    lists: list[tuple[str, list[str]]] = field(default_factory=list)  # (heading, items)
-    tables: list[tuple[list[str], list[list[tuple[str, str]]]]] = field(default_factory=list)  # header, (cell, class)
 
 
 @dataclass(frozen=True)
@@ -114,59 +100,6 @@ def change_section(old: Plan, new: Plan) -> Section:
     s.lists.append(("Governance changes", governance_diff(old, new)))
     s.lists.append(("Contract reviews the change triggers, and retirement",
                     events(old, new) + retirement_notes(old, new)))
-    return s
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """The simulator's run of the trace on one plan."""
-
-    figures: dict[str, TeamFigures]
-    result: Result
-    notes: list[str]
-
-
-def simulate_plans(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None
-                   ) -> tuple[Simulation, Optional[Simulation]]:
-    """Run the trace on the plan (and on the base plan) with the simulator's spec-level API."""
-    new = Simulation(*run_plan(plan, rows))
-    old = Simulation(*run_plan(base_plan, rows)) if base_plan is not None else None
-    return new, old
-
-
-def simulation_section(plan: Plan, new: Simulation, base_plan: Optional[Plan] = None,
-                       old: Optional[Simulation] = None, trace_name: str = "") -> Section:
-    """Wait p50/p95 and borrowed accelerator-hours per team (old beside new), and usage over time per spec."""
-    s = Section("simulation", f"Simulated trace{f' {trace_name}' if trace_name else ''}")
-    s.figures.append(Figure(charts.wait_chart(new.figures, old.figures if old else None)))
-    s.figures.append(Figure(charts.borrowed_chart(new.figures, old.figures if old else None)))
-    colour = charts.colours(_all_team_names(plan, base_plan))
-    for prefix, label, p, sim in (("old-", "old: ", base_plan, old), ("", "new: " if old else "", plan, new)):
-        if p is None or sim is None:
-            continue
-        usage = usage_by_team(sim.result, [t.name for t in p.teams])
-        types = capacities(p)
-        whole = [tc.capacity for tc in types if tc.unit == "accelerators"]
-        partitioned = any(tc.unit.endswith("partitions") for tc in types)
-        capacity = sum(whole) if whole and not partitioned else None  # usage counts whole accelerators
-        s.figures.append(Figure(charts.timeline_chart(usage, colour, prefix=prefix, label=label, capacity=capacity),
-                                pair="timeline"))
-    header = ["team", "spec", "submitted", "admitted", "waiting", "wait p50 min", "wait p95 min", "acc-hours",
-              "borrowed acc-h", "preempted", "preempted others"]
-    body = []
-    for team in sorted(set(new.figures) | set(old.figures if old else {})):
-        for name, sim in (("old", old), ("new" if old else "", new)):
-            if sim is None or team not in sim.figures:
-                continue
-            j = figures_json(sim.figures[team])
-            body.append([(team, ""), (name or "-", "")] + [("-" if j[k] is None else str(j[k]), "") for k in (
-                "submitted", "admitted", "waiting", "waitP50Minutes", "waitP95Minutes", "acceleratorHours",
-                "borrowedAcceleratorHours", "preempted", "preemptedOthers")])
-    s.tables.append((header, body))
-    notes = [f"old spec: {n}" for n in (old.notes if old else [])] + [
-        f"{'new spec: ' if old else ''}{n}" for n in new.notes]
-    if notes:
-        s.lists.append(("Trace rows the simulator left out", notes))
     return s
 
 
@@ -259,7 +192,7 @@ def build_sections(inputs: Inputs) -> list[Section]:
         sections.append(change_section(base, plan))
     if inputs.trace:
         new, old = simulate_plans(plan, inputs.trace, base)
-        sections.append(simulation_section(plan, new, base, old, inputs.trace_name))
+        sections.append(simulation_section(plan, new, base, old, inputs.trace_name, len(inputs.trace)))
     if inputs.report is not None:
         sections.append(report_section(inputs.report, inputs.report_name))
     sections.append(contract_section(plan, inputs.today))
@@ -323,9 +256,15 @@ def _subtitle(inputs: Inputs) -> str:
     return " · ".join(parts)
 
 
-def page_html(title: str, subtitle: str, sections: Sequence[Section]) -> str:
-    """The whole page: no script, no external resource; charts are inline SVG."""
-    body = "\n".join(section_html(s) for s in sections)
+def alarm_html(alarm: Alarm) -> str:
+    """The red box at the top of the page, before any chart."""
+    return (f'<section id="alarm" class="alarm" role="alert">\n<h2>{_e(alarm.headline)}</h2>\n<ul>'
+            + "".join(f"<li>{_e(x)}</li>" for x in alarm.items) + "</ul>\n</section>")
+
+
+def page_html(title: str, subtitle: str, sections: Sequence[Section], alarms: Sequence[Alarm] = ()) -> str:
+    """The whole page: no script, no external resource; charts are inline SVG; any alarm first, in red."""
+    body = "\n".join([alarm_html(a) for a in alarms] + [section_html(s) for s in sections])
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -336,9 +275,12 @@ def _md_cell(text: str) -> str:
     return cell(text)
 
 
-def summary_md(title: str, subtitle: str, sections: Sequence[Section]) -> str:
-    """Markdown for a pull-request comment: captions and the charts as images beside it, lists and tables short."""
+def summary_md(title: str, subtitle: str, sections: Sequence[Section], alarms: Sequence[Alarm] = ()) -> str:
+    """Markdown for a pull-request comment: any alarm first (a CAUTION alert, which GitHub draws in red), then
+    captions and the charts as images beside it, lists and tables short."""
     out = [f"## {title}", "", subtitle, ""]
+    for a in alarms:
+        out += ["> [!CAUTION]", f"> **{_md_cell(a.headline)}**", ">"] + [f"> - {_md_cell(x)}" for x in a.items] + [""]
     for s in sections:
         out += [f"### {s.title}", ""]
         for f in s.figures:
@@ -365,6 +307,8 @@ def charts_of(sections: Sequence[Section]) -> list[Chart]:
 def write_pack(inputs: Inputs, out: Path) -> list[Path]:
     """Write OUT/index.html, OUT/summary.md and one SVG per chart; return the paths written (sorted)."""
     sections = build_sections(inputs)
+    alarm = never_fit_alarm(inputs.plan, inputs.trace, inputs.base_plan, inputs.trace_name) if inputs.trace else None
+    alarms = [alarm] if alarm is not None else []
     title = f"Allocation review: {inputs.plan.name}"
     subtitle = _subtitle(inputs)
     out.mkdir(parents=True, exist_ok=True)
@@ -373,8 +317,8 @@ def write_pack(inputs: Inputs, out: Path) -> list[Path]:
         path = out / f"{chart.slug}.svg"
         path.write_text('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + chart.svg, encoding="utf-8")
         written.append(path)
-    for name, text in (("index.html", page_html(title, subtitle, sections)),
-                       ("summary.md", summary_md(title, subtitle, sections))):
+    for name, text in (("index.html", page_html(title, subtitle, sections, alarms)),
+                       ("summary.md", summary_md(title, subtitle, sections, alarms))):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     return sorted(written)
@@ -385,10 +329,11 @@ def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Pl
     """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] --format html``): ``base_plan`` is
     the spec before the change, ``plan`` the one after; the page names files, not their folders."""
     new, old = simulate_plans(plan, rows, base_plan)
-    section = simulation_section(plan, new, base_plan, old, Path(trace).name)
+    section = simulation_section(plan, new, base_plan, old, Path(trace).name, len(rows))
     subtitle = f"spec {Path(spec).name}" + (f" compared with {Path(base).name}" if base_plan is not None else "") + \
         f" · trace {Path(trace).name} ({len(rows)} workloads)"
-    return page_html(f"Simulated trace: {plan.name}", subtitle, [section])
+    alarm = never_fit_alarm(plan, rows, base_plan, Path(trace).name)
+    return page_html(f"Simulated trace: {plan.name}", subtitle, [section], [alarm] if alarm else [])
 
 
 def report_html(report: Mapping[str, Any], spec: str) -> str:

@@ -14,7 +14,7 @@ from ..spec.errors import SpecError
 from .engine import simulate
 from .report import result_json, result_text
 from .scenario import load_scenario
-from .spec_level import compare_lines, effect_lines, figures_json, figures_table, run_plan, trace_checks
+from .spec_level import compare_lines, figures_json, figures_table, run_plan, trace_checks
 from .trace import load_trace
 
 EXIT_OK, EXIT_INVALID = 0, 1
@@ -148,9 +148,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
 
 def diff_effect(old_plan: Any, new_plan: Any, trace_path: str) -> list[str]:
-    """For `hyperpod-gov diff OLD NEW --trace T`: per team wait p95, borrowed accelerator-hours and
-    preemptions suffered, old -> new, in plain words. Raises ``SpecError`` for a bad trace (every row)."""
+    """For `hyperpod-gov diff OLD NEW --trace T`: per team wait p95 over admitted work and the work never admitted
+    (``outcomes.effect_lines``), borrowed accelerator-hours and preemptions suffered, old -> new, in plain words.
+    Raises ``SpecError`` for a bad trace (every row)."""
+    from .outcomes import effect_lines as truthful_effect_lines
+    from .spec_level import scenario_from_plan
+
     rows = load_trace(trace_path, **trace_checks(new_plan))
-    old, _r1, notes_old = run_plan(old_plan, rows)
-    new, _r2, notes_new = run_plan(new_plan, rows)
-    return effect_lines(old, new) + [f"old spec: {n}" for n in notes_old] + [f"new spec: {n}" for n in notes_new]
+    notes_old = scenario_from_plan(old_plan, rows)[1]
+    notes_new = scenario_from_plan(new_plan, rows)[1]
+    return (truthful_effect_lines(old_plan, new_plan, rows) + [f"old spec: {n}" for n in notes_old]
+            + [f"new spec: {n}" for n in notes_new])

@@ -347,19 +347,3 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
                    for k, _label in _COLUMNS if a[k] != b[k]]
         lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
     return lines
-
-
-def effect_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> list[str]:
-    """For ``diff --trace``: per team wait p95, borrowed accelerator-hours and preemptions suffered, old -> new."""
-    lines = []
-    for team in sorted(set(old) | set(new)):
-        if team not in old or team not in new:
-            lines.append(f"team {team} is only in the {'new' if team in new else 'old'} spec")
-            continue
-        a, b = figures_json(old[team]), figures_json(new[team])
-        lines.append(
-            f"team {team}: p95 wait goes from {_show(a['waitP95Minutes'])} to {_show(b['waitP95Minutes'])} minutes; "
-            f"borrowed accelerator-hours from {a['borrowedAcceleratorHours']} to {b['borrowedAcceleratorHours']}; "
-            f"preempted {a['preempted']} -> {b['preempted']} time(s)"
-        )
-    return lines

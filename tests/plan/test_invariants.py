@@ -174,7 +174,7 @@ def test_every_invariant_has_a_stable_unique_id_that_leads_its_findings(base):
     base["cluster"]["instanceGroups"] = [{"name": "gpu", "instanceType": "ml.p5.48xlarge", "count": 1},
                                          {"name": "small", "instanceType": "ml.g5.8xlarge", "count": 2}]
     plan = build_plan(parse_spec(base, today=TODAY))
-    assert {w.rule for w in plan_warnings(plan)} == {"HPG-P005", "HPG-P006"}
+    assert {w.rule for w in plan_warnings(plan)} == {"HPG-P005", "HPG-P006", "HPG-P007"}  # no contract, no platformEmail
     assert all(str(w).startswith(w.rule + " ") for w in plan_warnings(plan))
 
 

@@ -38,6 +38,18 @@ def startup_change(folder: Path) -> Path:
     return path
 
 
+def chatbot_change(folder: Path) -> Path:
+    """Issue 58's case: the chatbot team (DontLend) at 3 GPUs instead of 4; the trace's c1 (4 GPUs) is its only
+    serving job."""
+    data = yaml.safe_load((EXAMPLES / "startup.yaml").read_text())
+    for team in data["teams"]:
+        if team["name"] == "chatbot":
+            team["quota"][0]["count"] = 3
+    path = folder / "chatbot-change.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
 @pytest.fixture(scope="session")
 def report_json(tmp_path_factory) -> Path:
     """What `hyperpod-gov report examples/startup.yaml --format json` writes, CloudWatch answered by a Stubber."""

@@ -41,6 +41,8 @@ class _Structure(HTMLParser):
         elif tag == "svg":
             assert a.get("role") == "img" and a.get("data-chart") == self._section["charts"][-1]["chart"]
         elif tag == "ul":
+            if not self._section["lists"]:  # a list without a heading of its own (the alarm's)
+                self._section["lists"].append({"heading": "", "items": []})
             self._section["lists"][-1]["items"] = []
         elif tag == "table":
             self._section["tables"].append({"header": [], "rows": []})

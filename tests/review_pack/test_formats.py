@@ -35,10 +35,14 @@ def test_simulate_html_with_compare_puts_the_first_spec_as_old(packs):
     code, out, err = _simulate(str(EXAMPLES / "startup.yaml"), "--trace", str(TRACE), "--compare",
                                str(packs["change-spec"]), "--format", "html")
     assert code == 0, err
-    charts = {c["chart"]: c for c in structure(out).sections[0]["charts"]}
+    sections = structure(out).sections
+    assert [s["id"] for s in sections] == ["alarm", "simulation"]  # researchers' r1 (5 GPUs) never fits the change
+    charts = {c["chart"]: c for c in sections[1]["charts"]}
     assert sorted(charts) == ["old-trace-timeline", "trace-borrowed", "trace-timeline", "trace-wait"]
     assert "researchers, old p95: 85 minutes" in charts["trace-wait"]["desc"]
-    assert "researchers, new p95: 590 minutes" in charts["trace-wait"]["desc"]
+    # Over admitted work only (r2 at once); r1 is never admitted and said so, not folded into a p95 of 590.
+    assert "researchers, new p95: 0 minutes" in charts["trace-wait"]["desc"]
+    assert "researchers, new p95 never admitted: 1 workloads" in charts["trace-wait"]["desc"]
 
 
 def test_simulate_html_of_a_scenario_is_a_usage_error():

@@ -13,6 +13,7 @@ import pytest
 
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.review_pack.cli import run
+from hyperpod_gov.review_pack.simulation import simulate_plans
 from hyperpod_gov.simulate.spec_level import run_plan, trace_checks
 from hyperpod_gov.simulate.trace import load_trace
 from hyperpod_gov.spec import load_spec
@@ -66,10 +67,10 @@ def test_enterprise_page_shows_both_instance_types_and_the_closed_dont_lend_team
 def test_a_change_shows_old_beside_new_the_diff_and_the_reviews_it_triggers(packs):
     page = structure((packs["startup-change"] / "index.html").read_text())
     ids = [s["id"] for s in page.sections]
-    assert ids == ["capacity", "borrowing", "changes", "simulation", "usage", "contracts"]
-    capacity = [c["chart"] for c in page.sections[0]["charts"]]
+    assert ids == ["alarm", "capacity", "borrowing", "changes", "simulation", "usage", "contracts"]
+    capacity = [c["chart"] for c in page.sections[1]["charts"]]
     assert capacity == ["old-capacity-ml.g5.2xlarge", "capacity-ml.g5.2xlarge"]
-    changes = {lst["heading"]: lst["items"] for lst in page.sections[2]["lists"]}
+    changes = {lst["heading"]: lst["items"] for lst in page.sections[3]["lists"]}
     assert "team ml-engineering owns: 6 GPUs (ml.g5.2xlarge) -> 8 GPUs (ml.g5.2xlarge)" in changes[
         "Governance changes"]
     reviews = changes["Contract reviews the change triggers, and retirement"]
@@ -147,21 +148,32 @@ def test_borrow_matrix_numbers_are_the_limits_and_dont_lend_is_closed(packs):
 
 
 def test_trace_numbers_equal_the_simulators_figures(packs):
+    new_plan, old_plan = _plan(packs["change-spec"]), _plan(EXAMPLES / "startup.yaml")
     new, old = _figures(packs["change-spec"]), _figures(EXAMPLES / "startup.yaml")
+    rows = load_trace(TRACE, **trace_checks(new_plan))
+    new_sim, old_sim = simulate_plans(new_plan, rows, old_plan)
     folder = packs["startup-change"]
     wait, borrowed = numbers(folder / "trace-wait.svg"), numbers(folder / "trace-borrowed.svg")
     for team in new:
-        for tag, figures in (("old", old), ("new", new)):
-            assert wait[(f"{tag} p50", team)] == figures[team].wait_p50_min
-            assert wait[(f"{tag} p95", team)] == figures[team].wait_p95_min
+        for tag, figures, sim in (("old", old, old_sim), ("new", new, new_sim)):
+            w = sim.waits[team]
+            for p, value in (("p50", w.wait_p50_min), ("p95", w.wait_p95_min)):
+                assert wait.get((f"{tag} {p}", team)) == value
+            assert wait.get((f"{tag} p95 never admitted", team), 0) == w.never_admitted
             assert borrowed[(tag, team)] == figures[team].borrowed_accelerator_hours
     for prefix, figures in (("old-", old), ("", new)):
         timeline = numbers(folder / f"{prefix}trace-timeline.svg")
-        assert {k: v for (_s, k), v in timeline.items()} == {t: f.accelerator_hours for t, f in figures.items()}
+        assert {k: v for (s, k), v in timeline.items() if s == "accelerator-hours"} == {
+            t: f.accelerator_hours for t, f in figures.items()}
+        assert timeline[("minute", "end of the trace")] == 600  # both on one axis
     # Hand-checked: on the example researchers' r2 waits 85 minutes; after the change their 5-GPU job r1 never
-    # fits (3 owned + 1 borrowable) and waits from minute 10 to the end of the run at minute 600.
-    assert wait[("old p95", "researchers")] == 85 and wait[("new p95", "researchers")] == 590
-    assert new["researchers"].waiting == 1
+    # fits (3 owned + 1 borrowable): p95 over admitted work is r2's 0 minutes, and r1 is counted and listed as never
+    # admitted, having waited from minute 10 to the end of the trace at minute 600.
+    assert wait[("old p95", "researchers")] == 85 and wait[("new p95", "researchers")] == 0
+    assert wait[("new p95 never admitted", "researchers")] == 1
+    assert ("old p95 never admitted", "researchers") not in wait
+    (r1,) = new_sim.waits["researchers"].never
+    assert (r1.name, r1.waited_minutes, r1.reason) == ("r1", 590, "over quota")
     assert "ml-engineering, peak accelerators: 9 accelerators" in desc(folder / "old-trace-timeline.svg")
 
 

@@ -1,0 +1,117 @@
+"""The simulated trace on the page: waits to admission over admitted work, the work never admitted with its
+reason, usage over one time axis for old and new, and the red alarm for work a spec leaves unable ever to fit.
+
+Every number is the simulator's (``simulate.spec_level.run_plan``) read through ``simulate.outcomes``: a
+workload's wait ends at its first admission or at the end of the trace, the later end of the two runs, so a run
+that stops early because its last workload can never start shortens nobody's wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from ..plan import Plan
+from ..simulate import Result
+from ..simulate.outcomes import TeamWaits, never_fits, outcomes, trace_end
+from ..simulate.spec_level import TeamFigures, figures_json, run_plan
+from ..simulate.trace import TraceRow
+from . import charts
+from .data import capacities
+from .sections import Alarm, Figure, Section
+from .timeline import usage_by_team
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """The simulator's run of the trace on one plan, and what it means per team up to the end of the trace."""
+
+    figures: dict[str, TeamFigures]
+    result: Result
+    notes: list[str]
+    waits: dict[str, TeamWaits]
+    end_minute: float  # the end of the trace, shared by the runs compared
+
+
+def simulate_plans(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None
+                   ) -> tuple[Simulation, Optional[Simulation]]:
+    """Run the trace on the plan (and on the base plan), both measured up to the same end of the trace."""
+    new_run = run_plan(plan, rows)
+    old_run = run_plan(base_plan, rows) if base_plan is not None else None
+    end = trace_end(new_run[1], old_run[1] if old_run else None)
+    new = Simulation(*new_run, outcomes(plan, rows, new_run[1], end), end)
+    old = Simulation(*old_run, outcomes(base_plan, rows, old_run[1], end), end) if old_run and base_plan else None
+    return new, old
+
+
+def never_fit_alarm(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None,
+                    trace_name: str = "") -> Optional[Alarm]:
+    """The workloads of the trace that no state of the cluster under ``plan`` would ever admit (larger than the
+    team's quota plus what it may borrow, on every flavor it may use), each said to fit the base spec or not.
+    None when every workload can fit."""
+    stuck = never_fits(plan, rows)
+    if not stuck:
+        return None
+    before = {u.name for u in never_fits(base_plan, rows)} if base_plan is not None else set()
+    what = "This change leaves" if base_plan is not None else "This spec leaves"
+    n = len(stuck)
+    headline = (f"{what} {n} workload{'s' if n != 1 else ''} of the trace{f' {trace_name}' if trace_name else ''} "
+                "unable ever to fit: larger than the team's quota plus what it may borrow, on every flavor it may "
+                "use. No amount of waiting admits it; only a change of the spec does.")
+    items = []
+    for u in stuck:
+        was = ("" if base_plan is None else
+               "; it did not fit the old spec either" if u.name in before else "; it fitted the old spec")
+        items.append(f"{u.team}: {u.name} ({u.accelerators} accelerators of {u.instance_type}): {u.reason}: "
+                     f"{u.detail}{was}")
+    return Alarm(headline, tuple(items))
+
+
+def _trace_words(trace_name: str, rows: int, end: float) -> str:
+    return f"trace {trace_name or '(unnamed)'} ({rows} workloads, minutes 0 to {charts.n(end)})"
+
+
+def simulation_section(plan: Plan, new: Simulation, base_plan: Optional[Plan] = None,
+                       old: Optional[Simulation] = None, trace_name: str = "", rows: int = 0) -> Section:
+    """Waits over admitted work beside the work never admitted, borrowed accelerator-hours, usage over one time
+    axis per spec, the table of figures and the list of work never admitted, per team (old beside new)."""
+    trace = _trace_words(trace_name, rows, new.end_minute)
+    s = Section("simulation", f"Simulated {trace}")
+    s.figures.append(Figure(charts.wait_chart(new.waits, old.waits if old else None, trace=trace)))
+    s.figures.append(Figure(charts.borrowed_chart(new.figures, old.figures if old else None, trace=trace)))
+    colour = charts.colours(sorted({t.name for p in (plan, base_plan) if p is not None for t in p.teams}))
+    for prefix, label, p, sim in (("old-", "old: ", base_plan, old), ("", "new: " if old else "", plan, new)):
+        if p is None or sim is None:
+            continue
+        usage = usage_by_team(sim.result, [t.name for t in p.teams])
+        types = capacities(p)
+        whole = [tc.capacity for tc in types if tc.unit == "accelerators"]
+        partitioned = any(tc.unit.endswith("partitions") for tc in types)
+        capacity = sum(whole) if whole and not partitioned else None  # usage counts whole accelerators
+        s.figures.append(Figure(charts.timeline_chart(usage, colour, prefix=prefix, label=label, capacity=capacity,
+                                                      end=sim.end_minute, trace=trace, shared_axis=old is not None),
+                                pair="timeline"))
+    header = ["team", "spec", "submitted", "admitted", "never admitted", "wait p50 min (admitted)",
+              "wait p95 min (admitted)", "acc-hours", "borrowed acc-h", "preempted", "preempted others"]
+    body = []
+    for team in sorted(set(new.waits) | set(old.waits if old else {})):
+        for name, sim in (("old", old), ("new" if old else "", new)):
+            if sim is None or team not in sim.waits:
+                continue
+            w = sim.waits[team]
+            j = figures_json(sim.figures[team]) if team in sim.figures else {}
+            body.append([(team, ""), (name or "-", ""), (str(w.submitted), ""), (str(w.admitted), ""),
+                         (str(w.never_admitted), "never" if w.never_admitted else "")]
+                        + [(charts.n(v) if v is not None else "-", "") for v in (w.wait_p50_min, w.wait_p95_min)]
+                        + [("-" if j.get(k) is None else str(j[k]), "") for k in (
+                            "acceleratorHours", "borrowedAcceleratorHours", "preempted", "preemptedOthers")])
+    s.tables.append((header, body))
+    never = [f"{f'{name} spec: ' if old else ''}{u.team}: {u.words()}"
+             for name, sim in (("old", old), ("new", new)) if sim is not None
+             for w in sim.waits.values() for u in w.never]
+    s.lists.append((f"Never admitted within the trace (waited until minute {charts.n(new.end_minute)})", never))
+    notes = [f"old spec: {n}" for n in (old.notes if old else [])] + [
+        f"{'new spec: ' if old else ''}{n}" for n in new.notes]
+    if notes:
+        s.lists.append(("Trace rows the spec does not accept (counted above as never admitted)", notes))
+    return s
