@@ -13,7 +13,9 @@ from ..plan.fields import emit
 from ..plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                   STUDIO_PROJECT, UNIT_OWNER, studio_context)
 from ..plan.unified_studio import DomainPlan, ProjectPlan, UnitPlan
+from ..template_checks import NAMESPACE as TEMPLATE_CHECKS
 from ._l1 import l1_kwargs
+from ._nag import acknowledge
 
 
 class StudioConnection(Construct):
@@ -103,6 +105,8 @@ def _parents_first(units: tuple[UnitPlan, ...]) -> list[UnitPlan]:
 
 # The one cfn-lint finding acknowledged on the studio stacks (see StudioProject).
 MEMBERSHIP_LINT_ACK = "E3019"
+MEMBERSHIP_LINT_REASON = ("AWS::DataZone::ProjectMembership's schema leaves the member out of its primary identifier; "
+                          "DataZone keys a membership by project and member, so one project has one per group")
 
 
 class StudioProject(Construct):
@@ -117,6 +121,8 @@ class StudioProject(Construct):
             props = emit(PROJECT_MEMBERSHIP, m, studio_context(ProjectIdentifier=self.resource.attr_id))
             membership = datazone.CfnProjectMembership(self, m.key, **l1_kwargs(datazone.CfnProjectMembership, props))
             # The type's schema names (DomainIdentifier, ProjectIdentifier) its primary identifier, without the
-            # member, so cfn-lint's E3019 takes a project's second membership for a duplicate; DataZone keys a
-            # membership by its member too (CreateProjectMembership, DeleteProjectMembership take it).
+            # member, so cfn-lint's E3019 (and CDK's template check, which runs it) takes a project's second
+            # membership for a duplicate; DataZone keys a membership by its member too (CreateProjectMembership and
+            # DeleteProjectMembership take it). Acknowledged on the membership alone, for cfn-lint and for CDK.
             membership.cfn_options.metadata = {"cfn-lint": {"config": {"ignore_checks": [MEMBERSHIP_LINT_ACK]}}}
+            acknowledge(membership, [(f"{TEMPLATE_CHECKS}::{MEMBERSHIP_LINT_ACK}", MEMBERSHIP_LINT_REASON)])
