@@ -16,6 +16,7 @@ def domain(**extra: Any) -> dict[str, Any]:
         "id": DOMAIN, "account": "444444444444", "region": "us-east-1", "rootDomainUnitId": ROOT_UNIT,
         "domainUnits": [{
             "name": "ml-research",
+            "description": "Research teams' projects on the shared HyperPod cluster",
             "owners": {"groups": ["ml-platform-admins"]},
             "projectProfiles": ["hyperpod-training"],
             "projectCreators": {"groups": ["research-leads"]},
@@ -24,6 +25,7 @@ def domain(**extra: Any) -> dict[str, Any]:
         "projectProfiles": [{
             "name": "hyperpod-training",
             "description": "Projects that submit training work to the shared HyperPod cluster",
+            "useDefaultConfigurations": False,
             "environmentConfigurations": [{
                 "name": "Tooling", "blueprintId": "cjegf7f6kky6w7", "deploymentMode": "ON_CREATE",
                 "deploymentOrder": 0,

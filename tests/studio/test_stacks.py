@@ -21,6 +21,7 @@ from tests.conftest import TODAY
 from tests.contracts.helpers import PROJECT_ROLE
 from tests.studio.helpers import DOMAIN, ROOT_UNIT, delegated
 from tests.synth_helpers import cfn_lint, minimal_app, resources, synthesize
+from tests.table_rows import unreached
 
 STUDIO = "acme-studio-444444444444-us-east-1"
 TYPES = {t.kind: t for t in STUDIO_TABLES}
@@ -51,7 +52,8 @@ def _ref(template: Mapping[str, Any], type_: str) -> dict:
 
 def test_the_unit_is_created_under_the_root_unit(template):
     ((_, unit),) = _of(template, "AWS::DataZone::DomainUnit")
-    assert unit == {"DomainIdentifier": DOMAIN, "Name": "ml-research", "ParentDomainUnitIdentifier": ROOT_UNIT}
+    assert unit == {"DomainIdentifier": DOMAIN, "Name": "ml-research", "ParentDomainUnitIdentifier": ROOT_UNIT,
+                    "Description": "Research teams' projects on the shared HyperPod cluster"}
 
 
 def test_owners_are_groups_of_the_unit(template):
@@ -87,6 +89,7 @@ def test_creators_may_create_projects_from_the_units_profiles_only_in_the_unit(t
 def test_the_profile_enables_the_named_blueprint_in_the_domains_account_and_region(template):
     ((_, profile),) = _of(template, "AWS::DataZone::ProjectProfile")
     assert profile["Name"] == "hyperpod-training" and profile["Status"] == "ENABLED"
+    assert profile["UseDefaultConfigurations"] is False
     (env,) = profile["EnvironmentConfigurations"]
     assert env == {"Name": "Tooling", "EnvironmentBlueprintId": "cjegf7f6kky6w7", "DeploymentMode": "ON_CREATE",
                    "DeploymentOrder": 0, "AwsAccount": {"AwsAccountId": "444444444444"},
@@ -167,6 +170,16 @@ def test_the_app_synthesizes_with_cdk_nag_and_its_studio_template_is_cfn_lint_cl
         "AWS::DataZone::DomainUnit", "AWS::DataZone::Owner", "AWS::DataZone::PolicyGrant",
         "AWS::DataZone::ProjectProfile", "AWS::DataZone::Project", "AWS::DataZone::ProjectMembership",
         "AWS::DataZone::Connection"}
+
+
+def test_every_planned_studio_row_reaches_the_template_and_a_dropped_one_is_reported(app):
+    plan = build_plan(app.spec)
+    assert unreached(plan, app.templates) == {}
+    broken = copy.deepcopy(app.templates)
+    for resource in broken[STUDIO]["Resources"].values():
+        if resource["Type"] == "AWS::DataZone::Project":
+            resource["Properties"].pop("ProjectExecutionRole")
+    assert unreached(plan, broken) == {"Project (Unified Studio project)": ["ProjectExecutionRole"]}
 
 
 def grants_to(templates: Mapping[str, Mapping[str, Any]], role_arn: str) -> list[str]:
