@@ -60,8 +60,8 @@ class Principals(SpecModel):
     """Who a grant, an owner or a membership goes to: IAM Identity Center groups, as DataZone names them."""
 
     groups: tuple[str, ...] = Field(
-        default=(), description="Groups by name or id as DataZone accepts them (the group's IAM Identity Center "
-        "display name, or its id), e.g. [ml-platform-admins]. Default: none.",
+        default=(), description="IAM Identity Center groups as DataZone's GroupIdentifier takes them: the "
+        "group's id (the safe value; the schemas also accept a name), e.g. [ml-platform-admins]. Default: none.",
     )
     users: tuple[str, ...] = Field(
         default=(), description="Single users: always refused (HPG-U002), creators, owners and members are "

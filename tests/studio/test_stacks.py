@@ -195,8 +195,9 @@ def grants_to(templates: Mapping[str, Mapping[str, Any]], role_arn: str) -> list
                            for a in ([s["Action"]] if isinstance(s.get("Action"), str) else s.get("Action", []))]
                 out.append(f"{stack}/{lid}: {sorted(a for a in actions if a in LIFECYCLE or a.endswith('*'))}")
             if r["Type"] == "AWS::EKS::AccessEntry" and props.get("PrincipalArn") == role_arn:
-                if props.get("AccessPolicies") or any(not g.endswith("-submitters")
-                                                      for g in props.get("KubernetesGroups", [])):
+                cluster_wide = [p for p in props.get("AccessPolicies", [])
+                                if p.get("AccessScope", {}).get("Type") == "cluster"]
+                if cluster_wide or any(not g.endswith("-submitters") for g in props.get("KubernetesGroups", [])):
                     out.append(f"{stack}/{lid}: access entry {props.get('KubernetesGroups')}")
     return out
 
