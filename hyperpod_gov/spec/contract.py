@@ -148,6 +148,13 @@ class UnifiedStudio(SpecModel):
         """Whether the spec creates the project (the by-name form)."""
         return self.domain is not None
 
+    @property
+    def project_label(self) -> str:
+        """The project in words: its id, or the name of the project the spec creates and its unit."""
+        if self.project_id is not None:
+            return self.project_id
+        return f"{self.project} (created by the spec in domain unit {self.domain_unit})"
+
     @field_validator("domain_id", "domain")
     @classmethod
     def _domain(cls, v: Optional[str]) -> Optional[str]:
