@@ -94,7 +94,7 @@ def contract_connections(spec: GovernanceSpec) -> tuple[ConnectionPlan, ...]:
         us = team.contract.unified_studio if team.contract else None
         if us is None or team.retiring:
             continue
-        domain = declared.get(us.domain) if us.domain is not None else None
+        domain = declared.get(us.domain_id or "")  # a domain of the unifiedStudio section: its account and region
         out.append(ConnectionPlan(
             team=team.name,
             namespace=names.namespace(team.name),

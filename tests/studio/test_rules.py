@@ -48,6 +48,8 @@ CASES = [
      "teams[0].contract.unifiedStudio.domain", ["is not a domain of unifiedStudio.domains", "dzd_otherdomain1"]),
     ("HPG-U001", lambda d: _us(d).update(region="eu-west-1"),
      "teams[0].contract.unifiedStudio.region", ["differs from unifiedStudio.domains[0].region", "leave region out"]),
+    ("HPG-U001", lambda d: d["teams"][1].update(contract=contract(unifiedStudio=studio(account="555555555555"))),
+     "teams[1].contract.unifiedStudio.account", ["differs from unifiedStudio.domains[0].account (444444444444)"]),
     ("HPG-U001", lambda d: _unit(d).update(parent="nowhere"),
      "unifiedStudio.domains[0].domainUnits[0].parent", ["is not a domain unit of this domain"]),
     ("HPG-U001", lambda d: (_two_units(d), _unit(d).update(parent="vision")),
@@ -101,6 +103,16 @@ def test_a_unit_under_another_unit_of_the_spec_is_accepted():
     data["unifiedStudio"]["domains"][0]["domainUnits"][1]["projectProfiles"] = ["hyperpod-training"]
     data["teams"][0]["contract"]["unifiedStudio"]["domainUnit"] = "vision"
     assert not [i for i in issues(data) if i.rule.startswith("HPG-U")]
+
+
+def test_an_existing_project_of_a_declared_domain_connects_in_the_domains_account_and_region():
+    data = delegated()
+    data["unifiedStudio"]["domains"][0]["region"] = "eu-west-1"
+    data["teams"][1]["contract"] = contract(unifiedStudio={k: v for k, v in studio().items() if k != "account"})
+    assert not [i for i in issues(data) if i.rule.startswith("HPG-U")]
+    from hyperpod_gov.plan import build_plan
+    connection = build_plan(parse_spec(data, today=TODAY)).contracts.connection("team-b")
+    assert (connection.account, connection.region) == ("444444444444", "eu-west-1")
 
 
 def test_a_domain_in_a_region_without_the_types_is_refused_at_parse():

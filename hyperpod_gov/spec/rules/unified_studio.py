@@ -49,24 +49,21 @@ def projects_live_in_units_that_allow_their_profile(spec: GovernanceSpec, today:
         if us is None:
             continue
         path = f"teams[{ti}].contract.unifiedStudio"
+        found = by_id.get(us.domain_id or "")
+        if found is not None:
+            di, d = found
+            for key, value, own in (("account", us.account, d.account), ("region", us.region, d.region)):
+                if value is not None and value != own:
+                    yield SpecIssue(f"{path}.{key}", f"differs from unifiedStudio.domains[{di}].{key} ({own})", value,
+                                    f"leave {key} out: the connection is created in the domain's {key}")
         if not us.creates_project:
-            found = by_id.get(us.domain_id or "")
-            if found is not None and us.account is not None and us.account != found[1].account:
-                yield SpecIssue(f"{path}.account", f"puts domain {us.domain_id} in another account than "
-                                f"unifiedStudio.domains[{found[0]}] ({found[1].account})", us.account,
-                                "a domain lives in one account: use the same account, or leave account out")
             continue
-        found = by_id.get(us.domain or "")
         if found is None:
             yield SpecIssue(f"{path}.domain", "is not a domain of unifiedStudio.domains", us.domain,
                             "declare the domain (id, account, region, domainUnits) under unifiedStudio.domains, or "
                             "name an existing project with domainId and projectId")
             continue
         di, d = found
-        for key, value, own in (("account", us.account, d.account), ("region", us.region, d.region)):
-            if value is not None and value != own:
-                yield SpecIssue(f"{path}.{key}", f"differs from unifiedStudio.domains[{di}].{key} ({own})", value,
-                                f"leave {key} out: the project is created in the domain's {key}")
         unit = d.unit(us.domain_unit or "")
         if unit is None:
             yield SpecIssue(f"{path}.domainUnit", f"is not a unit of unifiedStudio.domains[{di}]", us.domain_unit,
