@@ -60,3 +60,16 @@ def test_a_moved_project_and_new_members_cause_reviews():
     assert ("team team-a: review (access roles): Unified Studio project members [research-scientists] -> "
             "[research-scientists, interns]") in found
     assert events(_plan(delegated()), _plan(delegated())) == []
+
+
+def test_diff_json_of_a_studio_change_is_valid_against_the_shipped_schema(tmp_path, capsys):
+    from tests.test_cli_json import check, run_json, write
+
+    data = delegated()
+    data["unifiedStudio"]["domains"][0]["domainUnits"][0]["projectCreators"]["groups"].append("vision-leads")
+    old, new = write(tmp_path, delegated(), "old.yaml"), write(tmp_path, data, "new.yaml")
+    code, doc, _ = run_json(["diff", str(old), str(new), "--governance-only"], capsys)
+    assert code == 0
+    check("diff", doc)
+    (creator,) = [c for c in doc["changes"] if c["label"] == "project creators"]
+    assert creator["view"] == "unified studio" and creator["privilege"] is True
