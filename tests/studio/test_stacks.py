@@ -123,7 +123,7 @@ def test_the_connection_is_created_in_the_new_project(template):
 
 def test_every_member_written_has_a_table_row(template):
     for lid, resource in template["Resources"].items():
-        table = TYPES.get(resource["Type"].rsplit("::", 1)[-1].replace("ProjectProfile", "ProjectProfile"))
+        table = TYPES.get(resource["Type"].rsplit("::", 1)[-1])  # the Connection has no table (its own construct)
         if table is None:
             continue
         for member in leaf_members(resource["Properties"]):
