@@ -11,6 +11,7 @@ from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view, view_json
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
+from .plan.views_studio import studio_lines
 from .plan.views import (dedicated_groups, network_policy_enforcement, running_operators, shared_file_system,
                          team_columns)
 from .plan.quotas import Allocated, Amounts, TeamPlan
@@ -143,6 +144,7 @@ def explain(plan: Plan) -> str:
                          f"{len(bucket.writers)} read-write, {len(bucket.readers)} read-only principal(s)", *paths]
             parts += [f"  {name}:", *(f"    {line}" for line in paths or ["none"])]
     parts += _isolation(plan)
+    parts += studio_lines(plan)
     parts += ["", "Kubernetes API reachable from:", *(f"  {line}" for line in _api_reach(plan))]
     # Every EKS add-on hyperpod-gov installs, with its pinned version (plan/addon_defaults.py fills the spec's gaps)
     parts += ["", "EKS add-ons installed (pinned versions):",

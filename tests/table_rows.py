@@ -20,6 +20,8 @@ from hyperpod_gov.plan.tables import (
     ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY, TABLES,
     addon_parts, policy_part,
 )
+from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
+                                             STUDIO_PROJECT, UNIT_OWNER)
 
 
 def _pascal(member: str) -> str:
@@ -36,6 +38,10 @@ class Emitted:
     types: tuple[str, ...]
     spell: Callable[[str], str] = lambda member: member
     items: Callable[[Mapping[str, Any]], Iterable[Mapping[str, Any]]] = lambda props: (props,)
+
+
+def _domains(plan: Any) -> list[Any]:
+    return [d for s in plan.contracts.studio for d in s.domains]
 
 
 def _governed(plan: Any) -> bool:
@@ -57,6 +63,18 @@ EMITTED: dict[int, Emitted] = {
                              ("AWS::EKS::AccessEntry",), _pascal),
     id(POD_IDENTITY): Emitted(lambda plan: plan.identities, ("AWS::EKS::PodIdentityAssociation",), _pascal),
     id(ADDON): Emitted(lambda plan: () if plan.cluster.existing else addon_parts(plan), ("AWS::EKS::Addon",), _pascal),
+    # Unified Studio delegation (the studio stacks of a spec with the unifiedStudio section)
+    id(DOMAIN_UNIT): Emitted(lambda plan: [u for d in _domains(plan) for u in d.units], ("AWS::DataZone::DomainUnit",)),
+    id(UNIT_OWNER): Emitted(lambda plan: [o for d in _domains(plan) for u in d.units for o in u.owner_parts],
+                            ("AWS::DataZone::Owner",)),
+    id(POLICY_GRANT): Emitted(lambda plan: [g for d in _domains(plan) for u in d.units for g in u.grants],
+                              ("AWS::DataZone::PolicyGrant",)),
+    id(PROJECT_PROFILE_TABLE): Emitted(lambda plan: [p for d in _domains(plan) for p in d.profiles],
+                                       ("AWS::DataZone::ProjectProfile",)),
+    id(STUDIO_PROJECT): Emitted(lambda plan: [p for d in _domains(plan) for p in d.projects],
+                                ("AWS::DataZone::Project",)),
+    id(PROJECT_MEMBERSHIP): Emitted(lambda plan: [m for d in _domains(plan) for p in d.projects for m in p.memberships],
+                                    ("AWS::DataZone::ProjectMembership",)),
 }
 
 

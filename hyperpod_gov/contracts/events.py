@@ -85,13 +85,17 @@ def _team_reasons(old_plan: Plan, new_plan: Plan, o: TeamPlan, n: TeamPlan) -> l
         out += [(PROJECT_OWNERSHIP, d) for d in _change(field.replace("_", " "), _contract(o, field),
                                                         _contract(n, field))]
     os_, ns = _studio(o), _studio(n)
-    for field in ("domain_id", "domain_unit_id", "project_id"):
+    for field in ("domain_id", "domain_unit_id", "project_id", "domain_unit", "project"):
         out += [(PROJECT_OWNERSHIP, d) for d in _change("Unified Studio " + field.replace("_id", "").replace("_", " "),
                                                         getattr(os_, field, None), getattr(ns, field, None))]
     out += [(ACCESS_ROLES, d) for d in _change("project role", getattr(os_, "project_role_arn", None),
                                                getattr(ns, "project_role_arn", None))]
     out += [(ACCESS_ROLES, d) for d in _change("Unified Studio access role", getattr(os_, "access_role_arn", None),
                                                getattr(ns, "access_role_arn", None))]
+    for field in ("owners", "members"):  # the groups of a project the spec creates (docs/unified-studio.md)
+        out += [(ACCESS_ROLES, d) for d in _change(f"Unified Studio project {field}",
+                                                   getattr(getattr(os_, field, None), "groups", ()),
+                                                   getattr(getattr(ns, field, None), "groups", ()))]
     out += [(ACCESS_ROLES, d) for d in _members("principal", _principals(old_plan, o.name),
                                                 _principals(new_plan, n.name))]
     out += [(ACCESS_ROLES, d) for d in _members("workload identity", _identities(o), _identities(n))]

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..spec.models import GovernanceSpec
 from . import names
-
+from .unified_studio import DomainPlan
 
 
 def connection_name(spec_name: str, team: str) -> str:
@@ -40,7 +40,7 @@ class ConnectionPlan:
     description: str
     domain_id: str
     domain_unit_id: Optional[str]
-    project_id: str
+    project_id: Optional[str]  # an existing project's id; None when the spec creates the project (``project``)
     project_role_arn: str  # mapped onto the team's submitters group, nothing else
     access_role_arn: Optional[str]  # AwsLocation.AccessRole: Unified Studio reaches the cluster's account with it
     account: str  # the domain's account: where the connection is created
@@ -49,6 +49,7 @@ class ConnectionPlan:
     cluster_account: str  # where the cluster runs (AwsLocation)
     cluster_region: str
     groups: tuple[str, ...]  # Kubernetes groups of the project role's access entry, sorted
+    project: Optional[str] = None  # the name of the project the spec creates in the same stack (by-name form)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class StudioStack:
     account: str
     region: str
     connections: tuple[ConnectionPlan, ...]  # sorted by team
+    domains: tuple[DomainPlan, ...] = ()  # units, profiles, grants and projects of the top-level unifiedStudio
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,13 @@ class ContractsPlan:
 def contract_connections(spec: GovernanceSpec) -> tuple[ConnectionPlan, ...]:
     """Every Unified Studio connection of the spec, sorted by team (retiring teams have none)."""
     cap = spec.accounts.capacity
+    declared = {d.id: d for d in (spec.unified_studio.domains if spec.unified_studio else ())}
     out = []
     for team in sorted(spec.teams, key=lambda t: t.name):
         us = team.contract.unified_studio if team.contract else None
         if us is None or team.retiring:
             continue
+        domain = declared.get(us.domain_id or "")  # a domain of the unifiedStudio section: its account and region
         out.append(ConnectionPlan(
             team=team.name,
             namespace=names.namespace(team.name),
@@ -101,23 +105,31 @@ def contract_connections(spec: GovernanceSpec) -> tuple[ConnectionPlan, ...]:
             project_id=us.project_id,
             project_role_arn=us.project_role_arn,
             access_role_arn=us.access_role_arn,
-            account=us.account or us.role_account,
-            region=us.region or cap.region,
+            account=us.account or (domain.account if domain else us.role_account),
+            region=us.region or (domain.region if domain else cap.region),
             cluster_name=spec.cluster.name,
             cluster_account=cap.id,
             cluster_region=cap.region,
             groups=project_role_groups(team.name),
+            project=us.project,
         ))
     return tuple(out)
 
 
-def studio_stacks(spec_name: str, connections: tuple[ConnectionPlan, ...]) -> tuple[StudioStack, ...]:
-    """The connections grouped into one stack per Unified Studio account and region, sorted by stack name."""
+def studio_stacks(spec_name: str, connections: tuple[ConnectionPlan, ...],
+                  domains: tuple[DomainPlan, ...] = ()) -> tuple[StudioStack, ...]:
+    """The connections, and the domains the spec governs, grouped into one stack per Unified Studio account and
+    region, sorted by stack name."""
     by_stack: dict[tuple[str, str], list[ConnectionPlan]] = {}
+    by_domain: dict[tuple[str, str], list[DomainPlan]] = {}
     for c in connections:
         by_stack.setdefault((c.account, c.region), []).append(c)
+    for d in domains:
+        by_stack.setdefault((d.account, d.region), [])
+        by_domain.setdefault((d.account, d.region), []).append(d)
     return tuple(sorted(
-        (StudioStack(studio_stack(spec_name, a, r), a, r, tuple(cs)) for (a, r), cs in by_stack.items()),
+        (StudioStack(studio_stack(spec_name, a, r), a, r, tuple(cs), tuple(by_domain.get((a, r), ())))
+         for (a, r), cs in by_stack.items()),
         key=lambda s: s.name,
     ))
 

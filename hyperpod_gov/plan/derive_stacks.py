@@ -11,6 +11,7 @@ from .monitoring import cluster_dashboard_pages
 from .parts import ConsumerStack, PipelinePlan, Shard, StackLayout
 from .quotas import TeamPlan
 from .sharding import shard_of
+from .unified_studio import studio_domains
 
 
 def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: tuple[PrincipalAccess, ...],
@@ -45,7 +46,7 @@ def stack_layout(spec: GovernanceSpec, teams: tuple[TeamPlan, ...], principals: 
         dashboards=tuple(names.stack(spec.name, names.dashboards_shard(i)) for i in range(1, len(pages))),
         team_shards=d.team_stacks,
         access_shards=d.access_stacks,
-        studio=studio_stacks(spec.name, connections),
+        studio=studio_stacks(spec.name, connections, studio_domains(spec)),
     )
 
 

@@ -8,8 +8,8 @@ Member names are the AWS APIs' (SageMaker: PascalCase, shared with CloudFormatio
 CloudFormation spells with a capital first letter: :func:`cfn_properties`).
 
 The tables are declared by object in ``tables_quota.py`` (quota, cluster policy), ``tables_cluster.py`` (cluster,
-instance group), ``tables_access.py`` (access entries, Pod Identity) and ``tables_addon.py``; this module lists
-them and re-exports their names.
+instance group), ``tables_access.py`` (access entries, Pod Identity), ``tables_addon.py`` and ``tables_studio.py``
+(Unified Studio units, grants, profiles, projects); this module lists them and re-exports their names.
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ from .tables_addon import ADDON, ADDON_CONFIGURATION, AddonPart, addon_parts
 from .tables_cluster import CLUSTER, INSTANCE_GROUP, volume_of
 from .tables_common import same_arn
 from .tables_quota import CLUSTER_POLICY, COMPUTE_QUOTA, PolicyPart, contract_tags, policy_part, resource_config
+from .tables_studio import STUDIO_TABLES
 
 __all__ = [
     "ACCESS_ENTRY", "ACCESS_ENTRY_TYPE", "ADDON", "ADDON_CONFIGURATION", "ADMIN_ENTRY", "CLUSTER", "CLUSTER_ADMIN_POLICY",
     "CLUSTER_POLICY", "COMPUTE_QUOTA", "INSTANCE_GROUP", "POD_IDENTITY", "TABLES", "AddonPart", "PolicyPart",
     "addon_parts", "cfn_kwargs", "cfn_properties", "contract_tags", "policy_part", "resource_config", "same_arn",
-    "volume_of",
+    "volume_of", "STUDIO_TABLES",
 ]
 
-TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, CLUSTER, INSTANCE_GROUP, ACCESS_ENTRY, ADMIN_ENTRY, POD_IDENTITY, ADDON)
+# The Unified Studio delegation tables last (``tables_studio.py``): DataZone objects of the studio stacks.
+TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, CLUSTER, INSTANCE_GROUP, ACCESS_ENTRY, ADMIN_ENTRY, POD_IDENTITY, ADDON,
+          *STUDIO_TABLES)

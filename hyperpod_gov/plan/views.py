@@ -21,15 +21,17 @@ from .views_cluster import (CAPACITY, CLUSTER, INSTANCE_GROUPS, PRIORITY_CLASSES
                             network_policy_enforcement, running_operators, shared_file_system)
 from .views_monitoring import MONITORING
 from .views_slurm import SLURM, SLURM_GROUPS, SLURM_TEAMS
+from .views_studio import STUDIO
 from .views_team import TEAM, team_columns
 
-__all__ = ["Row", "View", "TeamPart", "VIEWS", "MONITORING", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS",
+__all__ = ["Row", "View", "TeamPart", "VIEWS", "MONITORING", "STUDIO", "TEAM", "SLURM", "SLURM_GROUPS", "SLURM_TEAMS",
            "team_columns", "NOT_GOVERNED", "dedicated_groups", "network_policy_enforcement", "running_operators",
            "shared_file_system"]
 
 
-# The monitoring view last: the other views' output order stays as it was.
-VIEWS = (CLUSTER, CAPACITY, INSTANCE_GROUPS, PRIORITY_CLASSES, TEAM, SLURM, SLURM_GROUPS, SLURM_TEAMS, MONITORING)
+# The monitoring view, then the Unified Studio view, last: the other views' output order stays as it was.
+VIEWS = (CLUSTER, CAPACITY, INSTANCE_GROUPS, PRIORITY_CLASSES, TEAM, SLURM, SLURM_GROUPS, SLURM_TEAMS, MONITORING,
+         STUDIO)
 
 # Plan attributes that no view or table reads, and why they need none.
 NOT_GOVERNED: Mapping[str, str] = {

@@ -7,12 +7,13 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Annotated, Iterator, Literal, Optional
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, check_ipv4_cidr, check_plain_text, spec_error
 from .errors import NO_VALUE, SpecIssue
 from .network import PREFIX_LIST_ID, SECURITY_GROUP_ID
 from .types import AccountId, Region
+from .unified_studio import MAX_PROFILE_NAME, Principals, check_entity_name
 from .workloads import APPROVED_WORKLOADS
 
 if TYPE_CHECKING:
@@ -42,17 +43,50 @@ class UnifiedStudio(SpecModel):
 
     DataZone generates these identifiers when the domain and the project are created: copy them from the
     project's overview page (domain id, project id) and from its project details (the project role ARN).
+    Or name the project the spec creates (``domain``, ``domainUnit``, ``project``): the domain is one of the
+    top-level ``unifiedStudio.domains``, the unit one of its ``domainUnits`` (docs/unified-studio.md).
     """
 
-    domain_id: str = Field(description="Unified Studio (DataZone) domain id, e.g. dzd_4p9n6sw4qt9xgn.")
+    domain_id: Optional[str] = Field(
+        default=None, description="Unified Studio (DataZone) domain id, e.g. dzd_4p9n6sw4qt9xgn (with projectId: "
+        "an existing project). Set from `domain` when the spec creates the project.",
+    )
+    domain: Optional[str] = Field(
+        default=None, description="Id of a domain of the top-level unifiedStudio.domains: the spec creates the "
+        "project (`project`) in it. Default: none, projectId names an existing project.",
+    )
+    domain_unit: Optional[str] = Field(
+        default=None, description="Name of one of that domain's domainUnits: the created project lives in it "
+        "(HPG-U001). Required with `domain`.",
+    )
+    project: Optional[str] = Field(
+        default=None, description="Name of the project the spec creates (AWS::DataZone::Project), from "
+        "projectProfile. Required with `domain`.",
+    )
+    project_profile: Optional[str] = Field(
+        default=None, description="Name of the profile the project is created from: one the unit allows "
+        "(HPG-U001). Default: the unit's profile, when it allows exactly one.",
+    )
+    members: Principals = Field(
+        default_factory=Principals, description="Groups made contributors of the created project "
+        "(AWS::DataZone::ProjectMembership, PROJECT_CONTRIBUTOR). Default: none.",
+    )
+    owners: Principals = Field(
+        default_factory=Principals, description="Groups made owners of the created project (PROJECT_OWNER). "
+        "Default: none besides the deploying role.",
+    )
     domain_unit_id: Optional[str] = Field(
         default=None,
         description="Domain unit that owns the project (recorded in the contract; required in strict mode).",
     )
-    project_id: str = Field(description="Project id, e.g. 5b3jcjsy4ar7zr; the connection is created in it.")
+    project_id: Optional[str] = Field(
+        default=None, description="Id of an existing project, e.g. 5b3jcjsy4ar7zr; the connection is created in "
+        "it. Leave it out when the spec creates the project (`project`).",
+    )
     project_role_arn: str = Field(
         description="The project's IAM role (arn:aws:iam::ACCOUNT:role/datazone_usr_role_...): it gets exactly the "
-        "team's submitter access (an EKS access entry onto the team's submitters and viewers groups), nothing more.",
+        "team's submitter access (an EKS access entry onto the team's submitters and viewers groups), nothing more. "
+        "A project the spec creates gets it as its ProjectExecutionRole.",
     )
     access_role_arn: Optional[str] = Field(
         default=None, description="Role in the capacity account that Unified Studio assumes to reach the cluster "
@@ -67,10 +101,64 @@ class UnifiedStudio(SpecModel):
         default=None, description="Region of the domain (default: the capacity region).",
     )
 
-    @field_validator("domain_id")
+    @model_validator(mode="before")
     @classmethod
-    def _domain(cls, v: str) -> str:
-        if not DOMAIN_ID.match(v):
+    def _by_name(cls, data: object) -> object:
+        """The by-name form's ``domain`` is the domain's id: it fills ``domainId`` for every reader of the id."""
+        if isinstance(data, dict) and data.get("domain") is not None and "domainId" not in data \
+                and "domain_id" not in data:
+            return {**data, "domainId": data["domain"]}
+        return data
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "UnifiedStudio":
+        if self.domain is None:
+            if self.domain_id is None or self.project_id is None:
+                raise spec_error("names no project", "write domainId and projectId of an existing project, or "
+                                 "domain, domainUnit and project to have the spec create it")
+            extra = [k for k, v in (("domainUnit", self.domain_unit), ("project", self.project),
+                                    ("projectProfile", self.project_profile)) if v is not None]
+            extra += [k for k, v in (("members", self.members), ("owners", self.owners)) if not v.is_empty]
+            if extra:
+                raise spec_error(f"sets {', '.join(extra)} without domain", "add domain (a domain of the top-level "
+                                 "unifiedStudio.domains) to have the spec create the project, or leave them out")
+            return self
+        if self.domain_id != self.domain or self.project_id is not None or self.domain_unit_id is not None:
+            raise spec_error("mixes the created project's domain with domainId, domainUnitId or projectId",
+                             "write either domainId and projectId (an existing project) or domain, domainUnit and "
+                             "project (a project the spec creates)")
+        if self.domain_unit is None or self.project is None:
+            raise spec_error("has domain but no domainUnit or project", "name the unit of the domain the project "
+                             "lives in and the project's name, e.g. {domain: dzd_4p9n6sw4qt9xgn, domainUnit: "
+                             "ml-research, project: research}")
+        return self
+
+    @field_validator("domain_unit", "project_profile")
+    @classmethod
+    def _unit_name(cls, v: Optional[str]) -> Optional[str]:
+        return v if v is None else check_entity_name(v, what="name", max_len=128)
+
+    @field_validator("project")
+    @classmethod
+    def _project_name(cls, v: Optional[str]) -> Optional[str]:
+        return v if v is None else check_entity_name(v, what="project name", max_len=MAX_PROFILE_NAME)
+
+    @property
+    def creates_project(self) -> bool:
+        """Whether the spec creates the project (the by-name form)."""
+        return self.domain is not None
+
+    @property
+    def project_label(self) -> str:
+        """The project in words: its id, or the name of the project the spec creates and its unit."""
+        if self.project_id is not None:
+            return self.project_id
+        return f"{self.project} (created by the spec in domain unit {self.domain_unit})"
+
+    @field_validator("domain_id", "domain")
+    @classmethod
+    def _domain(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not DOMAIN_ID.match(v):
             raise spec_error("is not a Unified Studio domain id", "copy it from the domain, e.g. dzd_4p9n6sw4qt9xgn")
         return v
 
@@ -84,8 +172,8 @@ class UnifiedStudio(SpecModel):
 
     @field_validator("project_id")
     @classmethod
-    def _project(cls, v: str) -> str:
-        if not PROJECT_ID.match(v):
+    def _project(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not PROJECT_ID.match(v):
             raise spec_error("is not a Unified Studio project id", "copy it from the project's overview, e.g. "
                              "5b3jcjsy4ar7zr (at most 36 letters, digits, '_' and '-')")
         return v
@@ -226,7 +314,8 @@ def contracts_are_complete(spec: "GovernanceSpec", today: dt.date) -> Iterator[S
         missing = [_camel(f) for f in EXPECTATIONS if getattr(c, f) is None]
         if not c.approved_workloads:
             missing.append("approvedWorkloads")
-        if c.unified_studio is not None and c.unified_studio.domain_unit_id is None:
+        if c.unified_studio is not None and c.unified_studio.domain_unit_id is None \
+                and not c.unified_studio.creates_project:
             missing.append("unifiedStudio.domainUnitId")
         if missing:
             yield SpecIssue(

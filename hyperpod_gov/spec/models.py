@@ -38,6 +38,7 @@ from .teams import (
     Team,
     WorkloadIdentity,
 )
+from .unified_studio import UnifiedStudioSection
 from .types import (
     DEFAULT_BORROW_LIMIT_PERCENT,
     MAX_NAME,
@@ -56,7 +57,7 @@ __all__ = [
     "MIN_KUBERNETES", "Access", "Account", "AccountId", "Accounts", "AddonVersions", "AdminCidr", "Cluster",
     "ConsumerAccount", "Contract", "Deployment", "EgressRule", "Environment", "GovernanceSpec", "HelmChart", "HelmSource",
     "IamPrincipal", "InstanceGroup", "InstanceTypeName", "Pipeline", "Port", "PriorityClass", "QuotaEntry", "Region",
-    "Grants", "S3Access", "TeamStorage", "Scheduler", "UnifiedStudio", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
+    "Grants", "S3Access", "TeamStorage", "Scheduler", "UnifiedStudio", "UnifiedStudioSection", "SharedPool", "Sharing", "TargetRole", "Team", "Vpc", "WorkloadIdentity",
 ]
 
 
@@ -78,6 +79,11 @@ class GovernanceSpec(SpecModel):
     )
     teams: tuple[Team, ...] = Field(default=(), description="The tenants.")
     shared_pool: Optional[SharedPool] = Field(default=None, description="Optional pool of unallocated capacity.")
+    unified_studio: Optional[UnifiedStudioSection] = Field(
+        default=None, description="Unified Studio governance in code: domain units, project profiles and the "
+        "policy grants that delegate project creation and ownership, in existing domains (default: none; "
+        "docs/unified-studio.md).",
+    )
     deployment: Deployment = Field(default_factory=Deployment, description="Stack layout and delivery.")
     monitoring: Monitoring = Field(
         default_factory=Monitoring,

@@ -46,6 +46,7 @@ AREAS: dict[str, str] = {
     "P": "Whole-app invariants of the plan",
     "R": "Regions and partitions",
     "S": "Slurm-orchestrated clusters",
+    "U": "Unified Studio delegation",
 }
 LEVELS: tuple[Severity, ...] = ("error", "warning")
 

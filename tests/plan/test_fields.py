@@ -17,6 +17,11 @@ from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
 from hyperpod_gov.plan.slurm import SlurmGroupPlan, SlurmTeamPlan
+from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
+                                             STUDIO_PROJECT, UNIT_OWNER)
+from hyperpod_gov.plan.unified_studio import (DomainPlan, GrantPlan, MembershipPart, OwnerPart, ProfilePlan,
+                                              ProjectPlan, UnitPlan)
+from hyperpod_gov.plan.views_studio import STUDIO
 from hyperpod_gov.plan.views import (CAPACITY, CLUSTER as CLUSTER_VIEW, INSTANCE_GROUPS, MONITORING, NOT_GOVERNED,
                                      PRIORITY_CLASSES, SLURM, SLURM_GROUPS, SLURM_TEAMS, TEAM, VIEWS)
 
@@ -135,6 +140,14 @@ READERS: dict[type, tuple[object, ...]] = {
     # Slurm-orchestrated clusters
     SlurmTeamPlan: (SLURM_TEAMS,),
     SlurmGroupPlan: (SLURM_GROUPS,),
+    # Unified Studio delegation
+    DomainPlan: (STUDIO,),
+    UnitPlan: (DOMAIN_UNIT,),
+    OwnerPart: (UNIT_OWNER,),
+    GrantPlan: (POLICY_GRANT,),
+    ProfilePlan: (PROJECT_PROFILE_TABLE,),
+    ProjectPlan: (STUDIO_PROJECT,),
+    MembershipPart: (PROJECT_MEMBERSHIP,),
 }
 
 

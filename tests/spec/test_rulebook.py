@@ -83,7 +83,7 @@ def test_no_function_of_the_spec_and_today_in_the_rules_package_is_left_undecora
 def test_rule_ids_are_unique_follow_the_scheme_and_run_in_id_order():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"HPG-[NIQAECDPRS][0-9]{3}", i) for i in ids), ids
+    assert all(re.fullmatch(r"HPG-[NIQAECDPRSU][0-9]{3}", i) for i in ids), ids
     assert ids == sorted(ids)
     assert all(r.level in ("error", "warning") and r.explanation and "\n" not in r.explanation for r in RULES)
 

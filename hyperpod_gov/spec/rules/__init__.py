@@ -43,6 +43,8 @@ from .slurm_partitions import (SLURM_RESERVED_QOS, slurm_accelerator_quotas_need
                                slurm_fair_share_zero_is_clamped, slurm_names_are_distinct,
                                slurm_partition_access_needs_merge, slurm_partitions_hold_one_governed_type,
                                slurm_quotas_fit_compute_capacity, slurm_users_have_an_account)
+from .unified_studio import (project_roles_are_not_admins, projects_live_in_units_that_allow_their_profile,
+                             studio_principals_are_groups, studio_types_exist_in_the_region)
 from .workload_operators import approved_workloads_have_their_operators, installed_operators
 
 __all__ = [
@@ -74,5 +76,6 @@ __all__ = [
     "teams_name_their_image_registries",
     "teams_have_contracts", "training_operator_supports_the_kubernetes_version", "unified_studio_is_reachable",
     "unique_names", "gang_scheduling_is_applied_in_the_console", "topology_needs_a_recent_addon",
-    "topology_types_are_supported",
+    "topology_types_are_supported", "project_roles_are_not_admins", "projects_live_in_units_that_allow_their_profile",
+    "studio_principals_are_groups", "studio_types_exist_in_the_region",
 ]

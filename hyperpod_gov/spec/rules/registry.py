@@ -45,6 +45,8 @@ from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm
                                slurm_names_are_distinct, slurm_partition_access_needs_merge,
                                slurm_partitions_hold_one_governed_type, slurm_quotas_fit_compute_capacity,
                                slurm_users_have_an_account)
+from .unified_studio import (project_roles_are_not_admins, projects_live_in_units_that_allow_their_profile,
+                             studio_principals_are_groups, studio_types_exist_in_the_region)
 from .workload_operators import approved_workloads_have_their_operators
 
 
@@ -118,6 +120,11 @@ RULES = RuleBook("spec rules", tuple(sorted((
     slurm_accounting_database_needs_continuous,
     slurm_studio_user_is_a_team_user,
     slurm_studio_task_view_is_restricted,
+    # Unified Studio delegation
+    projects_live_in_units_that_allow_their_profile,
+    studio_principals_are_groups,
+    project_roles_are_not_admins,
+    studio_types_exist_in_the_region,
 ), key=lambda r: r.id)))
 """Every spec rule, in id order (docs/rules.md lists them)."""
 
