@@ -116,8 +116,8 @@ def connection_fields(plan: Plan, team: TeamPlan) -> tuple[ConnectionField, ...]
     fields = (
         ConnectionField("Owners", c and f"business {c.business_owner}, operations {c.operations_owner}, "
                         f"cost {c.cost_owner}"),
-        ConnectionField("Unified Studio domain unit", studio(us and us.domain_unit_id)),
-        ConnectionField("Unified Studio project", studio(us and f"{us.project_id} (domain {us.domain_id})")),
+        ConnectionField("Unified Studio domain unit", studio(us and (us.domain_unit_id or us.domain_unit))),
+        ConnectionField("Unified Studio project", studio(us and f"{us.project_label} (domain {us.domain_id})")),
         ConnectionField("Cluster account and region", f"{plan.account}, {plan.region}"),
         ConnectionField("Cluster", plan.cluster_name),
         ConnectionField("Orchestrator", _orchestrator(plan)),

@@ -113,8 +113,8 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     else:
         rows = [
             ["Domain", us.domain_id],
-            ["Domain unit", _or_missing(us.domain_unit_id)],
-            ["Project", us.project_id],
+            ["Domain unit", _or_missing(us.domain_unit_id or us.domain_unit)],
+            ["Project", us.project_label],
             ["Project role", us.project_role_arn],
             ["Access role (AwsLocation.AccessRole)", _or_missing(us.access_role_arn)],
         ]

@@ -73,3 +73,20 @@ def test_diff_json_of_a_studio_change_is_valid_against_the_shipped_schema(tmp_pa
     check("diff", doc)
     (creator,) = [c for c in doc["changes"] if c["label"] == "project creators"]
     assert creator["view"] == "unified studio" and creator["privilege"] is True
+
+
+def test_the_contract_record_names_a_created_project_and_its_unit():
+    """A project the spec creates has no id until deployed: the record and its checklist name it and its unit by
+    name (they showed "Project: None" and flagged the unit missing)."""
+    from hyperpod_gov.contracts.record import render_record
+
+    plan = build_plan(parse_spec(delegated(), today=TODAY))
+    team = plan.team("team-a")
+    page = render_record(plan, team)
+    us = team.contract.unified_studio
+    assert f"| Project | {us.project} (created by the spec in domain unit {us.domain_unit}) |" in page
+    assert f"| Domain unit | {us.domain_unit} |" in page
+    assert "None" not in page
+    assert "Unified Studio domain unit" in page and "Unified Studio project" in page
+    missing = next((line for line in page.splitlines() if line.startswith("**Missing")), "")
+    assert "Unified Studio" not in missing, missing
