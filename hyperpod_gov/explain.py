@@ -11,7 +11,8 @@ from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view, view_json
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
-from .plan.views_studio import studio_lines
+from .plan.unified_studio import CREATE_PROJECT, MEMBER_POOL, OVERRIDE_PROJECT_OWNERS
+from .plan.views_studio import studio_domains_of, studio_lines
 from .plan.views import (dedicated_groups, network_policy_enforcement, running_operators, shared_file_system,
                          team_columns)
 from .plan.quotas import Allocated, Amounts, TeamPlan
@@ -220,6 +221,7 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
         "idleCompute": plan.idle_compute,
         "idleResourceSharing": plan.idle_resource_sharing,
         **_scheduling_json(plan),
+        **_studio_json(plan),
         "capacity": [{"instanceType": f.instance_type, "instances": f.instances, "acceleratorKind": f.accelerator_kind,
                       "migResource": f.mig_resource, "accelerators": f.capacity.accelerators,
                       "acceleratorsPerInstance": f.per_instance.accelerators, "vcpu": f.capacity.vcpu,
@@ -231,6 +233,24 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
         "stacks": list(plan.stacks.all_names),
         "warnings": [issue_json(w, environment) for w in warnings],
     }
+
+
+def _studio_json(plan: Plan) -> dict[str, Any]:
+    """explain --format json's Unified Studio delegation (unifiedStudio), present only when the spec has it: each
+    domain with the units, profiles and projects it creates and who holds each grant."""
+    domains = studio_domains_of(plan)
+    if not domains:
+        return {}
+    return {"unifiedStudio": [{
+        "domain": d.id, "account": d.account, "region": d.region,
+        "domainUnits": [{"name": u.name, "parent": u.parent, "owners": list(u.owners), "projectProfiles": list(u.profiles),
+                         "projectCreators": list(u.grantees(CREATE_PROJECT)),
+                         "projectOwnersOverride": list(u.grantees(OVERRIDE_PROJECT_OWNERS)),
+                         "memberPool": list(u.grantees(MEMBER_POOL))} for u in d.units],
+        "projectProfiles": [{"name": p.name, "environments": [e.name for e in p.environments]} for p in d.profiles],
+        "projects": [{"name": p.name, "team": p.team, "domainUnit": p.unit, "projectProfile": p.profile,
+                      "owners": list(p.owners), "members": list(p.members)} for p in d.projects],
+    } for d in domains.values()]}
 
 
 def _isolation(plan: Plan) -> list[str]:

@@ -247,3 +247,16 @@ def test_an_accounting_database_needs_continuous_provisioning():
 
 def test_eks_rules_about_the_dependencies_chart_stay_quiet_on_slurm():
     assert _findings(slurm_base(), "HPG-D001") == []
+
+
+def test_the_unified_studio_delegation_section_is_refused_on_slurm():
+    """unifiedStudio (domain units, profiles, grants, projects) is deployed by the studio stacks, which a Slurm spec
+    does not have: refused with what Slurm has instead, never silently ignored."""
+    from tests.studio.helpers import domain
+
+    data = slurm_base()
+    data["unifiedStudio"] = {"domains": [domain()]}
+    found = _findings(data, "HPG-S003")
+    assert len(found) == 1 and found[0].startswith("HPG-S003 unifiedStudio: only applies to an EKS-orchestrated "
+                                                   "cluster; "), found
+    assert "restrictTaskView" in found[0] and "remove unifiedStudio (or set cluster.orchestrator: eks)" in found[0]

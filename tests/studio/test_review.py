@@ -3,6 +3,8 @@ marked as privilege; a created project's unit, name and groups cause reviews."""
 
 from __future__ import annotations
 
+import pytest
+
 from hyperpod_gov.contracts.events import events
 from hyperpod_gov.diff import governance_changes
 from hyperpod_gov.explain import explain
@@ -90,3 +92,28 @@ def test_the_contract_record_names_a_created_project_and_its_unit():
     assert "Unified Studio domain unit" in page and "Unified Studio project" in page
     missing = next((line for line in page.splitlines() if line.startswith("**Missing")), "")
     assert "Unified Studio" not in missing, missing
+
+
+def test_explain_json_carries_the_delegation_and_validates_against_its_schema():
+    """explain --format json: the domain's units with who holds each grant, its profiles and the created project;
+    absent without the section (the schema refuses a unit without its creators)."""
+    import jsonschema
+    from hyperpod_gov.explain import explain_json
+    from hyperpod_gov.schemas import schema as load_schema
+    from tests.contracts.helpers import connected
+
+    doc = explain_json(build_plan(parse_spec(delegated(), today=TODAY)))
+    schema = load_schema("explain")
+    jsonschema.validate(doc, schema)
+    (domain,) = doc["unifiedStudio"]
+    (unit,) = domain["domainUnits"]
+    assert unit["name"] == "ml-research" and unit["owners"] == ["ml-platform-admins"]
+    assert unit["projectCreators"] == ["research-leads"] and unit["projectOwnersOverride"] == ["ml-platform-admins"]
+    assert [p["name"] for p in domain["projectProfiles"]] == ["hyperpod-training"]
+    (project,) = domain["projects"]
+    assert (project["team"], project["domainUnit"], project["owners"], project["members"]) == (
+        "team-a", "ml-research", ["research-leads"], ["research-scientists"])
+    assert "unifiedStudio" not in explain_json(build_plan(parse_spec(connected(), today=TODAY)))
+    del unit["projectCreators"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)

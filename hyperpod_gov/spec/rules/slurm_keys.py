@@ -78,6 +78,14 @@ EKS_ONLY_TEAM = (
 )
 
 
+EKS_ONLY_TOP = (
+    ("unifiedStudio", "unified_studio", "the domain units, project profiles, grants and projects are created by the "
+     "studio stacks, which deploy a team's HyperPod connection on an EKS-orchestrated cluster only; on Slurm, Studio "
+     "reaches the cluster through the Login group, and cluster.slurm.restrictTaskView with teams[].slurm.studioUser "
+     "scopes what each team's project sees (docs/slurm.md)"),
+)
+
+
 def _shown(value: object) -> object:
     if isinstance(value, SpecModel):
         return value.model_dump(by_alias=True, exclude_unset=True)
@@ -145,12 +153,13 @@ def slurm_node_types_are_complete(spec: GovernanceSpec, today: dt.date) -> Itera
 def _eks_only(prefix: str, model: SpecModel, keys: tuple[tuple[str, str, str], ...]) -> Iterator[SpecIssue]:
     for key, attr, instead in keys:
         if attr in model.model_fields_set:
-            yield SpecIssue(f"{prefix}.{key}", f"only applies to an EKS-orchestrated cluster; {instead}",
+            yield SpecIssue(f"{prefix}.{key}" if prefix else key, f"only applies to an EKS-orchestrated cluster; {instead}",
                             _shown(getattr(model, attr)), f"remove {key} (or set cluster.orchestrator: eks)")
 
 
 @rule("HPG-S003", "error", "A Slurm spec sets no key that only applies to EKS (Kubernetes version, API endpoint, "
-      "access entries, operators and add-ons, scheduler mode, labels and taints, pod access, identities and egress); "
+      "access entries, operators and add-ons, scheduler mode, labels and taints, pod access, identities and egress, "
+      "Unified Studio delegation); "
       "each refusal names what Slurm has instead.")
 def slurm_refuses_eks_only_keys(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     if not _slurm(spec):
@@ -161,6 +170,7 @@ def slurm_refuses_eks_only_keys(spec: GovernanceSpec, today: dt.date) -> Iterato
         yield from _eks_only(f"cluster.instanceGroups[{gi}]", g, EKS_ONLY_GROUP)
     for ti, t in enumerate(spec.teams):
         yield from _eks_only(f"teams[{ti}]", t, EKS_ONLY_TEAM)
+    yield from _eks_only("", spec, EKS_ONLY_TOP)
 
 
 @rule("HPG-S013", "error", "An external Slurm accounting database needs cluster.nodeProvisioningMode: Continuous "
