@@ -77,3 +77,27 @@ def test_a_count_off_by_one_fails_the_comparison(enterprise):
 
 def test_an_unbilled_type_in_the_billed_list_is_refused():
     assert not set(BILLED_TYPES) & UNBILLED_TYPES
+
+
+@pytest.fixture(scope="module")
+def other_examples(tmp_path_factory):
+    """The governance-only example (an existing cluster in us-west-2: the SDK-backed task governance provider in
+    every stack holding a policy or quota) and both Slurm examples (a created FSx file system), without cdk-nag."""
+    from hyperpod_gov.spec import load_spec
+    from tests.conftest import EXAMPLES, TODAY
+    from tests.synth_helpers import synthesize
+
+    return {name: synthesize(load_spec(EXAMPLES / f"{name}.yaml", today=TODAY), tmp_path_factory.mktemp(name),
+                             nag=False)
+            for name in ("existing", "startup-slurm", "enterprise-slurm")}
+
+
+@pytest.mark.parametrize("example", ["existing", "startup-slurm", "enterprise-slurm"])
+def test_the_other_examples_are_counted_as_synthesized(other_examples, example):
+    synthesized = other_examples[example]
+    plan = build_plan(synthesized.spec)
+    reported = explained_counts(explain(plan, today=DAY))
+    assert reported == resource_counts(plan)
+    assert mismatches(reported, synthesized.templates) == {}
+    types = set(synthesized_counts(synthesized.templates))
+    assert {t for t in types - set(BILLED_TYPES) - UNBILLED_TYPES if not t.startswith("Custom::")} == set()
