@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import textwrap
 from typing import Any, Iterable, Optional
 
+from .cost.page import explain_cost, monitoring_lines
 from .plan import Plan
 from .plan.data import data_paths
 from .plan.slurm_state import desired_state
@@ -96,10 +98,11 @@ def _api_reach(plan: Plan) -> list[str]:
                      handler_security_group=existing.security_group_id if existing else None)
 
 
-def explain(plan: Plan) -> str:
-    """A review of the allocation that a person can read without the YAML."""
+def explain(plan: Plan, *, today: Optional[dt.date] = None) -> str:
+    """A review of the allocation that a person can read without the YAML; ``today`` (default: the day it runs)
+    dates the EKS support tier of the cost lines (hyperpod_gov/cost/)."""
     if plan.slurm is not None:
-        return explain_slurm(plan)
+        return explain_slurm(plan, today=today)
     classes = ", ".join(f"{p.name} ({p.weight})" for p in sorted(plan.priority_classes, key=lambda p: -p.weight))
     columns = {t.name: team_columns(t) for t in plan.teams}
     headers = ["TEAM", *(h for h, _ in columns[plan.teams[0].name])] if plan.teams else ["TEAM"]
@@ -151,7 +154,8 @@ def explain(plan: Plan) -> str:
     parts += ["", "EKS add-ons installed (pinned versions):",
               *(f"  {name} {version or '(EKS default)'}" for name, version in plan.addon_versions.items()),
               *(["  none (the existing cluster's are its own)"] if not plan.addon_versions else [])]
-    parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in plan.monitoring.counts.lines())]
+    parts += ["", "Monitoring (CloudWatch):", *(f"  {line}" for line in monitoring_lines(plan)),
+              "", *explain_cost(plan, today or dt.date.today())]
     stacks = plan.stacks
     parts += ["", f"Stacks: {stacks.capacity + ', ' if stacks.capacity else ''}{stacks.governance}, {stacks.monitoring}, {len(stacks.access)} "
                   f"access, {len(stacks.teams)} team, {len(stacks.consumers)} consumer"]
@@ -356,7 +360,7 @@ def _slurm_notes(plan: Plan) -> list[str]:
     return out
 
 
-def explain_slurm(plan: Plan) -> str:
+def explain_slurm(plan: Plan, *, today: Optional[dt.date] = None) -> str:
     """``explain`` for a Slurm-orchestrated spec: accounts, QOS, limits, partitions, and each mapping's fidelity."""
     sp = plan.slurm
     assert sp is not None
@@ -408,6 +412,7 @@ def explain_slurm(plan: Plan) -> str:
     notes = _slurm_notes(plan)
     if notes:
         parts += ["", "Approximations of this spec:", *(f"  {n}" for n in notes)]
+    parts += ["", *explain_cost(plan, today or dt.date.today())]
     parts += ["", "Files (synth output slurm/): accounting.sh, posix.sh, apply.sh, slurm.conf.d/governance.conf"
               + (", slurm.conf.d/partitions.conf" if sp.edits_partitions and sp.partitions else "")]
     for issue in plan_warnings(plan):
