@@ -45,6 +45,7 @@ from .slurm_partitions import (SLURM_RESERVED_QOS, slurm_accelerator_quotas_need
                                slurm_quotas_fit_compute_capacity, slurm_users_have_an_account)
 from .unified_studio import (project_roles_are_not_admins, projects_live_in_units_that_allow_their_profile,
                              studio_principals_are_groups, studio_types_exist_in_the_region)
+from .kubernetes_support import kubernetes_version_is_supported
 from .workload_operators import approved_workloads_have_their_operators, installed_operators
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "EKS_ONLY_SCHEDULER", "EKS_ONLY_TEAM", "MAX_KUEUE_FLAVORS", "OPERATOR_VERSION_KEYS", "RULES", "SLURM_RESERVED_QOS",
     "UNOWNED_ADDONS", "admin_cidrs_stay_off_the_internet", "api_access_stays_off_the_internet",
     "approved_workloads_have_their_operators",
+    "kubernetes_version_is_supported",
     "availability_zones_are_in_the_region", "borrowing_needs_idle_sharing", "capacity_region_offers_hyperpod",
     "check_spec", "cluster_viewers_are_not_admins", "consumer_accounts_are_used", "contracts_are_complete_enough",
     "contracts_are_current", "declared_types_are_new", "declared_types_are_uncatalogued",

@@ -47,6 +47,7 @@ from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm
                                slurm_users_have_an_account)
 from .unified_studio import (project_roles_are_not_admins, projects_live_in_units_that_allow_their_profile,
                              studio_principals_are_groups, studio_types_exist_in_the_region)
+from .kubernetes_support import kubernetes_version_is_supported
 from .workload_operators import approved_workloads_have_their_operators
 
 
@@ -101,6 +102,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     shared_storage_matches_the_cluster,
     one_fsx_csi_driver,
     approved_workloads_have_their_operators,
+    kubernetes_version_is_supported,
     topology_needs_a_recent_addon,
     gang_scheduling_is_applied_in_the_console,
     topology_types_are_supported,
