@@ -166,7 +166,9 @@ def team_watch(t: TeamPlan, *, spec_name: str, cluster: str, monitoring: Monitor
     topic_of: dict[Optional[str], str] = {None: PLATFORM_TOPIC}
     if contract is not None:
         topic_of |= {contract.operations_owner: contract.operations_owner, contract.cost_owner: contract.cost_owner}
-    return TeamWatch(**{**partial.__dict__, "alarms": _alarms(spec_name, partial, topic_of)})
+    prometheus = monitoring.prometheus
+    return TeamWatch(**{**partial.__dict__, "alarms": _alarms(spec_name, partial, topic_of),
+                        "cloudwatch_alarms": prometheus is None or not prometheus.creates})
 
 
 def build_monitoring_plan(plan: Governed, inputs: MonitoringInputs) -> MonitoringPlan:

@@ -149,6 +149,9 @@ class TeamWatch:
     cost_owner: Optional[str]
     alarms: tuple[AlarmPlan, ...]
     dashboard: Optional[str]
+    # False with monitoring.prometheus creating its workspace: the alarms are Prometheus alerting rules there
+    # (plan/prometheus.py), routed to the same topics, and no CloudWatch alarm is created (a team hears it once).
+    cloudwatch_alarms: bool = True
 
     @property
     def main_flavors(self) -> tuple[FlavorWatch, ...]:
@@ -215,12 +218,17 @@ class MonitoringPlan:
         return tuple(a for t in self.teams for a in t.alarms)
 
     @property
+    def cloudwatch_alarms(self) -> tuple[AlarmPlan, ...]:
+        """The alarms created as CloudWatch alarms (none for teams whose alarms are Prometheus rules)."""
+        return tuple(a for t in self.teams if t.cloudwatch_alarms for a in t.alarms)
+
+    @property
     def counts(self) -> MonitoringCounts:
         dashboards = len(self.cluster_dashboards) + sum(1 for t in self.teams if t.dashboard)
         return MonitoringCounts(
             dashboards=dashboards,
-            alarms=len(self.alarms),
-            alarm_metrics=sum(len(a.metrics) for a in self.alarms),
+            alarms=len(self.cloudwatch_alarms),
+            alarm_metrics=sum(len(a.metrics) for a in self.cloudwatch_alarms),
             kueue_metric_streams=self.kueue_metric_streams,
             topics=len(self.topics),
         )
