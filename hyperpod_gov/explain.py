@@ -9,6 +9,7 @@ from .plan import Plan
 from .plan.data import data_paths
 from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view, view_json
+from .spec.rules.slurm_prometheus import SLURM_NOT_OBSERVED
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views_studio import studio_lines
@@ -310,6 +311,8 @@ SLURM_MAPPING = (
      "account",
      "exact"),
     ("data", "a directory per team, group-owned, mode 2770", "exact (POSIX permissions)"),
+    ("managed Prometheus and Grafana (monitoring.prometheus, monitoring.grafana)", "none (HPG-S016)",
+     f"not observed: {SLURM_NOT_OBSERVED}"),
 )
 
 

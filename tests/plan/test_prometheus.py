@@ -157,3 +157,11 @@ def test_the_export_writes_a_folder_and_dashboard_per_team_and_the_admins_batch(
     assert permissions(grafana) == [{"action": "ADD", "role": "ADMIN", "users": [
         {"id": "94f1e5b1-2c5e-4b8e-9f3a-1b2c3d4e5f60", "type": "SSO_GROUP"},
         {"id": "9067729b3d-94f1e5b1-2c5e-4b8e-9f3a-1b2c3d4e5f61", "type": "SSO_USER"}]}]
+
+
+def test_explain_of_a_slurm_spec_says_what_prometheus_does_not_observe():
+    from hyperpod_gov.explain import explain
+    from hyperpod_gov.spec import load_spec
+
+    text = " ".join(explain(build_plan(load_spec(EXAMPLES / "startup-slurm.yaml", today=TODAY))).split())
+    assert "managed Prometheus and Grafana" in text and "not observed" in text and "HPG-S016" in text

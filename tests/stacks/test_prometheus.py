@@ -6,6 +6,7 @@ workspace whose role reads that workspace only; cfn-lint clean, cdk-nag clean (s
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -156,3 +157,38 @@ def test_templates_pass_cfn_lint(synth):
         matches = cfn_lint(Path(path), "us-east-1")
         errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
         assert not errors, "\n".join(errors)
+
+
+def _writes_outside_the_workspace(template: dict) -> list[str]:
+    """The statements of the collector role that allow an aps action beyond RemoteWrite on the workspace."""
+    ws, _ = _one(template, "AWS::APS::Workspace")
+    _, addon = next((lid, r) for lid, r in resources(template, "AWS::EKS::Addon") if r["AddonName"] == ADDON)
+    role = template["Resources"][addon["PodIdentityAssociations"][0]["RoleArn"]["Fn::GetAtt"][0]]["Properties"]
+    bad = []
+    for s in (s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]):
+        actions = [s["Action"]] if isinstance(s["Action"], str) else s["Action"]
+        if any(a.startswith("aps:") for a in actions) and (
+                actions != ["aps:RemoteWrite"] or s["Resource"] != {"Fn::GetAtt": [ws, "Arn"]}):
+            bad.append(json.dumps(s))
+    return bad
+
+
+def test_the_scope_check_fails_on_a_wider_grant(synth):
+    template = copy.deepcopy(_monitoring(synth))
+    assert _writes_outside_the_workspace(template) == []
+    for r in template["Resources"].values():
+        for p in r.get("Properties", {}).get("Policies", []):
+            for s in p["PolicyDocument"]["Statement"]:
+                if s["Action"] == "aps:RemoteWrite":
+                    s["Resource"] = "*"
+    assert _writes_outside_the_workspace(template)
+
+
+def test_the_topics_key_lets_the_alert_manager_encrypt(synth):
+    template = _monitoring(synth)
+    keys = [r for _, r in resources(template, "AWS::KMS::Key")
+            if "AlertManagerPublishesToEncryptedTopics" in json.dumps(r)]
+    (key,) = keys
+    (statement,) = [s for s in key["KeyPolicy"]["Statement"] if s.get("Sid") == "AlertManagerPublishesToEncryptedTopics"]
+    assert statement["Principal"] == {"Service": "aps.amazonaws.com"}
+    assert statement["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
