@@ -12,9 +12,9 @@ from aws_cdk import Aws, Fn, aws_aps as aps, aws_eks_v2 as eks, aws_grafana as g
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from ..plan import names
 from ..plan.prometheus import (ADDON, CLUSTER_LOG_GROUPS, COLLECTOR_SERVICE_ACCOUNT, QUERY_ACTIONS, REMOTE_WRITE,
-                               PrometheusPlan, alertmanager_document)
+                               GrafanaPlan, PrometheusPlan, alertmanager_document)
+from ..plan.tables import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS, cfn_kwargs
 from ..plan.tables_addon import addon_part
 from ._nag import acknowledge, wildcard
 from .addons import EksAddon
@@ -40,11 +40,11 @@ class ManagedPrometheus(Construct):
     """The workspace (created, KMS-encrypted, with its alert manager; or an existing one by ARN), the collector's
     Pod Identity role and the add-on, one rule groups namespace per team, and the Grafana workspace if planned.
 
-    ``spec_name``: names the workspace and reaches the owners' topics by name (``names.alarm_topic``).
+    The alert manager reaches the owners' topics by their names (``PrometheusPlan.topics``).
     ``account`` and ``cluster_arn``: plain strings, for the collector role's trust conditions.
     """
 
-    def __init__(self, scope: Construct, id: str, *, plan: PrometheusPlan, spec_name: str, cluster: eks.ICluster,
+    def __init__(self, scope: Construct, id: str, *, plan: PrometheusPlan, cluster: eks.ICluster,
                  account: str, cluster_arn: str, region: str) -> None:
         super().__init__(scope, id)
         self.workspace: Optional[aps.CfnWorkspace] = None
@@ -55,9 +55,8 @@ class ManagedPrometheus(Construct):
             placeholders = {f"Topic{i}": topic_arn(k) for i, k in enumerate(plan.topics)}
             document = alertmanager_document(plan.topics, {k: f"${{Topic{i}}}" for i, k in enumerate(plan.topics)},
                                              region, plan.default_topic)
-            self.workspace = aps.CfnWorkspace(
-                self, "Workspace", alias=names.prometheus_workspace(spec_name), kms_key_arn=self.key.key_arn,
-                alert_manager_definition=Fn.sub(document, placeholders))
+            self.workspace = aps.CfnWorkspace(self, "Workspace", **cfn_kwargs(PROMETHEUS_WORKSPACE, plan, {
+                "KmsKeyArn": self.key.key_arn, "AlertManagerDefinition": Fn.sub(document, placeholders)}))
             self.workspace_arn: str = self.workspace.attr_arn
             endpoint = self.workspace.attr_prometheus_endpoint
         else:
@@ -89,11 +88,11 @@ class ManagedPrometheus(Construct):
         # One rule groups namespace per team (construct id: the team), so a team's rules change alone.
         rules = Construct(self, "Rules")
         self.rule_groups: dict[str, aps.CfnRuleGroupsNamespace] = {
-            r.team: aps.CfnRuleGroupsNamespace(rules, r.team, name=r.team, workspace=self.workspace_arn,
-                                               data=r.document())
+            r.team: aps.CfnRuleGroupsNamespace(rules, r.team, **cfn_kwargs(RULE_GROUPS, r,
+                                                                           {"Workspace": self.workspace_arn}))
             for r in plan.rules}
         self.grafana: Optional[ManagedGrafana] = (
-            ManagedGrafana(self, "Grafana", spec_name=spec_name, account=account, workspace_arn=self.workspace_arn)
+            ManagedGrafana(self, "Grafana", plan=plan.grafana, account=account, workspace_arn=self.workspace_arn)
             if plan.grafana is not None else None)
 
 
@@ -102,7 +101,7 @@ class ManagedGrafana(Construct):
     workspace and nothing else. Its admins and the teams' dashboards are applied after deploy
     (docs/observability.md): CloudFormation has no Grafana permission, folder or dashboard resource."""
 
-    def __init__(self, scope: Construct, id: str, *, spec_name: str, account: str, workspace_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: GrafanaPlan, account: str, workspace_arn: str) -> None:
         super().__init__(scope, id)
         self.role = iam.Role(
             self, "Role",
@@ -113,8 +112,5 @@ class ManagedGrafana(Construct):
                 iam.PolicyStatement(sid="QueryOneWorkspace", actions=list(QUERY_ACTIONS), resources=[workspace_arn]),
             ])},
         )
-        self.workspace = grafana.CfnWorkspace(
-            self, "Resource", name=names.prometheus_workspace(spec_name), account_access_type="CURRENT_ACCOUNT",
-            authentication_providers=["AWS_SSO"], permission_type="CUSTOMER_MANAGED", role_arn=self.role.role_arn,
-            data_sources=["PROMETHEUS"],
-            description="hyperpod-gov: one dashboard per team over the governance Prometheus workspace")
+        self.workspace = grafana.CfnWorkspace(self, "Resource", **cfn_kwargs(GRAFANA_WORKSPACE, plan,
+                                                                             {"RoleArn": self.role.role_arn}))

@@ -174,7 +174,8 @@ class Plan:
         shard_of = {team: shard.name for shard in self.stacks.teams for team in shard.members}
         return prometheus_plan(self.alerting, (t.monitoring for t in self.teams if t.monitoring is not None),
                                self.cluster.addon_versions.hyperpod_observability,
-                               lambda team, key: names.alarm_topic(self.name, key, shard_of.get(team, "")))
+                               lambda team, key: names.alarm_topic(self.name, key, shard_of.get(team, "")),
+                               names.prometheus_workspace(self.name))
 
     @property
     def strict_mode_namespaces(self) -> tuple[str, ...]:

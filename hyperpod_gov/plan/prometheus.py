@@ -167,8 +167,10 @@ def team_dashboard(watch: TeamWatch, *, datasource: str = "prometheus") -> dict[
 class GrafanaPlan:
     """The Grafana workspace: its admins (applied with UpdatePermissions) and a folder and dashboard per team."""
 
+    name: str  # the workspace's name (names.prometheus_workspace)
     admins: tuple[str, ...]
     dashboards: tuple[tuple[str, str], ...]  # (team, dashboard JSON), sorted by team
+    description: str = "hyperpod-gov: one dashboard per team over the governance Prometheus workspace"
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ class PrometheusPlan:
     """What ``monitoring.prometheus`` (and ``grafana``) create."""
 
     creates: bool  # a workspace of this spec; False: ``workspace_arn`` exists
+    alias: str  # the created workspace's alias (names.prometheus_workspace)
     workspace_arn: Optional[str]
     addon_version: str
     rules: tuple[TeamRules, ...]  # only when ``creates`` (the alert manager is the workspace's)
@@ -189,11 +192,11 @@ class PrometheusPlan:
         return self.creates
 
 
-def prometheus_plan(monitoring: Any, watches: Iterable[TeamWatch], addon_version: str, topic_name: TopicName
-                    ) -> Optional[PrometheusPlan]:
+def prometheus_plan(monitoring: Any, watches: Iterable[TeamWatch], addon_version: str, topic_name: TopicName,
+                    name: str) -> Optional[PrometheusPlan]:
     """The Prometheus plan of ``monitoring`` (the spec's ``Monitoring``) over the teams' watches; None without
     ``monitoring.prometheus``. ``topic_name``: where a team's alarms of a topic key go (``names.alarm_topic`` of the
-    team's stack)."""
+    team's stack); ``name``: the workspaces' alias and name."""
     p = monitoring.prometheus
     if p is None:
         return None
@@ -203,7 +206,7 @@ def prometheus_plan(monitoring: Any, watches: Iterable[TeamWatch], addon_version
     topics = tuple(sorted({default, *(r.topic for t in rules for r in t.rules)})) if p.creates else ()
     g = monitoring.grafana
     grafana = None if g is None else GrafanaPlan(
-        g.admins, tuple((w.team, json.dumps(team_dashboard(w), indent=1, sort_keys=True))
+        name, g.admins, tuple((w.team, json.dumps(team_dashboard(w), indent=1, sort_keys=True))
                         for w in watches if not w.is_shared_pool))
-    return PrometheusPlan(p.creates, None if p.creates else p.workspace, addon_version, rules, topics, default,
+    return PrometheusPlan(p.creates, name, None if p.creates else p.workspace, addon_version, rules, topics, default,
                           grafana)

@@ -193,9 +193,9 @@ class MonitoringStack(SpecStack):
             if capacity is not None:
                 self.add_stack_dependency(capacity, "the observability add-on runs on the cluster's nodes")
             cluster = eks.Cluster.from_cluster_attributes(self, "Cluster", cluster_name=plan.eks_cluster_name)
-            self.prometheus = ManagedPrometheus(self, "Prometheus", plan=prometheus, spec_name=plan.name,
-                                                cluster=cluster, account=plan.account,
-                                                cluster_arn=plan.cluster.eks_arn, region=plan.region)
+            self.prometheus = ManagedPrometheus(self, "Prometheus", plan=prometheus, cluster=cluster,
+                                                account=plan.account, cluster_arn=plan.cluster.eks_arn,
+                                                region=plan.region)
 
 
 class DashboardsStack(SpecStack):
