@@ -62,8 +62,8 @@ def test_each_alarm_becomes_a_rule_with_its_threshold_and_duration():
     quota = by_kind["quota-not-honoured"]
     assert quota.duration == "30m"
     assert f'kueue_pending_workloads{{cluster_queue="{q}"}}) > 0' in quota.expression
-    assert re.search(rf'cluster_queue="{q}",flavor="ml.p5.48xlarge",resource="nvidia.com/gpu"\}}\) or vector\(0\)\) < 8',
-                     quota.expression)
+    usage = rf'cluster_queue="{q}",flavor="ml.p5.48xlarge",resource="nvidia.com/gpu"\}}\) or vector\(0\)\) < 8'
+    assert re.search(usage, quota.expression)
     assert by_kind["idle-capacity"].duration == f"{24 * 60}m" and by_kind["idle-capacity"].expression.endswith(
         "/ 8 < 20")
     assert by_kind["preempted"].expression.endswith(">= 3") and 'reason="Preempted"' in by_kind["preempted"].expression

@@ -189,6 +189,39 @@ def test_the_topics_key_lets_the_alert_manager_encrypt(synth):
     keys = [r for _, r in resources(template, "AWS::KMS::Key")
             if "AlertManagerPublishesToEncryptedTopics" in json.dumps(r)]
     (key,) = keys
-    (statement,) = [s for s in key["KeyPolicy"]["Statement"] if s.get("Sid") == "AlertManagerPublishesToEncryptedTopics"]
+    (statement,) = [s for s in key["KeyPolicy"]["Statement"]
+                    if s.get("Sid") == "AlertManagerPublishesToEncryptedTopics"]
     assert statement["Principal"] == {"Service": "aps.amazonaws.com"}
     assert statement["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+
+
+EXISTING_WORKSPACE = "arn:aws:aps:us-west-2:111111111111:workspace/ws-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
+
+
+@pytest.fixture(scope="module")
+def existing(tmp_path_factory):
+    """examples/existing.yaml (governance-only) writing to a workspace that exists."""
+    d = yaml.safe_load((EXAMPLES / "existing.yaml").read_text())
+    d.setdefault("monitoring", {})["prometheus"] = {"workspace": EXISTING_WORKSPACE}
+    return synthesize(parse_spec(d, today=TODAY), tmp_path_factory.mktemp("prometheus-existing"))
+
+
+def test_an_existing_workspace_gets_the_addon_on_the_existing_cluster_and_keeps_cloudwatch_alarms(existing):
+    template = _monitoring(existing)
+    assert not list(resources(template, "AWS::APS::Workspace"))
+    assert not list(resources(template, "AWS::APS::RuleGroupsNamespace"))  # its alert manager is not ours
+    _, addon = next((lid, r) for lid, r in resources(template, "AWS::EKS::Addon") if r["AddonName"] == ADDON)
+    assert addon["ClusterName"] == existing.spec.cluster.eks_cluster_name
+    role = template["Resources"][addon["PodIdentityAssociations"][0]["RoleArn"]["Fn::GetAtt"][0]]["Properties"]
+    (write,) = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]
+                if s["Action"] == "aps:RemoteWrite"]
+    assert write["Resource"] == EXISTING_WORKSPACE
+    assert EXISTING_WORKSPACE in json.dumps(addon["ConfigurationValues"])
+    assert [lid for t in existing.templates.values() for lid, _ in resources(t, "AWS::CloudWatch::Alarm")]
+
+
+def test_existing_templates_pass_cfn_lint(existing):
+    for path in existing.template_files():
+        matches = cfn_lint(Path(path), existing.spec.accounts.capacity.region)
+        errors = [f"{m.rule.id} {m.path}: {m.message}" for m in matches if m.rule.id.startswith("E")]
+        assert not errors, "\n".join(errors)
