@@ -157,11 +157,9 @@ def alarm_properties(a: AlarmPlan, topic_arn: str) -> dict[str, Any]:
 
 def _alarms(fragment: Fragment, below: Sequence[str], watch: TeamWatch, arns: Mapping[str, str]) -> dict[str, str]:
     """The team's alarms in ``fragment`` at ``below``/<kind>/Resource (where the L2 alarm put them); kind ->
-    logical id. None when the team's alarms are Prometheus rules (``TeamWatch.cloudwatch_alarms``)."""
-    if not watch.cloudwatch_alarms:
-        return {}
+    logical id. Alarms that are Prometheus rules instead are left out (``AlarmPlan.in_cloudwatch``)."""
     return {a.kind: fragment.add([*below, a.kind, "Resource"], ALARM_TYPE, alarm_properties(a, arns[a.topic]))
-            for a in watch.alarms}
+            for a in watch.cloudwatch_alarms}
 
 
 def _topic_arns(watch: TeamWatch, topics: Topics,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Optional
 
 from .. import catalog
@@ -167,7 +168,7 @@ class Plan:
         out.update({a.name: a.version for a in self.operator_addons})
         return dict(sorted(out.items()))
 
-    @property
+    @cached_property
     def prometheus(self) -> Optional[PrometheusPlan]:
         """monitoring.prometheus and monitoring.grafana: the add-on, alerting rules and dashboards
         (plan/prometheus.py); None without them."""

@@ -22,7 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from .watches import AlarmPlan, TeamWatch
+from ..catalog import NVIDIA_GPU
+from .watches import UTILISATION_METRIC, AlarmPlan, TeamWatch
 
 ADDON = "amazon-sagemaker-hyperpod-observability"
 ADDON_NAMESPACE = "hyperpod-observability"
@@ -51,9 +52,11 @@ def _minutes(seconds: int) -> str:
     return f"{seconds // 60}m"
 
 
-def alert_expression(watch: TeamWatch, alarm: AlarmPlan) -> tuple[str, str]:
+def alert_expression(watch: TeamWatch, alarm: AlarmPlan) -> Optional[tuple[str, str]]:
     """The PromQL expression and ``for`` duration of one of the team's alarms: the same signal, threshold and
-    duration as the CloudWatch alarm (``plan/alarms.py``), over Kueue's labels and the team's namespace."""
+    duration as the CloudWatch alarm (``plan/alarms.py``), over Kueue's labels and the team's namespace. None for
+    the low utilisation of a team whose accelerators are Neuron devices: the add-on's Neuron metrics are an
+    advanced category this library does not turn on (docs/observability.md)."""
     q = watch.cluster_queue
     th = watch.thresholds
     if alarm.kind == "quota-not-honoured":
@@ -72,12 +75,20 @@ def alert_expression(watch: TeamWatch, alarm: AlarmPlan) -> tuple[str, str]:
     if alarm.kind == "preempted":
         evicted = f"kueue_evicted_workloads_total{_selector(cluster_queue=q, reason='Preempted')}"
         return f"sum(increase({evicted}[1h])) >= {th.preemptions_per_hour}", "0m"
+    if not has_rule(alarm):
+        return None
     if alarm.kind == "low-utilisation":
         admitted = f"max(kueue_admitted_active_workloads{_selector(cluster_queue=q)}) > 0"
         util = f"avg({GPU_UTILISATION}{_selector(namespace=watch.namespace)})"
         return (f"({admitted}) and on() ({util} < {th.low_utilisation_percent})",
                 _minutes(alarm.period * alarm.evaluation_periods))
     raise ValueError(f"alarm {alarm.name}: no Prometheus rule for kind {alarm.kind}")
+
+
+def has_rule(alarm: AlarmPlan) -> bool:
+    """Whether the alarm has a Prometheus rule (``alert_expression``): every kind but the low utilisation of Neuron
+    devices, whose alarm stays in CloudWatch."""
+    return alarm.kind != "low-utilisation" or dict(alarm.metrics)["util"].name == UTILISATION_METRIC[NVIDIA_GPU]
 
 
 @dataclass(frozen=True)
@@ -116,8 +127,12 @@ def team_rules(watch: TeamWatch, topic_name: TopicName) -> Optional[TeamRules]:
     """The team's alarms as alerting rules; None for a team without alarms (the shared pool, no quota)."""
     if not watch.alarms:
         return None
-    return TeamRules(watch.team, watch.namespace, tuple(
-        AlertRule(a, *alert_expression(watch, a), topic_name(watch.team, a.topic)) for a in watch.alarms))
+    rules = []
+    for a in watch.alarms:
+        found = alert_expression(watch, a)
+        if found is not None:
+            rules.append(AlertRule(a, *found, topic_name(watch.team, a.topic)))
+    return TeamRules(watch.team, watch.namespace, tuple(rules))
 
 
 def receiver(topic: str) -> str:

@@ -116,6 +116,9 @@ class AlarmPlan:
     evaluation_periods: int
     datapoints_to_alarm: int
     treat_missing_data: str = "notBreaching"
+    # False when a Prometheus workspace of the spec alerts on it instead (monitoring.prometheus: create, and
+    # plan/prometheus.py has a rule for it): no CloudWatch alarm is created, so its owner hears it once.
+    in_cloudwatch: bool = True
 
 
 @dataclass(frozen=True)
@@ -149,9 +152,11 @@ class TeamWatch:
     cost_owner: Optional[str]
     alarms: tuple[AlarmPlan, ...]
     dashboard: Optional[str]
-    # False with monitoring.prometheus creating its workspace: the alarms are Prometheus alerting rules there
-    # (plan/prometheus.py), routed to the same topics, and no CloudWatch alarm is created (a team hears it once).
-    cloudwatch_alarms: bool = True
+
+    @property
+    def cloudwatch_alarms(self) -> tuple[AlarmPlan, ...]:
+        """The alarms created as CloudWatch alarms (the others are Prometheus alerting rules)."""
+        return tuple(a for a in self.alarms if a.in_cloudwatch)
 
     @property
     def main_flavors(self) -> tuple[FlavorWatch, ...]:
@@ -220,7 +225,7 @@ class MonitoringPlan:
     @property
     def cloudwatch_alarms(self) -> tuple[AlarmPlan, ...]:
         """The alarms created as CloudWatch alarms (none for teams whose alarms are Prometheus rules)."""
-        return tuple(a for t in self.teams if t.cloudwatch_alarms for a in t.alarms)
+        return tuple(a for t in self.teams for a in t.cloudwatch_alarms)
 
     @property
     def counts(self) -> MonitoringCounts:

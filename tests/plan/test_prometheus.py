@@ -165,3 +165,20 @@ def test_explain_of_a_slurm_spec_says_what_prometheus_does_not_observe():
 
     text = " ".join(explain(build_plan(load_spec(EXAMPLES / "startup-slurm.yaml", today=TODAY))).split())
     assert "managed Prometheus and Grafana" in text and "not observed" in text and "HPG-S016" in text
+
+
+def test_a_neuron_teams_low_utilisation_stays_a_cloudwatch_alarm_and_has_no_rule():
+    d = copy.deepcopy(BASE)
+    d["cluster"]["instanceGroups"].append({"name": "trn", "instanceType": "ml.trn1.32xlarge", "count": 1})
+    d["teams"].append({"name": "team-n", "quota": [{"instanceType": "ml.trn1.32xlarge", "count": 1}]})
+    d["monitoring"] = CREATE
+    plan = build_plan(parse_spec(d, today=TODAY))
+    watch = plan.team("team-n").monitoring
+    assert [a.kind for a in watch.cloudwatch_alarms] == ["low-utilisation"]  # the one without a rule
+    rules = next(t for t in plan.prometheus.rules if t.team == "team-n")
+    assert {r.alarm.kind for r in rules.rules} == {a.kind for a in watch.alarms} - {"low-utilisation"}
+    # every other alarm of every team is a rule, never both
+    for w in plan.monitoring.teams:
+        ruled = {r.alarm.kind for t in plan.prometheus.rules if t.team == w.team for r in t.rules}
+        assert ruled.isdisjoint(a.kind for a in w.cloudwatch_alarms)
+        assert ruled | {a.kind for a in w.cloudwatch_alarms} == {a.kind for a in w.alarms}
