@@ -6,7 +6,7 @@ Every input is a part of the plan (``plan/prometheus.py``); nothing here decides
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Optional
 
 from aws_cdk import Aws, Fn, aws_aps as aps, aws_eks_v2 as eks, aws_grafana as grafana, aws_iam as iam
 from aws_cdk import aws_kms as kms
