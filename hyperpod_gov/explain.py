@@ -11,6 +11,7 @@ from .plan import Plan
 from .plan.data import data_paths
 from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view
+from .spec.rules.slurm_prometheus import SLURM_NOT_OBSERVED
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views_studio import studio_lines
@@ -230,6 +231,8 @@ SLURM_MAPPING = (
      "account",
      "exact"),
     ("data", "a directory per team, group-owned, mode 2770", "exact (POSIX permissions)"),
+    ("managed Prometheus and Grafana (monitoring.prometheus, monitoring.grafana)", "none (HPG-S016)",
+     f"not observed: {SLURM_NOT_OBSERVED}"),
 )
 
 

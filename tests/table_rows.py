@@ -20,6 +20,7 @@ from hyperpod_gov.plan.tables import (
     ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY, TABLES,
     addon_parts, policy_part,
 )
+from hyperpod_gov.plan.tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                              STUDIO_PROJECT, UNIT_OWNER)
 
@@ -73,6 +74,13 @@ EMITTED: dict[int, Emitted] = {
                                        ("AWS::DataZone::ProjectProfile",)),
     id(STUDIO_PROJECT): Emitted(lambda plan: [p for d in _domains(plan) for p in d.projects],
                                 ("AWS::DataZone::Project",)),
+    # monitoring.prometheus and monitoring.grafana (the monitoring stack)
+    id(PROMETHEUS_WORKSPACE): Emitted(lambda plan: (plan.prometheus,) if plan.prometheus and plan.prometheus.creates
+                                      else (), ("AWS::APS::Workspace",)),
+    id(RULE_GROUPS): Emitted(lambda plan: plan.prometheus.rules if plan.prometheus else (),
+                             ("AWS::APS::RuleGroupsNamespace",)),
+    id(GRAFANA_WORKSPACE): Emitted(lambda plan: (plan.prometheus.grafana,) if plan.prometheus and
+                                   plan.prometheus.grafana else (), ("AWS::Grafana::Workspace",)),
     id(PROJECT_MEMBERSHIP): Emitted(lambda plan: [m for d in _domains(plan) for p in d.projects for m in p.memberships],
                                     ("AWS::DataZone::ProjectMembership",)),
 }

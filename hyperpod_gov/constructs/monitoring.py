@@ -18,6 +18,7 @@ from .dashboard_widgets import (ROW_HEIGHT, Widget, body_with_references, dashbo
 from .plain import Fragment, get_att, included
 
 CLOUDWATCH_PRINCIPAL = "cloudwatch.amazonaws.com"
+ALERT_MANAGER_PRINCIPAL = "aps.amazonaws.com"  # a Prometheus workspace's alert manager (monitoring.prometheus)
 Topics = Optional[Mapping[str, sns.ITopic]]  # topic key -> topic, for the keys ``topic_arns`` lacks
 ALARM_TYPE = "AWS::CloudWatch::Alarm"
 DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
@@ -37,8 +38,10 @@ class AlarmTopics(Construct):
     reference to one is an export). The key, when made here, is aws-cdk-lib's ``kms.Key``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, topics: Sequence[TopicPlan], key: Optional[kms.IKey] = None
-                 ) -> None:
+    def __init__(self, scope: Construct, id: str, *, topics: Sequence[TopicPlan], key: Optional[kms.IKey] = None,
+                 topic_names: Optional[Mapping[str, str]] = None) -> None:
+        """``topic_names``: topic key -> topic name, when a Prometheus workspace's alert manager publishes to the
+        topics too (it reaches them by name; the key and each topic's policy then let it publish)."""
         super().__init__(scope, id)
         if key is None:
             created = kms.Key(self, "Key", enable_key_rotation=True,
@@ -50,6 +53,14 @@ class AlarmTopics(Construct):
                 resources=["*"],  # in a key policy, "*" is this key
                 conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
             ))
+            if topic_names is not None:
+                created.add_to_resource_policy(iam.PolicyStatement(
+                    sid="AlertManagerPublishesToEncryptedTopics",
+                    principals=[iam.ServicePrincipal(ALERT_MANAGER_PRINCIPAL)],
+                    actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                    resources=["*"],  # in a key policy, "*" is this key
+                    conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
+                ))
             key = created
         self.key: kms.IKey = key
         self.topics: dict[str, sns.CfnTopic] = {}
@@ -57,7 +68,7 @@ class AlarmTopics(Construct):
         if not topics:
             return
         fragment = Fragment(self)
-        ids = plain_topics(fragment, [], topics=topics, key_arn=self.key.key_arn)
+        ids = plain_topics(fragment, [], topics=topics, key_arn=self.key.key_arn, topic_names=topic_names)
         include = fragment.include_resources("Resources")
         for topic_key, logical in ids.items():
             topic: sns.CfnTopic = include.get_resource(logical)  # type: ignore[assignment]
@@ -65,19 +76,21 @@ class AlarmTopics(Construct):
             self.topic_arns[topic_key] = topic.ref
 
 
-def plain_topics(fragment: Fragment, below: Sequence[str], *, topics: Sequence[TopicPlan], key_arn: str
-                 ) -> dict[str, str]:
+def plain_topics(fragment: Fragment, below: Sequence[str], *, topics: Sequence[TopicPlan], key_arn: str,
+                 topic_names: Optional[Mapping[str, str]] = None) -> dict[str, str]:
     """The owners' topics as plain data in ``fragment``, where ``AlarmTopics`` at ``below`` puts them, encrypted
     with the key of ARN ``key_arn``: per topic, in key order, the topic, its policy (TLS only; publishing by this
     account's alarms) and the email subscription, as aws-cdk-lib's ``sns.Topic`` (``enforce_ssl``,
     ``add_to_resource_policy``) and ``EmailSubscription`` render them at ``<below>/<key>/Resource``
     (tests/constructs/test_plain_teams.py and test_plain_pinned.py build those and compare). Topic key -> the
-    topic's logical id (an alarm in another fragment reaches it with ``Fn.ref``)."""
+    topic's logical id (an alarm in another fragment reaches it with ``Fn.ref``). ``topic_names``: as
+    ``AlarmTopics`` takes it (a Prometheus alert manager publishes too)."""
     ids: dict[str, str] = {}
     for plan in sorted(topics, key=lambda t: t.key):
         at = [*below, plan.key, "Resource"]
+        named = {} if topic_names is None else {"TopicName": topic_names[plan.key]}
         topic = fragment.add([*at, "Resource"], "AWS::SNS::Topic", {
-            "DisplayName": plan.display_name[:100], "KmsMasterKeyId": key_arn})
+            "DisplayName": plan.display_name[:100], "KmsMasterKeyId": key_arn, **named})
         ref = {"Ref": topic}
         source_arn = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":cloudwatch:", {"Ref": "AWS::Region"},
                                         ":", {"Ref": "AWS::AccountId"}, ":alarm:*"]]}
@@ -90,6 +103,11 @@ def plain_topics(fragment: Fragment, below: Sequence[str], *, topics: Sequence[T
                                "ArnLike": {"aws:SourceArn": source_arn}},
                  "Effect": "Allow", "Principal": {"Service": CLOUDWATCH_PRINCIPAL}, "Resource": ref,
                  "Sid": "CloudWatchAlarmsPublish"},
+                *([] if topic_names is None else [
+                    {"Action": ["sns:Publish", "sns:GetTopicAttributes"],
+                     "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
+                     "Effect": "Allow", "Principal": {"Service": ALERT_MANAGER_PRINCIPAL}, "Resource": ref,
+                     "Sid": "AlertManagerPublish"}]),
             ], "Version": "2012-10-17"},
             "Topics": [ref]})
         if plan.email:
@@ -139,9 +157,9 @@ def alarm_properties(a: AlarmPlan, topic_arn: str) -> dict[str, Any]:
 
 def _alarms(fragment: Fragment, below: Sequence[str], watch: TeamWatch, arns: Mapping[str, str]) -> dict[str, str]:
     """The team's alarms in ``fragment`` at ``below``/<kind>/Resource (where the L2 alarm put them); kind ->
-    logical id."""
+    logical id. Alarms that are Prometheus rules instead are left out (``AlarmPlan.in_cloudwatch``)."""
     return {a.kind: fragment.add([*below, a.kind, "Resource"], ALARM_TYPE, alarm_properties(a, arns[a.topic]))
-            for a in watch.alarms}
+            for a in watch.cloudwatch_alarms}
 
 
 def _topic_arns(watch: TeamWatch, topics: Topics,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Optional
 
 from .. import catalog
@@ -15,6 +16,7 @@ from .data import TeamStoragePlan
 from .identity import IdentityPlan
 from .kueue import cluster_queue_spec
 from .monitoring import MonitoringPlan
+from .prometheus import ADDON as PROMETHEUS_ADDON, PrometheusPlan, prometheus_plan
 from .operators import OperatorAddon, OperatorChart, operator_addons, operator_charts, strict_mode_namespaces
 from .parts import (
     ClusterPlan,
@@ -155,14 +157,26 @@ class Plan:
         if self.task_governance:
             out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
         out.update(csi_driver_addon(self.shared_storage))  # sharedStorage: the FSx CSI driver (plan/storage.py)
+        if self.alerting.prometheus is not None:  # monitoring.prometheus: the HyperPod observability add-on
+            out[PROMETHEUS_ADDON] = v.hyperpod_observability
         e = self.cluster.existing
         if e is not None:  # only the add-ons installed on the existing cluster
             out = {k: val for k, val in out.items()
-                   if (k == "amazon-cloudwatch-observability" and e.installs_observability)
+                   if (k == "amazon-cloudwatch-observability" and e.installs_observability) or k == PROMETHEUS_ADDON
                    or (k == "amazon-sagemaker-hyperpod-taskgovernance" and e.installs_scheduler)}
         # cluster.operators: their add-ons and prerequisites (plan/operators.py)
         out.update({a.name: a.version for a in self.operator_addons})
         return dict(sorted(out.items()))
+
+    @cached_property
+    def prometheus(self) -> Optional[PrometheusPlan]:
+        """monitoring.prometheus and monitoring.grafana: the add-on, alerting rules and dashboards
+        (plan/prometheus.py); None without them."""
+        shard_of = {team: shard.name for shard in self.stacks.teams for team in shard.members}
+        return prometheus_plan(self.alerting, (t.monitoring for t in self.teams if t.monitoring is not None),
+                               self.cluster.addon_versions.hyperpod_observability,
+                               lambda team, key: names.alarm_topic(self.name, key, shard_of.get(team, "")),
+                               names.prometheus_workspace(self.name))
 
     @property
     def strict_mode_namespaces(self) -> tuple[str, ...]:

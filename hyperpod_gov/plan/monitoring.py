@@ -9,12 +9,13 @@ dashboards' names and pages in ``dashboards.py``; this module builds the plan of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Protocol
 
 from .. import catalog
 from ..spec.monitoring import AlarmOverrides, Monitoring
 from .alarms import _alarms, alarm_name
+from .prometheus import has_rule
 from .dashboards import cluster_dashboard_names, cluster_dashboard_pages, team_dashboard_name
 from .quotas import FlavorQuota, TeamPlan
 from .watches import (
@@ -166,7 +167,10 @@ def team_watch(t: TeamPlan, *, spec_name: str, cluster: str, monitoring: Monitor
     topic_of: dict[Optional[str], str] = {None: PLATFORM_TOPIC}
     if contract is not None:
         topic_of |= {contract.operations_owner: contract.operations_owner, contract.cost_owner: contract.cost_owner}
-    return TeamWatch(**{**partial.__dict__, "alarms": _alarms(spec_name, partial, topic_of)})
+    alarms = _alarms(spec_name, partial, topic_of)
+    if monitoring.prometheus is not None and monitoring.prometheus.creates:  # a rule where one exists
+        alarms = tuple(replace(a, in_cloudwatch=False) if has_rule(a) else a for a in alarms)
+    return TeamWatch(**{**partial.__dict__, "alarms": alarms})
 
 
 def build_monitoring_plan(plan: Governed, inputs: MonitoringInputs) -> MonitoringPlan:

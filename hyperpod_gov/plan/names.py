@@ -117,6 +117,21 @@ def platform_topic(spec_name: str) -> str:
     return f"{spec_name}-platform-alarms"
 
 
+def alarm_topic(spec_name: str, key: str, stack: str) -> str:
+    """monitoring.prometheus with a workspace of its own: the name of an owner's alarm topic (``key``: the owner's
+    email) in the teams stack ``stack`` (an owner of teams in two shards has a topic in each), so that the
+    workspace's alert manager reaches it by ARN before that stack exists. The platform's topic keeps
+    ``platform_topic``; an email is not a topic name, so an owner's is a hash of the stack and the email."""
+    if key == "platform":
+        return platform_topic(spec_name)
+    return f"{spec_name}-alarms-{hashlib.sha256(f'{stack}/{key}'.encode()).hexdigest()[:12]}"
+
+
+def prometheus_workspace(spec_name: str) -> str:
+    """The alias of the spec's Amazon Managed Service for Prometheus workspace, and its Grafana workspace's name."""
+    return f"{spec_name}-governance"
+
+
 def stack(spec_name: str, role: str) -> str:
     return f"{spec_name}-{role}"
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from .fields import Field, Table
+from .prometheus import ADDON as PROMETHEUS_ADDON, METRICS_PROVIDER
 from .tables_common import _CLUSTER_NAME, _TAGS
 
 
@@ -22,6 +23,8 @@ ADDON_CONFIGURATION: Mapping[str, Mapping[str, Any]] = {
         "agent": {"config": {"logs": {"metrics_collected": {
             "kubernetes": {"enhanced_container_insights": True, "kueue_container_insights": True}}}}},
     },
+    # Kueue's metrics on (task governance); the workspace is given at deploy time (constructs/prometheus.py).
+    PROMETHEUS_ADDON: {"metricsProvider": METRICS_PROVIDER},
 }
 
 
@@ -51,6 +54,8 @@ def addon_parts(plan: Any) -> tuple[AddonPart, ...]:
     if plan.slurm is not None:
         return ()
     at_deploy = {a.name for a in plan.operator_addons if a.inference}  # constructs/operators.py configures it
+    if plan.prometheus is not None:  # the workspace's ARN and endpoint (constructs/prometheus.py)
+        at_deploy.add(PROMETHEUS_ADDON)
     return tuple(addon_part(n, v, configured_at_deploy=n in at_deploy) for n, v in sorted(plan.addon_versions.items()))
 
 

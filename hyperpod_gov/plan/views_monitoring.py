@@ -71,6 +71,20 @@ def _thresholds_rows() -> tuple[Row, ...]:
                  for attr, key, label, unit in _THRESHOLDS)
 
 
+def _prometheus(part: MonitoringPart) -> str:
+    p = part.alerting.prometheus
+    if p is None:
+        return "off (CloudWatch only)"
+    if p.creates:
+        return "workspace of this spec; the teams' alarms are its alerting rules, routed to the same owners"
+    return f"workspace {p.workspace}; alarms stay in CloudWatch"
+
+
+def _grafana_admins(part: MonitoringPart) -> tuple[str, ...]:
+    g = part.alerting.grafana
+    return () if g is None else tuple(f"Grafana admin {a}" for a in g.admins)
+
+
 def _objects(plan: Plan) -> dict[str, MonitoringPart]:
     return {"": MonitoringPart(plan.alerting, plan.teams)}
 
@@ -86,5 +100,11 @@ MONITORING = View(
             lines=_platform_email_lines),
         Row("team dashboards", "monitoring.teamDashboards", lambda p: _on_off(p.alerting.team_dashboards),
             ("alerting",)),
+        Row("managed Prometheus", "monitoring.prometheus", _prometheus, ("alerting",)),
+        Row("managed Grafana", "monitoring.grafana", lambda p: _on_off(p.alerting.grafana is not None),
+            ("alerting",)),
+        # A Grafana admin may edit every team's folder: a widening of privilege.
+        Row("Grafana admins", "monitoring.grafana", _grafana_admins, ("alerting",), members=True,
+            privilege=lambda _key, member: f"{member} may edit every team's Grafana dashboards"),
     ),
 )

@@ -116,6 +116,9 @@ class AlarmPlan:
     evaluation_periods: int
     datapoints_to_alarm: int
     treat_missing_data: str = "notBreaching"
+    # False when a Prometheus workspace of the spec alerts on it instead (monitoring.prometheus: create, and
+    # plan/prometheus.py has a rule for it): no CloudWatch alarm is created, so its owner hears it once.
+    in_cloudwatch: bool = True
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,11 @@ class TeamWatch:
     cost_owner: Optional[str]
     alarms: tuple[AlarmPlan, ...]
     dashboard: Optional[str]
+
+    @property
+    def cloudwatch_alarms(self) -> tuple[AlarmPlan, ...]:
+        """The alarms created as CloudWatch alarms (the others are Prometheus alerting rules)."""
+        return tuple(a for a in self.alarms if a.in_cloudwatch)
 
     @property
     def main_flavors(self) -> tuple[FlavorWatch, ...]:
@@ -215,12 +223,17 @@ class MonitoringPlan:
         return tuple(a for t in self.teams for a in t.alarms)
 
     @property
+    def cloudwatch_alarms(self) -> tuple[AlarmPlan, ...]:
+        """The alarms created as CloudWatch alarms (none for teams whose alarms are Prometheus rules)."""
+        return tuple(a for t in self.teams for a in t.cloudwatch_alarms)
+
+    @property
     def counts(self) -> MonitoringCounts:
         dashboards = len(self.cluster_dashboards) + sum(1 for t in self.teams if t.dashboard)
         return MonitoringCounts(
             dashboards=dashboards,
-            alarms=len(self.alarms),
-            alarm_metrics=sum(len(a.metrics) for a in self.alarms),
+            alarms=len(self.cloudwatch_alarms),
+            alarm_metrics=sum(len(a.metrics) for a in self.cloudwatch_alarms),
             kueue_metric_streams=self.kueue_metric_streams,
             topics=len(self.topics),
         )

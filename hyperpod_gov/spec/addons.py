@@ -111,6 +111,12 @@ class AddonVersions(SpecModel):
         default="v4.1.0-eksbuild.1",
         description="amazon-cloudwatch-observability; at least v3.1.0 (Kueue metrics need v2.4.0, Pod Identity v3.1.0).",
     )
+    # The troubleshooting page of the add-on names v1.0.5-eksbuild.1 as the version that tolerates restricted
+    # instance groups (hyperpod-observability-addon-troubleshooting.md).
+    hyperpod_observability: str = Field(
+        default="v1.0.5-eksbuild.1",
+        description="amazon-sagemaker-hyperpod-observability (monitoring.prometheus); at least v1.0.5-eksbuild.1.",
+    )
     task_governance: str = Field(
         default="v1.6.0-eksbuild.1",
         description="amazon-sagemaker-hyperpod-taskgovernance (task-governance mode; v1.6.0 bundles Kueue 0.19.2).",
@@ -162,7 +168,7 @@ class AddonVersions(SpecModel):
         description="metrics-server, the EKS community add-on (inference autoscaling); at least v0.7.2-eksbuild.4.",
     )
 
-    @field_validator("cloudwatch_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
+    @field_validator("cloudwatch_observability", "hyperpod_observability", "task_governance", "vpc_cni", "coredns", "kube_proxy",
                      "pod_identity_agent", "training_operator", "cert_manager", "spaces", "ebs_csi_driver",
                      "inference_operator", "mountpoint_s3_csi_driver", "fsx_csi_driver", "metrics_server")
     @classmethod
@@ -179,6 +185,13 @@ class AddonVersions(SpecModel):
                 "is older than v3.1.0",
                 "use v3.1.0 or later: Kueue metrics need v2.4.0 and EKS Pod Identity for the agent v3.1.0",
             )
+        return v
+
+    @field_validator("hyperpod_observability")
+    @classmethod
+    def _hyperpod_observability(cls, v: str) -> str:
+        if _version_tuple(v[1:]) < (1, 0, 5):
+            raise spec_error("is older than v1.0.5", "use v1.0.5-eksbuild.1 or later (check describe-addon-versions)")
         return v
 
     @field_validator("vpc_cni")

@@ -6,9 +6,10 @@ Meant for two keys of the spec: ``monitoring`` (a ``Monitoring``) at the top lev
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ._base import EMAIL, SpecModel, spec_error
 
@@ -109,6 +110,65 @@ class AlarmOverrides(SpecModel):
         return _check_five_minutes(v)
 
 
+# An Amazon Managed Service for Prometheus workspace ARN (arn:aws:aps:REGION:ACCOUNT:workspace/ws-...).
+APS_WORKSPACE_ARN = re.compile(r"\Aarn:aws[a-z-]*:aps:[a-z0-9-]+:[0-9]{12}:workspace/ws-[A-Za-z0-9-]{1,64}\Z", re.ASCII)
+# An IAM Identity Center user or group, as group:ID or user:ID (the id: the directory's UUID, or the
+# '<10 hex>-<UUID>' form of an identity store), the two kinds Grafana's UpdatePermissions takes (SSO_GROUP, SSO_USER).
+IDENTITY_CENTER_ID = re.compile(
+    r"\A(?:group|user):(?:[0-9a-f]{10}-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z", re.ASCII)
+
+
+class Prometheus(SpecModel):
+    """Metrics in Amazon Managed Service for Prometheus, written by the HyperPod observability add-on."""
+
+    workspace: str = Field(
+        description="create: a workspace of this spec (its alert manager routes the teams' alerts to their owners' "
+        "topics, docs/observability.md); or the ARN of a workspace that exists (the add-on writes to it; alerting "
+        "stays in CloudWatch, since the alert manager of a workspace hyperpod-gov does not own is not its own).",
+    )
+
+    @field_validator("workspace")
+    @classmethod
+    def _workspace(cls, v: str) -> str:
+        if v != "create" and not APS_WORKSPACE_ARN.match(v):
+            raise spec_error("is neither 'create' nor an Amazon Managed Service for Prometheus workspace ARN",
+                             "write create, or arn:aws:aps:REGION:ACCOUNT:workspace/ws-ID")
+        return v
+
+    @property
+    def creates(self) -> bool:
+        return self.workspace == "create"
+
+
+class Grafana(SpecModel):
+    """An Amazon Managed Grafana workspace reading the Prometheus workspace, one folder per team."""
+
+    workspace: str = Field(description="create: a workspace of this spec (the only value for now).")
+    admins: tuple[str, ...] = Field(
+        default=(),
+        description="IAM Identity Center groups and users made Grafana admins of the workspace, as group:ID or "
+        "user:ID (default: none). CloudFormation cannot grant them: `python -m hyperpod_gov.grafana_export` writes "
+        "the UpdatePermissions call to run once after deploy (docs/observability.md).",
+    )
+
+    @field_validator("workspace")
+    @classmethod
+    def _create(cls, v: str) -> str:
+        if v != "create":
+            raise spec_error("is not 'create'", "write create (an existing Grafana workspace is not supported yet)")
+        return v
+
+    @field_validator("admins")
+    @classmethod
+    def _admins(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in v:
+            if not IDENTITY_CENTER_ID.match(entry):
+                raise spec_error(f"{entry!r} is not an IAM Identity Center user or group id",
+                                 "write group:ID or user:ID with the id Identity Center shows, e.g. "
+                                 "group:94f1e5b1-2c5e-4b8e-9f3a-1b2c3d4e5f60")
+        return tuple(sorted(set(v)))
+
+
 class Monitoring(SpecModel):
     """Dashboards and alarms that close the governance loop: every signal has an owner and a response."""
 
@@ -126,9 +186,30 @@ class Monitoring(SpecModel):
         "dashboard beyond the first three of an account is billed).",
     )
 
+    prometheus: Optional[Prometheus] = Field(
+        default=None,
+        description="{workspace: create | <workspace ARN>}: install the HyperPod observability add-on, writing to "
+        "an Amazon Managed Service for Prometheus workspace; with create, the teams' alarms become alerting rules "
+        "routed to the same owners' topics instead of CloudWatch alarms (default: none, CloudWatch only). EKS only "
+        "(HPG-S016).",
+    )
+    grafana: Optional[Grafana] = Field(
+        default=None,
+        description="{workspace: create, admins: [Identity Center ids]}: an Amazon Managed Grafana workspace "
+        "reading the Prometheus workspace, with one dashboard per team that queries only the team's namespace "
+        "(default: none). Needs monitoring.prometheus.",
+    )
+
     @field_validator("platform_email")
     @classmethod
     def _email(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not EMAIL.match(v):
             raise spec_error("is not an email address", "use an address such as platform@example.com")
         return v
+
+    @model_validator(mode="after")
+    def _grafana_reads_prometheus(self) -> "Monitoring":
+        if self.grafana is not None and self.prometheus is None:
+            raise spec_error("sets grafana without prometheus: the Grafana workspace reads the Prometheus one",
+                             "add prometheus: {workspace: create}, or remove grafana")
+        return self

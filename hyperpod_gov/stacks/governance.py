@@ -16,6 +16,7 @@ from hyperpod_gov.constructs.identity import plain_identity
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, plain_topics, team_monitoring
 from hyperpod_gov.constructs.plain import Fragment, Runs, ref
+from hyperpod_gov.constructs.prometheus import ManagedPrometheus
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
@@ -73,6 +74,16 @@ def team_outputs(fragment: Fragment, below: list[str], plan: Plan, team: TeamPla
          f"Values team {team.name} may give the label kueue.x-k8s.io/priority-class"),
     ):
         fragment.add_output([*below, id], value, what)
+
+
+def alarm_topic_names(plan: Plan, stack: str) -> Optional[dict[str, str]]:
+    """Topic key -> name of the alarm topics of the stack ``stack``, when a Prometheus workspace of the spec's alert
+    manager publishes to them (it reaches them by name, ``names.alarm_topic``); None otherwise (the topics keep
+    generated names)."""
+    prometheus = plan.prometheus
+    if prometheus is None or not prometheus.alerts_in_prometheus:
+        return None
+    return {t.key: names.alarm_topic(plan.name, t.key, stack) for t in plan.monitoring.topics}
 
 
 def _cluster(scope: Construct, plan: Plan, capacity: Optional[CapacityStack]) -> eks.ICluster:
@@ -160,11 +171,12 @@ class GovernanceStack(SpecStack):
 class MonitoringStack(SpecStack):
     """The alarm topics' key, the platform's topic (teams without a contract) and the cluster dashboards."""
 
-    def __init__(self, scope: Construct, id: str, *, plan: Plan, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, plan: Plan, capacity: Optional[CapacityStack] = None,
+                 **kwargs: Any) -> None:
         super().__init__(scope, id, plan=plan, what="alarm topics key, platform topic, cluster dashboards", **kwargs)
         monitoring = plan.monitoring
         platform = [t for t in monitoring.topics if t.key == PLATFORM_TOPIC]
-        self.topics = AlarmTopics(self, "AlarmTopics", topics=platform)
+        self.topics = AlarmTopics(self, "AlarmTopics", topics=platform, topic_names=alarm_topic_names(plan, id))
         if plan.governance_only:
             # Every stack deploys on its own: the team stacks name the key and the platform topic instead of
             # importing them from this stack's outputs.
@@ -174,6 +186,16 @@ class MonitoringStack(SpecStack):
         name, watches = monitoring.dashboard_pages[0]  # later pages: DashboardsStack
         self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
                                                watches=watches)
+        # monitoring.prometheus: the workspace, the add-on writing to it, the teams' rules, Grafana.
+        self.prometheus: Optional[ManagedPrometheus] = None
+        prometheus = plan.prometheus
+        if prometheus is not None:
+            if capacity is not None:
+                self.add_stack_dependency(capacity, "the observability add-on runs on the cluster's nodes")
+            cluster = eks.Cluster.from_cluster_attributes(self, "Cluster", cluster_name=plan.eks_cluster_name)
+            self.prometheus = ManagedPrometheus(self, "Prometheus", plan=prometheus, cluster=cluster,
+                                                account=plan.account, cluster_arn=plan.cluster.eks_arn,
+                                                region=plan.region)
 
 
 class DashboardsStack(SpecStack):
@@ -214,7 +236,7 @@ class TeamsStack(SpecStack):
         runs = Runs(self, stack=self, components=[])
         # AlarmTopics(self, "AlarmTopics"): each owner's topic, with the teams that alarm on it
         topic_ids = plain_topics(runs.fragment, ["AlarmTopics"], topics=watch.owner_topics(t.monitoring for t in teams),
-                                 key_arn=shared_key.key_arn)
+                                 key_arn=shared_key.key_arn, topic_names=alarm_topic_names(plan, shard.name))
         # ARNs read from jsii once per stack, not once per team (imported topics: read by the first team's alarms)
         topic_arns = {**({} if plan.governance_only else monitoring.topics.topic_arns),
                       **{key: ref(logical) for key, logical in topic_ids.items()}}

@@ -44,7 +44,7 @@ def add_capacity_stacks(scope: Construct, plan: Plan, manifests: Manifests, *,
     capacity = CapacityStack(scope, s.capacity, plan=plan, vpc=vpc, stack_name=s.capacity) if s.capacity else None
     governance = GovernanceStack(scope, s.governance, plan=plan, capacity=capacity, manifests=manifests,
                                  stack_name=s.governance)
-    monitoring = MonitoringStack(scope, s.monitoring, plan=plan, stack_name=s.monitoring)
+    monitoring = MonitoringStack(scope, s.monitoring, plan=plan, capacity=capacity, stack_name=s.monitoring)
     stacks: list[cdk.Stack] = [*([capacity] if capacity else []), governance, monitoring]
     for page, name in enumerate(s.dashboards, start=1):
         stacks.append(DashboardsStack(scope, name, plan=plan, page=page, stack_name=name))

@@ -16,7 +16,9 @@ from hyperpod_gov.plan.identity import IdentityPlan
 from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
+from hyperpod_gov.plan.prometheus import GrafanaPlan, PrometheusPlan, TeamRules
 from hyperpod_gov.plan.slurm import SlurmGroupPlan, SlurmTeamPlan
+from hyperpod_gov.plan.tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                              STUDIO_PROJECT, UNIT_OWNER)
 from hyperpod_gov.plan.unified_studio import (DomainPlan, GrantPlan, MembershipPart, OwnerPart, ProfilePlan,
@@ -148,6 +150,10 @@ READERS: dict[type, tuple[object, ...]] = {
     ProfilePlan: (PROJECT_PROFILE_TABLE,),
     ProjectPlan: (STUDIO_PROJECT,),
     MembershipPart: (PROJECT_MEMBERSHIP,),
+    # monitoring.prometheus and monitoring.grafana
+    PrometheusPlan: (PROMETHEUS_WORKSPACE,),
+    TeamRules: (RULE_GROUPS,),
+    GrafanaPlan: (GRAFANA_WORKSPACE,),
 }
 
 
