@@ -71,6 +71,26 @@ def _thresholds_rows() -> tuple[Row, ...]:
                  for attr, key, label, unit in _THRESHOLDS)
 
 
+def _evidence_bucket(part: MonitoringPart) -> str:
+    e = part.alerting.evidence
+    return "none" if e is None else f"{e.bucket} (S3 Object Lock, governance mode)"
+
+
+def _auditor_widens(old: object, new: object) -> Optional[str]:
+    return "may read every evidence record"
+
+
+# monitoring.evidence (plan/evidence.py, constructs/evidence.py): the bucket the pipeline keeps its records in
+_EVIDENCE_ROWS = (
+    Row("evidence bucket", "monitoring.evidence.bucket", _evidence_bucket, ("alerting",)),
+    Row("evidence retention", "monitoring.evidence.retentionDays",
+        lambda p: "-" if p.alerting.evidence is None else f"{p.alerting.evidence.retention_days} days", ("alerting",)),
+    Row("evidence auditors", "monitoring.evidence.auditors",
+        lambda p: () if p.alerting.evidence is None else p.alerting.evidence.auditors, ("alerting",), members=True,
+        privilege=_auditor_widens),
+)
+
+
 def _objects(plan: Plan) -> dict[str, MonitoringPart]:
     return {"": MonitoringPart(plan.alerting, plan.teams)}
 
@@ -86,5 +106,6 @@ MONITORING = View(
             lines=_platform_email_lines),
         Row("team dashboards", "monitoring.teamDashboards", lambda p: _on_off(p.alerting.team_dashboards),
             ("alerting",)),
+        *_EVIDENCE_ROWS,
     ),
 )
