@@ -113,3 +113,20 @@ def test_cdk_nag_acknowledges_nothing_on_the_evidence_bucket_but_its_log_bucket_
                 if lid.startswith("Evidence")]
     acks = json.dumps(metadata)
     assert acks.count("AwsSolutions-") <= 1 and ("AwsSolutions-S1" in acks or acks.count("AwsSolutions-") == 0)
+
+
+def test_a_slurm_spec_keeps_the_bucket_in_its_capacity_stack(tmp_path):
+    from hyperpod_gov.spec import read_yaml
+    from tests.conftest import EXAMPLES
+
+    d = read_yaml(str(EXAMPLES / "startup-slurm.yaml"))
+    d.setdefault("monitoring", {})["evidence"] = {"bucket": "create", "retentionDays": 30}
+    synth = synthesize(parse_spec(d, today=TODAY), tmp_path)
+    capacity = synth.template("capacity")
+    lid, bucket = _evidence_bucket(capacity)
+    assert bucket["ObjectLockConfiguration"]["Rule"]["DefaultRetention"] == {"Mode": "GOVERNANCE", "Days": 30}
+    assert capacity["Outputs"]["EvidenceBucketName"]["Value"] == {"Ref": lid}
+    assert "AuditorsRead" not in json.dumps(capacity)  # no auditors named: nobody reads
+    errors = [f"{m.rule.id} {m.path}: {m.message}" for path in synth.template_files()
+              for m in cfn_lint(Path(path), "us-east-1") if m.rule.id.startswith("E")]
+    assert not errors, "\n".join(errors)
