@@ -21,3 +21,17 @@ def test_diff_names_the_bucket_its_retention_and_a_new_auditor_as_widening_privi
     assert "evidence bucket: none -> create (S3 Object Lock, governance mode)" in out
     assert "evidence retention: - -> 400 days" in out
     assert AUDITOR in out and "privilege" in out
+
+
+def test_the_contract_record_names_where_evidence_lives_only_when_the_spec_keeps_it():
+    from hyperpod_gov.contracts.record import render_records
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.spec import parse_spec
+    from tests.conftest import TODAY
+
+    data = read_yaml(str(EXAMPLES / "startup.yaml"))
+    assert all("## Evidence" not in page for page in render_records(build_plan(parse_spec(data, today=TODAY))).values())
+    data.setdefault("monitoring", {})["evidence"] = {"bucket": "create", "retentionDays": 400}
+    pages = render_records(build_plan(parse_spec(data, today=TODAY)))
+    assert all("S3 bucket named by output EvidenceBucketName of stack startup-monitoring (Object Lock, governance "
+               "mode, 400 days)" in page for page in pages.values())
