@@ -20,6 +20,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--trace", metavar="TRACE.csv", help="simulate this workload trace on both specs")
     parser.add_argument("--drift", metavar="DRIFT.json", help="the output of `hyperpod-gov drift --format json`")
     parser.add_argument("--out", metavar="DIR", help="a new (or empty) folder to write the record to")
+    parser.add_argument("--environment", metavar="NAME", help="record this environment of both specs")
     parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="contract status as of this date (default: today)")
     parser.add_argument("--verify", metavar="DIR", help="check DIR against its MANIFEST.sha256 instead of writing")
@@ -54,7 +55,7 @@ def verify(folder: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     """Write the record (0), or verify one; 1 for a bad input or a folder that does not match, 2 usage."""
     if args.verify is not None:
-        if any(v is not None for v in (args.spec, args.base, args.trace, args.drift, args.out)):
+        if any(v is not None for v in (args.spec, args.base, args.trace, args.drift, args.out, args.environment)):
             return _usage("--verify DIR takes no other argument")
         return verify(Path(args.verify))
     if args.spec is None or args.base is None or args.out is None:
@@ -63,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         written = write_evidence(Request(spec=args.spec, base=args.base, out=Path(args.out), trace=args.trace,
-                                         drift=args.drift, today=args.today))
+                                         drift=args.drift, today=args.today,
+                                         environment=args.environment))
     except SpecError as exc:
         n = len(exc.issues)
         print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''}:", file=sys.stderr)

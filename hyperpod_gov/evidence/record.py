@@ -31,6 +31,7 @@ class Request:
     trace: Optional[str] = None
     drift: Optional[str] = None
     today: Optional[dt.date] = None
+    environment: Optional[str] = None  # the environment of both specs to record (a spec with environments[])
 
 
 def _json(value: Any) -> str:
@@ -41,7 +42,7 @@ def _diff(req: Request, fmt: str) -> str:
     """What ``hyperpod-gov diff BASE SPEC --governance-only [--trace T] [--format json]`` prints."""
     from ..commands import cmd_diff
 
-    args = argparse.Namespace(old=req.base, new=req.spec, environment=None, against=None, strict=False,
+    args = argparse.Namespace(old=req.base, new=req.spec, environment=req.environment, against=None, strict=False,
                               governance_only=True, fail=False, trace=req.trace, format=fmt)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):  # warnings: in the record
@@ -81,6 +82,17 @@ def _acknowledgements(spec: str, review: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _page_plan(path: str, today: dt.date, environment: Optional[str]) -> Any:
+    """The plan the review page shows: as ``review-pack`` loads it (an overdue review on the page, not an error)."""
+    from ..plan import build_plan
+    from ..spec import SpecError, load_spec
+
+    try:
+        return build_plan(load_spec(path, today=today, environment=environment), base_dir=Path(path).resolve().parent)
+    except SpecError as exc:
+        raise SpecError(exc.issues, exc.source or path) from None
+
+
 def write_evidence(req: Request) -> list[Path]:
     """Write the evidence folder ``req.out`` (which must be missing or empty); return the files written, sorted.
     Raises ``SpecError`` for a bad spec, base, trace, drift report or --out."""
@@ -88,7 +100,6 @@ def write_evidence(req: Request) -> list[Path]:
     from ..contracts import retirement_notes
     from ..contracts.events import events
     from ..contracts.record import render_records
-    from ..review_pack.cli import load_plan
     from ..review_pack.page import Inputs, write_pack
     from ..simulate.spec_level import trace_checks
     from ..simulate.trace import load_trace
@@ -106,13 +117,13 @@ def write_evidence(req: Request) -> list[Path]:
         except (OSError, ValueError) as exc:
             raise SpecError([SpecIssue("--drift", f"is not a readable JSON report ({exc})", req.drift,
                                        "give the output of `hyperpod-gov drift SPEC --format json`")]) from None
-    plan, review = review_of(req.spec, warn=False)
+    plan, review = review_of(req.spec, warn=False, environment=req.environment)
     try:
-        base, _ = review_of(req.base, warn=False)
+        base, _ = review_of(req.base, warn=False, environment=req.environment)
     except SpecError as exc:
         raise SpecError(exc.issues, exc.source or req.base, exc.note) from None
     today = req.today or dt.date.today()
-    page_plan, page_base = load_plan(req.spec, today), load_plan(req.base, today)  # overdue reviews shown, as review-pack
+    page_plan, page_base = (_page_plan(p, today, req.environment) for p in (req.spec, req.base))
     rows = load_trace(req.trace, **trace_checks(page_plan)) if req.trace else ()
     texts: dict[str, str] = {
         "diff.txt": _diff(req, "text"),
@@ -137,6 +148,7 @@ def write_evidence(req: Request) -> list[Path]:
         "base": {"path": req.base, "file": "base.yaml", "name": base.name},
         "created": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
         "asOf": today.isoformat(),
+        "environment": req.environment,
         "git": git["spec"],
         "trace": Path(req.trace).name if req.trace else None,
         "drift": "drift.json" if drift_text is not None else "not given: no drift report in this record",

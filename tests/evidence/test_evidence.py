@@ -166,3 +166,18 @@ def test_outside_a_repository_git_says_so(tmp_path):
     spec.write_text("name: x\n")
     state = git_state(spec)
     assert state["repository"] is False and "not in a git repository" in state["note"]
+
+
+def test_a_spec_with_environments_is_recorded_as_one_of_them(tmp_path, capsys):
+    data = read_yaml(str(STARTUP))
+    staging = {"capacity": {"id": "555555555555"}, "trusted": ["444444444444"]}
+    data["environments"] = [{"name": "staging", "accounts": staging},
+                            {"name": "prod"}]
+    spec = tmp_path / "envs.yaml"
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    code, _, err = _run(["evidence", spec, "--base", spec, "--out", tmp_path / "none"], capsys)
+    assert code == 1 and "--environment" in err
+    assert _run(["evidence", spec, "--base", spec, "--environment", "staging", "--out", tmp_path / "r"], capsys)[0] == 0
+    index = json.loads((tmp_path / "r" / "evidence.json").read_text())
+    assert index["environment"] == "staging"
+    assert "555555555555" in (tmp_path / "r" / "contracts" / "chatbot.md").read_text()
