@@ -20,6 +20,8 @@ from hyperpod_gov.plan.tables import (
     ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY, TABLES,
     addon_parts, policy_part,
 )
+from hyperpod_gov.plan.evidence import evidence_of
+from hyperpod_gov.plan.tables_evidence import EVIDENCE_BUCKET
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                              STUDIO_PROJECT, UNIT_OWNER)
 
@@ -75,6 +77,8 @@ EMITTED: dict[int, Emitted] = {
                                 ("AWS::DataZone::Project",)),
     id(PROJECT_MEMBERSHIP): Emitted(lambda plan: [m for d in _domains(plan) for p in d.projects for m in p.memberships],
                                     ("AWS::DataZone::ProjectMembership",)),
+    # monitoring.evidence (the monitoring stack, or a Slurm spec's capacity stack)
+    id(EVIDENCE_BUCKET): Emitted(lambda plan: [e for e in (evidence_of(plan),) if e is not None], ("AWS::S3::Bucket",)),
 }
 
 

@@ -10,6 +10,8 @@ from aws_cdk import Aws, CfnOutput, Duration, RemovalPolicy, Stack, aws_iam as i
 from constructs import Construct
 
 from ..plan.evidence import EvidencePlan
+from ..plan.fields import emit, leaf_members, member_value
+from ..plan.tables_evidence import EVIDENCE_BUCKET
 from ._nag import acknowledge
 from .team_storage import KEY_ADMIN_ACTIONS
 
@@ -63,6 +65,10 @@ class EvidenceBucket(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED, server_access_logs_bucket=self.access_logs,
             server_access_logs_prefix="evidence/", removal_policy=RemovalPolicy.RETAIN,
         )
+        # the retention and versioning members as the field table gives them (plan/tables_evidence.py)
+        cfn: s3.CfnBucket = self.bucket.node.default_child  # type: ignore[assignment]
+        for member in leaf_members(emit(EVIDENCE_BUCKET, evidence)):
+            cfn.add_property_override(member, member_value(emit(EVIDENCE_BUCKET, evidence), member))
         objects = self.bucket.arn_for_objects("*")
         self.bucket.add_to_resource_policy(iam.PolicyStatement(
             sid="PipelineWrites", principals=[iam.ArnPrincipal(evidence.writer)], actions=list(WRITE_ACTIONS),

@@ -12,7 +12,9 @@ import pytest
 from hyperpod_gov.plan import ClusterPlan, InstanceGroupPlan, Plan, TeamPlan
 from hyperpod_gov.plan.access import PrincipalAccess
 from hyperpod_gov.plan.fields import Field, Table, compare, emit, imported, leaf_members
+from hyperpod_gov.plan.evidence import EvidencePlan
 from hyperpod_gov.plan.identity import IdentityPlan
+from hyperpod_gov.plan.tables_evidence import EVIDENCE_BUCKET
 from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
@@ -148,6 +150,8 @@ READERS: dict[type, tuple[object, ...]] = {
     ProfilePlan: (PROJECT_PROFILE_TABLE,),
     ProjectPlan: (STUDIO_PROJECT,),
     MembershipPart: (PROJECT_MEMBERSHIP,),
+    # monitoring.evidence
+    EvidencePlan: (EVIDENCE_BUCKET,),
 }
 
 

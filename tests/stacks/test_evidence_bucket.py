@@ -130,3 +130,16 @@ def test_a_slurm_spec_keeps_the_bucket_in_its_capacity_stack(tmp_path):
     errors = [f"{m.rule.id} {m.path}: {m.message}" for path in synth.template_files()
               for m in cfn_lint(Path(path), "us-east-1") if m.rule.id.startswith("E")]
     assert not errors, "\n".join(errors)
+
+
+def test_every_row_of_the_evidence_table_reaches_the_template(synth):
+    from hyperpod_gov.plan import build_plan
+    from tests.table_rows import unreached
+
+    assert unreached(build_plan(synth.spec), synth.templates) == {}
+    templates = copy.deepcopy(synth.templates)  # the check can fail: drop the retention, it is reported
+    _, bucket = _evidence_bucket(templates["acme-monitoring"])
+    del bucket["ObjectLockConfiguration"]["Rule"]
+    assert unreached(build_plan(synth.spec), templates) == {
+        "Bucket (evidence bucket)": ["ObjectLockConfiguration.Rule.DefaultRetention.Days",
+                                     "ObjectLockConfiguration.Rule.DefaultRetention.Mode"]}
