@@ -21,7 +21,6 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
 from hyperpod_gov import GovernanceSpec, HyperPodGovernanceStage, SpecError, SpecIssue
-from hyperpod_gov.plan.evidence import evidence_of
 
 TEST_COMMAND = "./dev.sh test"  # the README's test command
 NAG_PACK = "AwsSolutions"  # cdk-nag's plugin: an acknowledgement's id is "AwsSolutions::<rule>"
@@ -87,7 +86,7 @@ class PipelineStack(Stack):
             Tags.of(self).add(key, value)
         # a spec that keeps evidence records: CodeBuild clones the repository, so the record names the commit and
         # compares the spec with its previous commit's
-        history = any(evidence_of(s.governance.plan) is not None for s in stages)
+        history = any(s.governance.plan.alerting.evidence is not None for s in stages)
         source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn,
                                                          **({"code_build_clone_output": True} if history else {}))
         self.pipeline = pipelines.CodePipeline(
@@ -130,6 +129,10 @@ class PipelineStack(Stack):
 # The read-only role `cdk bootstrap` creates in every account it bootstraps (qualifier hnb659fds, the default),
 # with the ReadOnlyAccess managed policy and trust for the accounts given to --trust (the pipeline's).
 LOOKUP_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-lookup-role-{account}-{region}"
+# The bootstrap deploy role of the capacity account: the one principal the evidence bucket lets put objects
+# (the bucket's policy names the same role), and the stack output naming the bucket (docs/evidence.md).
+DEPLOY_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-deploy-role-{account}-{region}"
+EVIDENCE_OUTPUT = "EvidenceBucketName"
 
 
 def drift_check(env: str, plan: Any, source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
@@ -158,11 +161,10 @@ def evidence_upload(stage: HyperPodGovernanceStage, source: pipelines.IFileSetPr
     under ``<environment>/<commit>/`` through the capacity account's deploy role, the one role that may put objects
     there (the bucket's policy; nothing in it can be deleted before its retention ends)."""
     plan = stage.governance.plan
-    evidence = evidence_of(plan)
-    if evidence is None:
+    if plan.alerting.evidence is None:
         return None
-    (output,) = [c for c in stage.node.find_all() if isinstance(c, cdk.CfnOutput) and c.node.id == evidence.output
-                 and Stack.of(c).stack_name == evidence.stack]
+    writer = DEPLOY_ROLE.format(account=plan.account, region=plan.region)
+    (output,) = [c for c in stage.node.find_all() if isinstance(c, cdk.CfnOutput) and c.node.id == EVIDENCE_OUTPUT]
     env = stage.stage_name
     spec_q = shlex.quote(spec)
     # add_pipeline names each stage after its environment, or "Deploy" for a spec without environments (an
@@ -175,14 +177,14 @@ def evidence_upload(stage: HyperPodGovernanceStage, source: pipelines.IFileSetPr
         commands=[
             "python3 -m venv /tmp/hyperpod-gov && /tmp/hyperpod-gov/bin/pip install -q -c constraints.txt .",
             f"git show HEAD~1:{spec_q} > /tmp/base.yaml 2>/dev/null || cp {spec_q} /tmp/base.yaml",
-            f"aws configure set profile.evidence.role_arn {evidence.writer}",
+            f"aws configure set profile.evidence.role_arn {writer}",
             "aws configure set profile.evidence.credential_source EcsContainer",
             f"/tmp/hyperpod-gov/bin/hyperpod-gov evidence {spec_q} --base /tmp/base.yaml{environment} "
             f"--out /tmp/evidence && /tmp/hyperpod-gov/bin/hyperpod-gov evidence --verify /tmp/evidence && "
             f"aws s3 cp --recursive /tmp/evidence \"s3://$EVIDENCE_BUCKET/{env}/$(git rev-parse HEAD)/\" "
             f"--profile evidence --region {plan.region}",
         ],
-        role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[evidence.writer])],
+        role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[writer])],
     )
 
 

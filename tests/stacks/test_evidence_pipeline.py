@@ -75,3 +75,16 @@ def test_without_the_key_no_step_and_no_clone(tmp_path):
     assert "hyperpod-gov evidence" not in json.dumps(template)
     (pipeline,) = [p for _, p in resources(template, "AWS::CodePipeline::Pipeline")]
     assert "OutputArtifactFormat" not in pipeline["Stages"][0]["Actions"][0]["Configuration"]
+
+
+def test_the_step_and_the_bucket_name_the_same_role_and_output():
+    """The reference pipeline uses only the public API, so it spells the deploy role and the output itself."""
+    from hyperpod_gov.plan import build_plan
+    from hyperpod_gov.plan.evidence import BUCKET_OUTPUT, evidence_of
+    from stacks.pipeline import DEPLOY_ROLE as PIPELINE_ROLE, EVIDENCE_OUTPUT
+
+    data = read_yaml(str(EXAMPLES / "startup.yaml"))
+    data.setdefault("monitoring", {})["evidence"] = {"bucket": "create"}
+    plan = build_plan(parse_spec(data, today=TODAY))
+    assert evidence_of(plan).writer == PIPELINE_ROLE.format(account=plan.account, region=plan.region)
+    assert EVIDENCE_OUTPUT == BUCKET_OUTPUT
