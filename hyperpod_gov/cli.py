@@ -33,6 +33,9 @@ OWN_MODULE_COMMANDS = {
                "configure_parser"),
     "review-pack": ("the allocation review as a page: OUT/index.html and OUT/summary.md with SVG charts",
                     ".review_pack.cli", "configure_parser"),
+    "evidence": ("the evidence record of a change (spec, commit, diff, review page, contracts, alarms, "
+                 "acknowledgements) with a MANIFEST.sha256; --verify DIR checks one", ".evidence.cli",
+                 "configure_parser"),
 }
 
 

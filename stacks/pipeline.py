@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import aws_cdk as cdk
-from aws_cdk import Environment, Stack, Tags, aws_codepipeline as codepipeline, aws_iam as iam, pipelines
+from aws_cdk import Environment, Stack, Tags, aws_codebuild as codebuild, aws_codepipeline as codepipeline
+from aws_cdk import aws_iam as iam, pipelines
 from cdk_nag import AwsSolutionsChecks
 from constructs import Construct
 
@@ -83,7 +84,11 @@ class PipelineStack(Stack):
         Tags.of(self).add("hyperpod-gov:spec", plan.name)
         for key, value in plan.tags:
             Tags.of(self).add(key, value)
-        source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn)
+        # a spec that keeps evidence records: CodeBuild clones the repository, so the record names the commit and
+        # compares the spec with its previous commit's
+        history = any(s.governance.plan.alerting.evidence is not None for s in stages)
+        source = pipelines.CodePipelineSource.connection(repository, p.branch, connection_arn=connection_arn,
+                                                         **({"code_build_clone_output": True} if history else {}))
         self.pipeline = pipelines.CodePipeline(
             self,
             "Pipeline",
@@ -111,16 +116,23 @@ class PipelineStack(Stack):
                        "Studio)?") if i == 0 else (f"{stages[i - 1].stage_name} is deployed and its drift check "
                                                    f"passed: deploy {env_plan.name}?")
             post = [drift_check(name, env_plan, source, synth_context["spec"])] if i < len(stages) - 1 else []
+            upload = evidence_upload(stage, source, synth_context["spec"])
+            post += [upload] if upload is not None else []
             self.pipeline.add_stage(stage, pre=[pipelines.ManualApprovalStep(f"Approve-{name}", comment=comment)],
                                     post=post)
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
         acknowledge_pipeline(self, self.pipeline)
+        acknowledge_evidence_builds(self, self.pipeline)
 
 
 # The read-only role `cdk bootstrap` creates in every account it bootstraps (qualifier hnb659fds, the default),
 # with the ReadOnlyAccess managed policy and trust for the accounts given to --trust (the pipeline's).
 LOOKUP_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-lookup-role-{account}-{region}"
+# The bootstrap deploy role of the capacity account: the one principal the evidence bucket lets put objects
+# (the bucket's policy names the same role), and the stack output naming the bucket (docs/evidence.md).
+DEPLOY_ROLE = "arn:aws:iam::{account}:role/cdk-hnb659fds-deploy-role-{account}-{region}"
+EVIDENCE_OUTPUT = "EvidenceBucketName"
 
 
 def drift_check(env: str, plan: Any, source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
@@ -139,6 +151,40 @@ def drift_check(env: str, plan: Any, source: pipelines.IFileSetProducer, spec: s
             f"--profile check --region {plan.region} --no-kubernetes",
         ],
         role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[role])],
+    )
+
+
+def evidence_upload(stage: HyperPodGovernanceStage, source: pipelines.IFileSetProducer, spec: str
+                    ) -> Optional[pipelines.CodeBuildStep]:
+    """After an environment whose spec keeps evidence (``monitoring.evidence``): `hyperpod-gov evidence` of what was
+    deployed against the spec of the previous commit (itself on the first one), uploaded to the evidence bucket
+    under ``<environment>/<commit>/`` through the capacity account's deploy role, the one role that may put objects
+    there (the bucket's policy; nothing in it can be deleted before its retention ends)."""
+    plan = stage.governance.plan
+    if plan.alerting.evidence is None:
+        return None
+    writer = DEPLOY_ROLE.format(account=plan.account, region=plan.region)
+    (output,) = [c for c in stage.node.find_all() if isinstance(c, cdk.CfnOutput) and c.node.id == EVIDENCE_OUTPUT]
+    env = stage.stage_name
+    spec_q = shlex.quote(spec)
+    # add_pipeline names each stage after its environment, or "Deploy" for a spec without environments (an
+    # environment's name is a DNS label: never "Deploy")
+    environment = "" if env == "Deploy" else f" --environment {shlex.quote(env)}"
+    return pipelines.CodeBuildStep(
+        f"Evidence-{env}",
+        input=source,
+        env_from_cfn_outputs={"EVIDENCE_BUCKET": output},
+        commands=[
+            "python3 -m venv /tmp/hyperpod-gov && /tmp/hyperpod-gov/bin/pip install -q -c constraints.txt .",
+            f"git show HEAD~1:{spec_q} > /tmp/base.yaml 2>/dev/null || cp {spec_q} /tmp/base.yaml",
+            f"aws configure set profile.evidence.role_arn {writer}",
+            "aws configure set profile.evidence.credential_source EcsContainer",
+            f"/tmp/hyperpod-gov/bin/hyperpod-gov evidence {spec_q} --base /tmp/base.yaml{environment} "
+            f"--out /tmp/evidence && /tmp/hyperpod-gov/bin/hyperpod-gov evidence --verify /tmp/evidence && "
+            f"aws s3 cp --recursive /tmp/evidence \"s3://$EVIDENCE_BUCKET/{env}/$(git rev-parse HEAD)/\" "
+            f"--profile evidence --region {plan.region}",
+        ],
+        role_policy_statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[writer])],
     )
 
 
@@ -200,6 +246,21 @@ def acknowledge_pipeline(stack: Stack, pipeline: pipelines.CodePipeline) -> None
          "Asset publishing builds are created by CDK Pipelines per asset; their report groups are named per project."),
     ]
     acknowledge(pipeline, findings)
+
+
+def acknowledge_evidence_builds(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
+    """Each evidence upload build (``evidence_upload``) writes its own log streams and reports, named per build."""
+    region, account = stack.region, stack.account
+    for project in pipeline.node.find_all():
+        if isinstance(project, codebuild.CfnProject) and "/Evidence-" in project.node.path:
+            lid = stack.get_logical_id(project)
+            acknowledge(project.node.scope, [  # type: ignore[arg-type]
+                (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
+                          f"<{lid}>:*"),
+                 "The evidence build writes log streams (named per build) in its own log group."),
+                (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/<{lid}>-*"),
+                 "The evidence build reports into its own report groups (named after the project)."),
+            ])
 
 
 def toolchain_versions() -> dict[str, str]:

@@ -21,6 +21,8 @@ from hyperpod_gov.plan.tables import (
     addon_parts, policy_part,
 )
 from hyperpod_gov.plan.tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
+from hyperpod_gov.plan.evidence import evidence_of
+from hyperpod_gov.plan.tables_evidence import EVIDENCE_BUCKET
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                              STUDIO_PROJECT, UNIT_OWNER)
 
@@ -31,6 +33,8 @@ def _pascal(member: str) -> str:
 
 
 @dataclass(frozen=True)
+
+
 class Emitted:
     """Where a table's objects are emitted: the plan parts, the CloudFormation type, and the items of a resource's
     properties that are one object each (the cluster's instance groups are items of one resource)."""
@@ -83,6 +87,8 @@ EMITTED: dict[int, Emitted] = {
                                    plan.prometheus.grafana else (), ("AWS::Grafana::Workspace",)),
     id(PROJECT_MEMBERSHIP): Emitted(lambda plan: [m for d in _domains(plan) for p in d.projects for m in p.memberships],
                                     ("AWS::DataZone::ProjectMembership",)),
+    # monitoring.evidence (the monitoring stack, or a Slurm spec's capacity stack)
+    id(EVIDENCE_BUCKET): Emitted(lambda plan: [e for e in (evidence_of(plan),) if e is not None], ("AWS::S3::Bucket",)),
 }
 
 

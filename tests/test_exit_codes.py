@@ -77,6 +77,8 @@ CASES = {
     "report": [(["report", "INVALID"], 1), (["report", "SPEC", "--days", "0"], 1), (["report"], 2)],
     "review-pack": [(["review-pack", "SPEC", "--out", "OUT"], 0), (["review-pack", "INVALID", "--out", "OUT"], 1),
                     (["review-pack", "SPEC"], 2)],
+    "evidence": [(["evidence", "SPEC", "--base", "SPEC", "--out", "OUT"], 0),
+                 (["evidence", "INVALID", "--base", "SPEC", "--out", "OUT"], 1), (["evidence", "SPEC"], 2)],
 }
 
 

@@ -10,6 +10,7 @@ from ..explain import borrows, lends, owns
 from ..markdown import cell
 from ..plan import Plan, TeamPlan
 from ..plan.data import data_paths
+from ..plan.evidence import evidence_of
 from ..plan.slurm import borrow_qos
 from ..plan.slurm_task_view import AWS_PAGE, steps, task_view
 from ..spec.contract import Contract
@@ -229,7 +230,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
     else:
         lines.append("None.")
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _evidence(plan))
 
 
 def _tres(tres: Iterable[tuple[str, int]]) -> str:
@@ -315,7 +316,17 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
 
     lines += ["## Alarms and their owners", ""]
     lines += ["None: hyperpod-gov's alarms watch Kueue metrics, which a Slurm cluster does not have.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _evidence(plan))
+
+
+def _evidence(plan: Plan) -> list[str]:
+    """Where the evidence records of the changes that approved this page live (``monitoring.evidence``); nothing
+    when the spec keeps none."""
+    evidence = evidence_of(plan)
+    if evidence is None:
+        return []
+    return ["## Evidence", "", f"The record of each deployed change (spec, commit, diff, these pages, alarms, "
+            f"acknowledgements; `hyperpod-gov evidence`) is kept in the {evidence.where}.", ""]
 
 
 def _task_view(plan: Plan, team: TeamPlan) -> list[str]:

@@ -128,6 +128,7 @@ class SlurmPlan:
     uids: tuple[tuple[str, int], ...] = ()  # every team user's uid, sorted by name (posix_ids)
     gids: tuple[tuple[str, int], ...] = ()  # every team group's gid, sorted by name
     restrict_task_view: bool = False  # cluster.slurm.restrictTaskView: PrivateData=jobs
+    accounting_retention_days: Optional[int] = None  # cluster.slurm.accountingRetentionDays: slurmdbd's Purge*After
 
     @property
     def edits_partitions(self) -> bool:
@@ -267,4 +268,5 @@ def slurm_plan(spec: GovernanceSpec, teams: tuple[TeamPlan, ...],
         uids=posix_ids({u for t in slurm_teams for u in t.users}),
         gids=posix_ids({t.group for t in slurm_teams}),
         restrict_task_view=settings.restrict_task_view,
+        accounting_retention_days=settings.accounting_retention_days,
     )

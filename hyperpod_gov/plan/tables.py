@@ -26,6 +26,7 @@ from .tables_access import (
 from .tables_addon import ADDON, ADDON_CONFIGURATION, AddonPart, addon_parts
 from .tables_cluster import CLUSTER, INSTANCE_GROUP, volume_of
 from .tables_common import same_arn
+from .tables_evidence import EVIDENCE_BUCKET
 from .tables_quota import CLUSTER_POLICY, COMPUTE_QUOTA, PolicyPart, contract_tags, policy_part, resource_config
 from .tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_TABLES, PROMETHEUS_WORKSPACE, RULE_GROUPS
 from .tables_studio import STUDIO_TABLES
@@ -35,8 +36,9 @@ __all__ = [
     "CLUSTER_POLICY", "COMPUTE_QUOTA", "INSTANCE_GROUP", "POD_IDENTITY", "TABLES", "AddonPart", "PolicyPart",
     "addon_parts", "cfn_kwargs", "cfn_properties", "contract_tags", "policy_part", "resource_config", "same_arn",
     "volume_of", "STUDIO_TABLES", "GRAFANA_WORKSPACE", "PROMETHEUS_TABLES", "PROMETHEUS_WORKSPACE", "RULE_GROUPS",
+    "EVIDENCE_BUCKET",
 ]
 
 # The Unified Studio delegation tables last (``tables_studio.py``): DataZone objects of the studio stacks.
 TABLES = (COMPUTE_QUOTA, CLUSTER_POLICY, CLUSTER, INSTANCE_GROUP, ACCESS_ENTRY, ADMIN_ENTRY, POD_IDENTITY, ADDON,
-          *STUDIO_TABLES, *PROMETHEUS_TABLES)
+          *STUDIO_TABLES, *PROMETHEUS_TABLES, EVIDENCE_BUCKET)

@@ -30,6 +30,8 @@ NO_PLATFORM_EMAIL = "none"
 
 
 @dataclass(frozen=True)
+
+
 class MonitoringPart:
     """What the monitoring view reads: the spec's ``monitoring`` settings and the teams (their ``teams[].alarms``).
     Its attributes are named as the plan's (``Plan.alerting``, ``Plan.teams``): the rows' ``plan_fields``."""
@@ -85,6 +87,26 @@ def _grafana_admins(part: MonitoringPart) -> tuple[str, ...]:
     return () if g is None else tuple(f"Grafana admin {a}" for a in g.admins)
 
 
+def _evidence_bucket(part: MonitoringPart) -> str:
+    e = part.alerting.evidence
+    return "none" if e is None else f"{e.bucket} (S3 Object Lock, governance mode)"
+
+
+def _auditor_widens(old: object, new: object) -> Optional[str]:
+    return "may read every evidence record"
+
+
+# monitoring.evidence (plan/evidence.py, constructs/evidence.py): the bucket the pipeline keeps its records in
+_EVIDENCE_ROWS = (
+    Row("evidence bucket", "monitoring.evidence.bucket", _evidence_bucket, ("alerting",)),
+    Row("evidence retention", "monitoring.evidence.retentionDays",
+        lambda p: "-" if p.alerting.evidence is None else f"{p.alerting.evidence.retention_days} days", ("alerting",)),
+    Row("evidence auditors", "monitoring.evidence.auditors",
+        lambda p: () if p.alerting.evidence is None else p.alerting.evidence.auditors, ("alerting",), members=True,
+        privilege=_auditor_widens),
+)
+
+
 def _objects(plan: Plan) -> dict[str, MonitoringPart]:
     return {"": MonitoringPart(plan.alerting, plan.teams)}
 
@@ -106,5 +128,6 @@ MONITORING = View(
         # A Grafana admin may edit every team's folder: a widening of privilege.
         Row("Grafana admins", "monitoring.grafana", _grafana_admins, ("alerting",), members=True,
             privilege=lambda _key, member: f"{member} may edit every team's Grafana dashboards"),
+        *_EVIDENCE_ROWS,
     ),
 )

@@ -80,6 +80,9 @@ SLURM = View(
             if p.slurm else "none (EKS)", ("slurm",),
             privilege=_when(lambda o, n: o != n and n.startswith("every"),
                             "every Slurm user, and every Studio user, now sees every job of the cluster")),
+        Row("task history kept", "cluster.slurm.accountingRetentionDays",
+            lambda p: (f"{p.slurm.accounting_retention_days} days" if p.slurm.accounting_retention_days else
+                       "forever (nothing purged)") if p.slurm else "none (EKS)", ("slurm",)),
         Row("settings", "cluster.slurm|scheduler.idleCompute", _slurm_settings, ("slurm",), members=True),
         Row("QOS", "scheduler.priorityClasses|teams[].sharing", _slurm_qos, ("slurm",), members=True),
         Row("partition", "cluster.instanceGroups[].slurm.partition|cluster.instanceGroups[].dedicatedTo",

@@ -34,7 +34,7 @@ if [ "$(printf '%s\n%s\n' "__MIN__" "$version" | sort -V | sed -n 1p)" != "__MIN
 fi
 log "Slurm $version"
 
-# slurmdbd answers before accounting can be changed.
+__RETENTION__# slurmdbd answers before accounting can be changed.
 waited=0
 until sacctmgr -nP show cluster format=cluster > /dev/null 2>&1; do
   if [ "$waited" -ge "$WAIT" ]; then log "slurmdbd did not answer within ${WAIT}s" >&2; exit 1; fi
@@ -103,11 +103,36 @@ log "governance applied"
 '''
 
 
+# cluster.slurm.accountingRetentionDays: the Purge*After lines between the markers of slurmdbd.conf (beside
+# slurm.conf, mode 600: it holds the database password; rewritten in place, so owner and mode stay), slurmdbd
+# restarted when they changed; the wait below then covers its restart. Only in the apply.sh of a spec that sets it.
+_RETENTION = r'''# slurmdbd's retention of the task history (Purge*After in slurmdbd.conf).
+DBD_CONF="${HPG_SLURMDBD_CONF:-$(dirname "$SLURM_CONF_FILE")/slurmdbd.conf}"
+DBD_RESTART="${HPG_SLURMDBD_RESTART:-systemctl restart slurmdbd}"
+if [ ! -f "$DBD_CONF" ]; then log "$DBD_CONF is missing: slurmdbd's retention cannot be set" >&2; exit 1; fi
+dbd_before=$(sha256sum < "$DBD_CONF")
+dbd_block=$(mktemp)
+{ printf '%s\n' "$BEGIN"; sed '/^#/d' "$HERE/slurmdbd.conf.d/retention.conf"; printf '%s\n' "$END"; } > "$dbd_block"
+awk -v b="$BEGIN" -v e="$END" -v f="$dbd_block" '
+  $0 == b { skip = 1; while ((getline l < f) > 0) print l; done = 1; next }
+  $0 == e { skip = 0; next }
+  !skip && $0 !~ /^[[:space:]]*[Pp][Uu][Rr][Gg][Ee][A-Za-z]*[[:space:]]*=/ { print }
+  END { if (!done) while ((getline l < f) > 0) print l }' "$DBD_CONF" > "$DBD_CONF.hpg"
+cat "$DBD_CONF.hpg" > "$DBD_CONF"; rm -f "$DBD_CONF.hpg" "$dbd_block"
+if [ "$dbd_before" != "$(sha256sum < "$DBD_CONF")" ]; then
+  log "slurmdbd.conf retention changed: restarting slurmdbd ($DBD_RESTART)"
+  $DBD_RESTART
+fi
+
+'''
+
+
 def apply_sh(sp: SlurmPlan, state: SlurmState) -> str:
     """The controller's entry point: version check, slurmdbd wait, posix.sh, accounting.sh, then the configuration
     (slurmctld restarted only when it changed)."""
     body = (_APPLY.replace("__PREFIX__", DEFAULT_SLURM_PREFIX).replace("__BEGIN__", MARK_BEGIN)
-            .replace("__END__", MARK_END).replace("__MIN__", MIN_SLURM))
+            .replace("__END__", MARK_END).replace("__MIN__", MIN_SLURM)
+            .replace("__RETENTION__", _RETENTION if sp.accounting_retention_days is not None else ""))
     return "\n".join([
         "#!/bin/bash",
         _header(sp, "Applies the Slurm governance on the controller; the lifecycle script runs it after slurmdbd "

@@ -23,3 +23,19 @@ def partitions_conf(sp: SlurmPlan, conf: ConfState) -> str:
              f"AllowQos={_csv(p.allow_qos)}" for p in conf.partitions]
     return _header(sp, "Partition access, set on HyperPod's partition lines by apply.sh (configStrategy Merge); not "
                    "a partition definition.") + "\n".join(lines) + "\n"
+
+
+# What slurmdbd purges (slurmdbd.conf(5)): every record type it keeps, so that cluster.slurm.accountingRetentionDays
+# bounds the whole task history (jobs, steps, usage rollups, events, reservations, suspensions, transactions).
+PURGE_SETTINGS = ("PurgeEventAfter", "PurgeJobAfter", "PurgeResvAfter", "PurgeStepAfter", "PurgeSuspendAfter",
+                  "PurgeTXNAfter", "PurgeUsageAfter")
+RETENTION_CONF = "slurmdbd.conf.d/retention.conf"
+
+
+def retention_conf(sp: SlurmPlan) -> Optional[str]:
+    """The slurmdbd.conf lines apply.sh writes between the markers (None: the spec sets no retention)."""
+    days = sp.accounting_retention_days
+    if days is None:
+        return None
+    return _header(sp, f"slurmdbd's retention of the task history: {days} days (cluster.slurm.accountingRetention"
+                   "Days).") + "\n".join(f"{k}={days}days" for k in PURGE_SETTINGS) + "\n"

@@ -47,7 +47,7 @@ from .commands import (  # noqa: F401  (re-exported)
     modify_qos,
     set_default_account,
 )
-from .conf import governance_conf, partitions_conf
+from .conf import RETENTION_CONF, governance_conf, partitions_conf, retention_conf
 from .model import desired
 from .posix_sh import posix_sh
 
@@ -64,6 +64,9 @@ def files(plan: Plan) -> dict[str, str]:
         "posix.sh": posix_sh(sp, state),
         "slurm.conf.d/governance.conf": governance_conf(sp, state.conf),
     }
+    retention = retention_conf(sp)
+    if retention is not None:
+        out[RETENTION_CONF] = retention
     if state.conf is not None and state.conf.partitions:
         out["slurm.conf.d/partitions.conf"] = partitions_conf(sp, state.conf)
     return dict(sorted(out.items()))

@@ -7,11 +7,11 @@ Meant for two keys of the spec: ``monitoring`` (a ``Monitoring``) at the top lev
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from ._base import EMAIL, SpecModel, spec_error
+from ._base import EMAIL, IAM_ROLE_ARN, SpecModel, spec_error
 
 DEFAULT_QUOTA_NOT_HONOURED_MINUTES = 30
 DEFAULT_IDLE_PERCENT = 20
@@ -19,6 +19,7 @@ DEFAULT_IDLE_HOURS = 24
 DEFAULT_PREEMPTIONS_PER_HOUR = 3
 DEFAULT_LOW_UTILISATION_PERCENT = 20
 DEFAULT_LOW_UTILISATION_MINUTES = 60
+DEFAULT_EVIDENCE_RETENTION_DAYS = 400
 
 
 def _check_five_minutes(v: Optional[int]) -> Optional[int]:
@@ -169,6 +170,40 @@ class Grafana(SpecModel):
         return tuple(sorted(set(v)))
 
 
+class Evidence(SpecModel):
+    """Where the evidence records of changes (``hyperpod-gov evidence``) are kept: an S3 bucket with Object Lock."""
+
+    bucket: Literal["create"] = Field(
+        description="create: an S3 bucket in the capacity account (monitoring stack) with Object Lock in governance "
+        "mode, versioning, its own KMS key, TLS only, access logs and every public access blocked; the pipeline's "
+        "post-deploy step uploads the record of what it deployed (docs/evidence.md).",
+    )
+    retention_days: int = Field(
+        default=DEFAULT_EVIDENCE_RETENTION_DAYS,
+        ge=1,
+        le=36500,
+        description="Days each record is locked (Object Lock default retention, governance mode: nobody without "
+        f"s3:BypassGovernanceRetention can delete or overwrite it before; 1..36500, default: "
+        f"{DEFAULT_EVIDENCE_RETENTION_DAYS}, over a year so that one annual audit finds the last one's records).",
+    )
+    auditors: tuple[str, ...] = Field(
+        default=(),
+        description="IAM role ARNs that may read the records (s3:GetObject, list, retention; kms:Decrypt) and "
+        "nothing else (default: none; the pipeline's deploy role may only write).",
+    )
+
+    @field_validator("auditors")
+    @classmethod
+    def _auditors(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [a for a in v if not IAM_ROLE_ARN.match(a)]
+        if bad:
+            raise spec_error(f"{bad[0]!r} is not an IAM role ARN",
+                             "use role ARNs, e.g. arn:aws:iam::111122223333:role/auditor")
+        if len(set(v)) != len(v):
+            raise spec_error("lists a role twice", "list each auditor role once")
+        return tuple(sorted(v))
+
+
 class Monitoring(SpecModel):
     """Dashboards and alarms that close the governance loop: every signal has an owner and a response."""
 
@@ -184,6 +219,11 @@ class Monitoring(SpecModel):
         default=True,
         description="One CloudWatch dashboard per team besides the cluster dashboard (default: true; each "
         "dashboard beyond the first three of an account is billed).",
+    )
+    evidence: Optional[Evidence] = Field(
+        default=None,
+        description="A bucket for the evidence records of changes (default: none; the records are written only "
+        "where `hyperpod-gov evidence --out` puts them).",
     )
 
     prometheus: Optional[Prometheus] = Field(

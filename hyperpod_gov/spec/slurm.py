@@ -166,6 +166,15 @@ class ClusterSlurm(SpecModel):
         "set by hand: the contract record prints the steps). Default: false, AWS's default: every Studio user "
         "views, manages and interacts with every Slurm task of the cluster, and every user sees every job.",
     )
+    accounting_retention_days: Optional[int] = Field(
+        default=None,
+        ge=1,
+        le=36500,
+        description="Days slurmdbd keeps the task history (what `sacct` and `sreport` read): apply.sh writes "
+        "PurgeEventAfter, PurgeJobAfter, PurgeResvAfter, PurgeStepAfter, PurgeSuspendAfter, PurgeTXNAfter and "
+        "PurgeUsageAfter=<days>days into slurmdbd.conf and restarts slurmdbd when they change (1..36500). Default: "
+        "not set, Slurm's default: nothing is purged, the history grows for as long as the database lives.",
+    )
 
 
 class GroupSlurm(SpecModel):

@@ -17,6 +17,7 @@ from hyperpod_gov.constructs import (
     Observability,
     SchedulerInstall,
 )
+from hyperpod_gov.constructs.evidence import evidence_bucket
 from hyperpod_gov.constructs.hyperpod_cluster import SlurmHyperPodCluster
 from hyperpod_gov.constructs.lifecycle import (SLURM_LIFECYCLE_DIR, acknowledge_bucket_deployment, add_slurm_files,
                                                slurm_parameters)
@@ -24,6 +25,7 @@ from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.connect import kubeconfig_command
+from hyperpod_gov.plan.evidence import evidence_of
 from hyperpod_gov.plan.operators import tls_bucket_name
 
 from .base import SpecStack
@@ -141,6 +143,7 @@ class SlurmCapacityStack(SpecStack):
         add_slurm_files(self.lifecycle, parameters=slurm_parameters(slurm, file_system), files=files)
         acknowledge_bucket_deployment(self, self.lifecycle)
         slurm_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
+        self.evidence = evidence_bucket(self, evidence_of(plan))  # a Slurm spec has no monitoring stack
         unused = without_effect_on_slurm(plan)
         if unused:
             Annotations.of(self).add_warning_v2(WARN_SLURM_UNUSED, (

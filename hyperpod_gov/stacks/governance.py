@@ -13,6 +13,7 @@ from hyperpod_gov.constructs import (AppliedManifests, ClusterPolicy, Observabil
 from hyperpod_gov.constructs.manifests import plain_manifest, plain_object_value
 from hyperpod_gov.constructs.access import team_access_entries
 from hyperpod_gov.constructs.identity import plain_identity
+from hyperpod_gov.constructs.evidence import evidence_bucket
 from hyperpod_gov.constructs.existing_cluster import ExistingClusterKubectl, imported_cluster
 from hyperpod_gov.constructs.monitoring import AlarmTopics, ClusterDashboardPage, plain_topics, team_monitoring
 from hyperpod_gov.constructs.plain import Fragment, Runs, ref
@@ -24,6 +25,7 @@ from hyperpod_gov.constructs.task_governance_provider import HandlerPlacement
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
+from hyperpod_gov.plan.evidence import evidence_of
 from hyperpod_gov.plan.invariants import provider_in_vpc
 from hyperpod_gov.plan.monitoring import PLATFORM_TOPIC
 from hyperpod_gov.plan.tools_policy import attached_policy
@@ -183,6 +185,7 @@ class MonitoringStack(SpecStack):
             self.topics.key.add_alias(names.alarm_key_alias(plan.name))  # type: ignore[attr-defined]
             for topic in self.topics.topics.values():
                 topic.add_property_override("TopicName", names.platform_topic(plan.name))
+        self.evidence = evidence_bucket(self, evidence_of(plan))
         name, watches = monitoring.dashboard_pages[0]  # later pages: DashboardsStack
         self.dashboards = ClusterDashboardPage(Construct(self, "Dashboards"), name, monitoring=monitoring, name=name,
                                                watches=watches)

@@ -12,7 +12,9 @@ import pytest
 from hyperpod_gov.plan import ClusterPlan, InstanceGroupPlan, Plan, TeamPlan
 from hyperpod_gov.plan.access import PrincipalAccess
 from hyperpod_gov.plan.fields import Field, Table, compare, emit, imported, leaf_members
+from hyperpod_gov.plan.evidence import EvidencePlan
 from hyperpod_gov.plan.identity import IdentityPlan
+from hyperpod_gov.plan.tables_evidence import EVIDENCE_BUCKET
 from hyperpod_gov.plan.plan import AdminPlan, FlavorPlan, PriorityClassPlan
 from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
@@ -74,6 +76,8 @@ def _governed_resources(templates: dict) -> list[tuple[str, Table, dict]]:
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
+
+
 def test_every_member_the_emitters_write_has_a_table_row(example, request):
     templates = request.getfixturevalue(example).templates  # the session's synthesized example
     found = _governed_resources(templates)
@@ -154,6 +158,8 @@ READERS: dict[type, tuple[object, ...]] = {
     PrometheusPlan: (PROMETHEUS_WORKSPACE,),
     TeamRules: (RULE_GROUPS,),
     GrafanaPlan: (GRAFANA_WORKSPACE,),
+    # monitoring.evidence
+    EvidencePlan: (EVIDENCE_BUCKET,),
 }
 
 
@@ -166,6 +172,8 @@ def _read(reader: object) -> set[str]:
 
 
 @pytest.mark.parametrize("part", READERS, ids=lambda c: c.__name__)
+
+
 def test_every_attribute_of_a_plan_part_is_read_by_a_row_or_exempt_with_a_reason(part):
     read = set().union(*(_read(r) for r in READERS[part]))
     exempt = {k.split(".", 1)[1] for k in NOT_GOVERNED if k.split(".", 1)[0] == part.__name__}
@@ -261,6 +269,8 @@ def _member(obj: dict, member: str):
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
+
+
 def test_team_manifests_hold_exactly_the_table_objects_with_the_planned_values(example):
     from hyperpod_gov.charts import render
     from hyperpod_gov.charts.fields import planned_objects
@@ -337,6 +347,8 @@ def _template_value(table: Table, props: dict, member: str):
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
+
+
 def test_every_value_the_emitters_write_is_the_one_the_table_plans(example, request):
     from hyperpod_gov.plan import build_plan
 
