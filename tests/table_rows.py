@@ -33,8 +33,6 @@ def _pascal(member: str) -> str:
 
 
 @dataclass(frozen=True)
-
-
 class Emitted:
     """Where a table's objects are emitted: the plan parts, the CloudFormation type, and the items of a resource's
     properties that are one object each (the cluster's instance groups are items of one resource)."""

@@ -30,8 +30,6 @@ NO_PLATFORM_EMAIL = "none"
 
 
 @dataclass(frozen=True)
-
-
 class MonitoringPart:
     """What the monitoring view reads: the spec's ``monitoring`` settings and the teams (their ``teams[].alarms``).
     Its attributes are named as the plan's (``Plan.alerting``, ``Plan.teams``): the rows' ``plan_fields``."""

@@ -76,8 +76,6 @@ def _governed_resources(templates: dict) -> list[tuple[str, Table, dict]]:
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
-
-
 def test_every_member_the_emitters_write_has_a_table_row(example, request):
     templates = request.getfixturevalue(example).templates  # the session's synthesized example
     found = _governed_resources(templates)
@@ -172,8 +170,6 @@ def _read(reader: object) -> set[str]:
 
 
 @pytest.mark.parametrize("part", READERS, ids=lambda c: c.__name__)
-
-
 def test_every_attribute_of_a_plan_part_is_read_by_a_row_or_exempt_with_a_reason(part):
     read = set().union(*(_read(r) for r in READERS[part]))
     exempt = {k.split(".", 1)[1] for k in NOT_GOVERNED if k.split(".", 1)[0] == part.__name__}
@@ -269,8 +265,6 @@ def _member(obj: dict, member: str):
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
-
-
 def test_team_manifests_hold_exactly_the_table_objects_with_the_planned_values(example):
     from hyperpod_gov.charts import render
     from hyperpod_gov.charts.fields import planned_objects
@@ -347,8 +341,6 @@ def _template_value(table: Table, props: dict, member: str):
 
 
 @pytest.mark.parametrize("example", ["enterprise", "startup"])
-
-
 def test_every_value_the_emitters_write_is_the_one_the_table_plans(example, request):
     from hyperpod_gov.plan import build_plan
 
