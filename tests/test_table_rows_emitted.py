@@ -17,7 +17,7 @@ from tests.stacks.test_prometheus import prometheus_spec
 from tests.studio.helpers import delegated
 from tests.table_rows import rows_planned, unreached, value_rows
 
-ALL_EXAMPLES = ("enterprise", "startup", "existing", "enterprise-slurm", "startup-slurm")
+ALL_EXAMPLES = ("enterprise", "startup", "existing", "enterprise-slurm", "startup-slurm", "elastic")
 
 # Rows with a planned value that neither the examples nor the every-option spec of
 # tests/stacks/test_instance_group_options.py gives one, and why (a stale entry fails too).
@@ -27,6 +27,10 @@ NOT_IN_EXAMPLES: dict[tuple[str, str], str] = {
     "table",
     ("HyperPod cluster", "Orchestrator.Slurm.AccountingDatabase.Name"): "the examples leave the database's name to "
     "the service; tests/constructs/test_cluster_tables.py synthesizes a Slurm spec that names it",
+    ("instance group", "ImageId"): "an example that named an AMI would name one nobody can boot; "
+    "tests/stacks/test_elastic.py synthesizes a group with its own imageId",
+    ("instance group", "ImageReleaseVersion"): "the examples take HyperPod's current release; "
+    "tests/stacks/test_elastic.py synthesizes a group pinned to one",
 }
 
 

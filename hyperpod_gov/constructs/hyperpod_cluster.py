@@ -14,6 +14,7 @@ from ..plan.tables import CLUSTER, INSTANCE_GROUP
 from ..spec.cluster_options import instance_types_source
 from ._l1 import l1_kwargs
 from ._nag import acknowledge, wildcard
+from .autoscaling import AutoscalingRole
 from .dependencies import DependenciesChart
 from .execution_role import execution_role, slurm_execution_role
 from .lifecycle import ON_CREATE, LifecycleScripts
@@ -62,13 +63,20 @@ class _InstanceGroups(Construct):
         values: the execution role, the shipped lifecycle scripts, the node security group, the VPC's private
         subnets and, with EKS, the EKS cluster's ARN."""
         nodes = [self.security_group.security_group_id]
+        self.autoscaling: Optional[AutoscalingRole] = None
+        if c.auto_scaling is not None:
+            self.autoscaling = AutoscalingRole(self, "Autoscaling", plan=c)
         group = {"ExecutionRole": self.execution_role.role_arn, "LifeCycleConfig.SourceS3Uri": lifecycle.source_s3_uri,
                  "LifeCycleConfig.OnCreate": ON_CREATE, "OverrideVpcConfig.SecurityGroupIds": nodes}
         subnets = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
         props = emit(CLUSTER, c, {"InstanceGroups": [emit(INSTANCE_GROUP, g, group) for g in c.instance_groups],
                                   "Orchestrator.Eks.ClusterArn": eks_arn, "VpcConfig.SecurityGroupIds": nodes,
-                                  "VpcConfig.Subnets": subnets.subnet_ids})
-        return sagemaker.CfnCluster(self, "Resource", **l1_kwargs(sagemaker.CfnCluster, props))
+                                  "VpcConfig.Subnets": subnets.subnet_ids,
+                                  "ClusterRole": self.autoscaling.role.role_arn if self.autoscaling else None})
+        resource = sagemaker.CfnCluster(self, "Resource", **l1_kwargs(sagemaker.CfnCluster, props))
+        if self.autoscaling is not None:
+            self.autoscaling.grant_cluster(resource.attr_cluster_arn)
+        return resource
 
 
 class HyperPodCluster(_InstanceGroups):

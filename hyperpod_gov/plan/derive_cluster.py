@@ -26,6 +26,7 @@ from .parts import (
     InstanceGroupPlan,
     LifecyclePlan,
     NetworkPlan,
+    PatchingPlan,
     SlurmOrchestratorPlan,
     TaintPlan,
 )
@@ -98,7 +99,7 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
     roles = {r.name: r for r in slurm_groups(spec)} if c.orchestrator == "slurm" else {}
-    groups = tuple(_group(g, i, cat, roles.get(g.name))
+    groups = tuple(_group(g, i, cat, roles.get(g.name), autoscaled=c.auto_scaling is not None)
                    for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     e = c.existing
@@ -135,6 +136,7 @@ def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalo
         ) if e else None,
         api_access=api_sources(c),
         slurm=_slurm_orchestrator(spec),
+        auto_scaling=c.auto_scaling,
     )
 
 
@@ -155,7 +157,17 @@ def _slurm_orchestrator(spec: GovernanceSpec) -> Optional[SlurmOrchestratorPlan]
 DEFAULT_DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 
 
-def _group(g: InstanceGroup, index: int, cat: catalog.Catalog, slurm: Optional[SlurmGroupPlan]) -> InstanceGroupPlan:
+def _patching(g: InstanceGroup) -> Optional[PatchingPlan]:
+    p = g.patching
+    if p is None:
+        return None
+    return PatchingPlan(p.schedule_expression, {"whenIdle": "WhenIdle", "whenAllIdle": "WhenAllIdle"}.get(p.auto or ""),
+                        batch=(str(p.batch.service["Type"]), int(p.batch.service["Value"])) if p.batch else None,  # type: ignore[call-overload]
+                        wait_seconds=p.wait_seconds, rollback_alarms=tuple(p.rollback_alarms))
+
+
+def _group(g: InstanceGroup, index: int, cat: catalog.Catalog, slurm: Optional[SlurmGroupPlan], *,
+           autoscaled: bool = False) -> InstanceGroupPlan:
     accelerated = cat.lookup(g.instance_type).accelerators > 0
     if g.deep_health_checks is not None:
         checks = tuple(g.deep_health_checks)
@@ -180,4 +192,11 @@ def _group(g: InstanceGroup, index: int, cat: catalog.Catalog, slurm: Optional[S
         threads_per_core=g.threads_per_core,
         dedicated_to=g.dedicated_to,
         slurm=slurm,
+        instance_types=tuple(g.instance_types),
+        min_count=g.min_count,
+        capacity_type=g.capacity,
+        image_id=g.image_id,
+        image_release_version=g.image.release_version if g.image else None,
+        patching=_patching(g),
+        autoscaled=autoscaled,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from ..spec.cluster import DEDICATED_KEY, MIG_LABEL
 from ..spec.models import AddonVersions
@@ -73,6 +73,29 @@ class LifecyclePlan:
 
 
 @dataclass(frozen=True)
+class PatchingPlan:
+    """``instanceGroups[].patching`` in the service's terms: ScheduledUpdateConfig and AutoPatchConfig share the
+    DeploymentConfig (batch, wait, rollback alarms)."""
+
+    schedule_expression: Optional[str]  # cron(...): the one-time start or the recurring schedule; None: none
+    auto: Optional[str]  # AutoPatchConfig.PatchingStrategy (WhenIdle | WhenAllIdle); None: no automatic patches
+    batch: Optional[tuple[str, int]] = None  # MaximumBatchSize (Type, Value)
+    wait_seconds: Optional[int] = None
+    rollback_alarms: tuple[str, ...] = ()  # sorted
+
+    @property
+    def deployment_config(self) -> Optional[dict[str, Any]]:
+        out: dict[str, Any] = {}
+        if self.rollback_alarms:
+            out["AutoRollbackConfiguration"] = [{"AlarmName": a} for a in self.rollback_alarms]
+        if self.batch is not None:
+            out["RollingUpdatePolicy"] = {"MaximumBatchSize": {"Type": self.batch[0], "Value": self.batch[1]}}
+        if self.wait_seconds is not None:
+            out["WaitIntervalInSeconds"] = self.wait_seconds
+        return out or None
+
+
+@dataclass(frozen=True)
 class InstanceGroupPlan:
     name: str
     instance_type: str
@@ -93,6 +116,28 @@ class InstanceGroupPlan:
     dedicated_to: Optional[str] = field(default=None, kw_only=True)  # instanceGroups[].dedicatedTo: the team
     # a Slurm cluster's group: its Slurm role (SlurmConfig: node type, partition); None with EKS
     slurm: Optional[SlurmGroupPlan] = field(default=None, kw_only=True)
+    # elastic capacity (issue 57): a flexible group's types in the spec's order of preference (() one type),
+    # MinInstanceCount, on-demand | spot, the node image and the patching window
+    instance_types: tuple[str, ...] = field(default=(), kw_only=True)
+    min_count: Optional[int] = field(default=None, kw_only=True)
+    capacity_type: str = field(default="on-demand", kw_only=True)
+    image_id: Optional[str] = field(default=None, kw_only=True)
+    image_release_version: Optional[str] = field(default=None, kw_only=True)
+    patching: Optional[PatchingPlan] = field(default=None, kw_only=True)
+    autoscaled: bool = field(default=False, kw_only=True)  # cluster.autoScaling: Karpenter scales the group
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """Every instance type the group may run (a flexible group's, else its one type)."""
+        return self.instance_types or (self.instance_type,)
+
+    @property
+    def guaranteed(self) -> int:
+        """On-Demand instances that stay: minCount where the cluster autoscales (``autoscaled``), else count; a
+        Spot group guarantees none."""
+        if self.capacity_type == "spot":
+            return 0
+        return (self.min_count or 0) if self.autoscaled else self.count
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:
@@ -219,6 +264,8 @@ class ClusterPlan:
     api_access: tuple[ApiSource, ...] = field(default=(), kw_only=True)
     # cluster.orchestrator: slurm: Orchestrator.Slurm (None: the EKS orchestrator, Orchestrator.Eks)
     slurm: Optional[SlurmOrchestratorPlan] = field(default=None, kw_only=True)
+    # cluster.autoScaling: karpenter (AutoScaling, ClusterRole, NodeClass and NodePool per group); None: fixed counts
+    auto_scaling: Optional[str] = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

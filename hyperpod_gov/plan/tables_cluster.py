@@ -119,6 +119,64 @@ def _eks_arn_reference(cluster: Any, context: Mapping[str, Any]) -> Optional[str
     return None if planned is None else context.get("Orchestrator.Eks.ClusterArn", planned)
 
 
+def _min_count(live: Mapping[str, Any]) -> tuple[str, Any]:
+    """DescribeCluster reports MinInstanceCount as MinCount."""
+    return "MinCount", live.get("MinCount")
+
+
+def _desired_top(what: str) -> Any:
+    """DescribeCluster reports ``Desired<what>`` (what was asked for) and ``Current<what>`` (what runs)."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        member = f"Desired{what}" if f"Desired{what}" in live else f"Current{what}"
+        return member, live.get(member)
+    return read
+
+
+def _same_capacity(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+    """No CapacityRequirements, or OnDemand, is On-Demand."""
+    return ("Spot" in (planned or {})) == ("Spot" in (live or {}))
+
+
+def _capacity_to_spec(live: Any) -> Optional[str]:
+    return "spot" if "Spot" in (live or {}) else None
+
+
+def _scheduled_update(group: Any) -> Optional[dict[str, Any]]:
+    p = group.patching
+    if p is None or p.schedule_expression is None:
+        return None
+    out: dict[str, Any] = {"ScheduleExpression": p.schedule_expression}
+    if p.deployment_config:
+        out["DeploymentConfig"] = p.deployment_config
+    return out
+
+
+def _auto_patch(group: Any) -> Optional[dict[str, Any]]:
+    p = group.patching
+    if p is None or p.auto is None:
+        return None
+    out: dict[str, Any] = {"PatchingStrategy": p.auto}
+    if p.deployment_config:
+        out["DeploymentConfig"] = p.deployment_config
+    return out
+
+
+def _same_auto_patch(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+    """PatchSchedule.NextPatchDate is the service's (set when a patch AMI is found): left out of the comparison."""
+    def strip(value: Any) -> Any:
+        return {k: v for k, v in (value or {}).items() if k != "PatchSchedule"} or None
+    return strip(planned) == strip(live)
+
+
+def _same_autoscaling(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+    """Off is no AutoScaling or Mode Disable; on is Mode Enable (Karpenter, the only AutoScalerType)."""
+    return ((planned or {}).get("Mode") == "Enable") == ((live or {}).get("Mode") == "Enable")
+
+
+def _autoscaling_to_spec(live: Any) -> Optional[str]:
+    return "karpenter" if (live or {}).get("Mode") == "Enable" else None
+
+
 def volume_of(live_storage: Any) -> Optional[int]:
     """The data volume's size from ``InstanceStorageConfigs`` (the root volume left out)."""
     for storage in live_storage or ():
@@ -135,10 +193,21 @@ INSTANCE_GROUP = Table(
     fields=(
         Field("InstanceGroupName", "name", "name", get=lambda g: g.name, plan_fields=("name",),
               drift="the key instance groups are matched by", to_spec=str),
-        Field("InstanceType", "instance type", "instanceType", get=lambda g: g.instance_type,
-              plan_fields=("instance_type",), to_spec=str),
+        Field("InstanceType", "instance type", "instanceType",
+              get=lambda g: None if g.instance_types else g.instance_type,
+              plan_fields=("instance_type", "instance_types"), to_spec=str),
+        # A flexible group (InstanceRequirements, exclusive with InstanceType): its types in order of preference.
+        Field("InstanceRequirements.InstanceTypes", "instance types", "instanceTypes",
+              get=lambda g: list(g.instance_types) or None, plan_fields=("instance_types",),
+              imports="a list: the importer writes flat values only"),
+        # An autoscaled group's target count is the autoscaler's to move between minCount and count: not compared.
         Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
-              live_member=_live_count, to_spec=int),
+              live_member=_live_count, to_spec=int, when=lambda g: not g.autoscaled),
+        Field("MinInstanceCount", "the minimum instance count", "minCount", get=lambda g: g.min_count,
+              plan_fields=("min_count",), live_member=_min_count, to_spec=int),
+        Field("CapacityRequirements", "capacity type (Spot or On-Demand)", "capacity",
+              get=lambda g: {"Spot": {}} if g.capacity_type == "spot" else None, plan_fields=("capacity_type",),
+              same=_same_capacity, to_spec=_capacity_to_spec),
         Field("ExecutionRole", "execution role", "", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         # Own scripts are the spec's; the shipped ones are in the lifecycle bucket, a deploy-time reference.
         Field("LifeCycleConfig.SourceS3Uri", "lifecycle scripts", "lifecycle.sourceS3Uri",
@@ -180,6 +249,17 @@ INSTANCE_GROUP = Table(
               imports="a list: the importer writes flat values only"),
         Field("OverrideVpcConfig.SecurityGroupIds", "security groups", "subnetIds", deploy=_node_security_group,
               drift="the node security group, a deploy-time reference", imports=_DEPLOY_TIME),
+        # The node image: compared where the spec names one (the service picks its current AMI otherwise).
+        Field("ImageId", "node image (AMI)", "imageId", get=lambda g: g.image_id, plan_fields=("image_id",),
+              when=lambda g: g.image_id is not None, live_member=_desired_top("ImageId"), to_spec=str),
+        Field("ImageReleaseVersion", "HyperPod AMI release", "image.releaseVersion",
+              get=lambda g: g.image_release_version, plan_fields=("image_release_version",),
+              when=lambda g: g.image_release_version is not None, live_member=_desired_top("ImageReleaseVersion"),
+              imports="a nested key the importer does not write"),
+        Field("ScheduledUpdateConfig", "scheduled image update", "patching", get=_scheduled_update,
+              plan_fields=("patching",), imports="a structure the importer does not write"),
+        Field("AutoPatchConfig", "automatic patching", "patching.auto", get=_auto_patch, plan_fields=("patching",),
+              same=_same_auto_patch, imports="a structure the importer does not write"),
         # Compared only where the spec sets it: without it the service reports the instance type's own value.
         Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
               plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),
@@ -204,6 +284,10 @@ CLUSTER = Table(
               drift="compared group by group (the InstanceGroup table)", imports="read group by group"),
         Field("NodeRecovery", "node recovery", "nodeRecovery", get=lambda c: c.node_recovery,
               plan_fields=("node_recovery",), default="Automatic", to_spec=str),
+        Field("AutoScaling", "autoscaling", "autoScaling",
+              get=lambda c: {"Mode": "Enable", "AutoScalerType": "Karpenter"} if c.auto_scaling else None,
+              plan_fields=("auto_scaling",), same=_same_autoscaling, to_spec=_autoscaling_to_spec),
+        Field("ClusterRole", "autoscaling role", "autoScaling", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         Field("NodeProvisioningMode", "node provisioning", "nodeProvisioningMode",
               get=lambda c: c.node_provisioning_mode, plan_fields=("node_provisioning_mode",), to_spec=str),
         # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).

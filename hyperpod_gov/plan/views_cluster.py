@@ -180,6 +180,25 @@ def unowned_capacity(plan: Plan) -> tuple[str, ...]:
 _UNOWNED = re.compile(r"\A(?P<n>\d+) (?P<unit>.+) of (?P<type>\S+)\Z")
 
 
+def patching_words(g: object) -> str:
+    """When and how the group's node image is replaced (ScheduledUpdateConfig, AutoPatchConfig), in words."""
+    p = getattr(g, "patching")
+    if p is None:
+        return "only when the cluster is updated"
+    parts = []
+    if p.schedule_expression:
+        parts.append(f"scheduled {p.schedule_expression}")
+    if p.auto:
+        parts.append(f"security patches {p.auto}")
+    if p.batch:
+        parts.append(f"batches of {p.batch[1]}{'%' if p.batch[0] == 'CAPACITY_PERCENTAGE' else ' nodes'}")
+    if p.wait_seconds is not None:
+        parts.append(f"{p.wait_seconds}s between batches")
+    if p.rollback_alarms:
+        parts.append(f"rolled back on {', '.join(p.rollback_alarms)}")
+    return "; ".join(parts)
+
+
 def _unowned_lines(_title: str, old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
     """One line per instance type whose unowned capacity changes (the row's values as ``unowned_capacity`` words
     them)."""
@@ -281,6 +300,9 @@ CLUSTER = View(
             privilege=_when(lambda o, n: o != n, "whoever may push to this repository and branch now deploys the "
                             "cluster's governance")),
         Row("node recovery", "cluster.nodeRecovery", lambda p: p.cluster.node_recovery, ("node_recovery",)),
+        Row("autoscaling", "cluster.autoScaling",
+            lambda p: f"{p.cluster.auto_scaling} (HyperPod-managed)" if p.cluster.auto_scaling else "off",
+            ("auto_scaling",)),
         Row("node provisioning", "cluster.nodeProvisioningMode",
             lambda p: p.cluster.node_provisioning_mode or "standard", ("node_provisioning_mode",)),
         Row("shared pool", "sharedPool", _pool, ()),
@@ -332,7 +354,22 @@ INSTANCE_GROUPS = View(
         Row("name", "cluster.instanceGroups[].name", lambda g: g.name, ("name",)),
         Row("instance type", "cluster.instanceGroups[].instanceType", lambda g: g.instance_type,
             ("instance_type", "accelerated")),
+        Row("instance types (flexible)", "cluster.instanceGroups[].instanceTypes",
+            lambda g: g.instance_types or ("one type",), ("instance_types",), members=True),
         Row("instances", "cluster.instanceGroups[].count", lambda g: g.count, ("count",)),
+        Row("minimum instances", "cluster.instanceGroups[].minCount",
+            lambda g: "none" if g.min_count is None else g.min_count, ("min_count",)),
+        Row("capacity type", "cluster.instanceGroups[].capacity", lambda g: g.capacity_type, ("capacity_type",)),
+        Row("guaranteed instances", "cluster.instanceGroups[].capacity|cluster.instanceGroups[].minCount|"
+            "cluster.autoScaling", lambda g: g.guaranteed, ("autoscaled",)),
+        # The node image and the window it is replaced in: what runs as root on every node, and when nodes go.
+        Row("node image", "cluster.instanceGroups[].imageId|cluster.instanceGroups[].image.releaseVersion",
+            lambda g: g.image_id or (f"HyperPod release {g.image_release_version}" if g.image_release_version
+                                     else "HyperPod's current AMI"), ("image_id", "image_release_version"),
+            privilege=_when(lambda o, n: o != n and n.startswith("ami-"),
+                            "every node of the group now boots an image the spec names, which runs as root")),
+        Row("patching", "cluster.instanceGroups[].patching|cluster.instanceGroups[].patching.auto",
+            patching_words, ("patching",)),
         Row("data volume (GiB)", "cluster.instanceGroups[].volumeSizeGb", lambda g: g.volume_size_gb or "default",
             ("volume_size_gb",)),
         Row("MIG profile", "cluster.instanceGroups[].mig", lambda g: g.mig_profile or "whole GPUs",

@@ -123,6 +123,13 @@ class Cluster(SpecModel):
         "installs the ones this key lists, and none when the key is left out (the cluster runs its own). See "
         "docs/operators.md.",
     )
+    auto_scaling: Optional[Literal["karpenter"]] = Field(
+        default=None,
+        description="karpenter: HyperPod-managed Karpenter scales the groups between minCount and count "
+        "(AutoScaling {Mode: Enable, AutoScalerType: Karpenter}, a ClusterRole, and per group a HyperpodNodeClass "
+        "and a NodePool); needs nodeProvisioningMode: Continuous and nodeRecovery: Automatic. Default: none, every "
+        "group runs its count.",
+    )
     node_provisioning_mode: Optional[Literal["Continuous"]] = Field(
         default=None,
         description="Continuous: HyperPod keeps provisioning a group's missing instances instead of failing the "
@@ -192,8 +199,10 @@ class Cluster(SpecModel):
 
     @property
     def capacity(self) -> dict[str, int]:
-        """Instances per instance type across all instance groups, sorted by type."""
+        """The most instances of each instance type the groups can hold, sorted by type: a flexible group counts
+        under each of its types (``plan.elastic`` splits this into guaranteed, elastic and interruptible)."""
         out: dict[str, int] = {}
-        for group in self.instance_groups:
-            out[group.instance_type] = out.get(group.instance_type, 0) + group.count
+        for group in self.instance_groups:  # a flexible group may run all its instances as any of its types
+            for itype in group.types:
+                out[itype] = out.get(itype, 0) + group.count
         return dict(sorted(out.items()))

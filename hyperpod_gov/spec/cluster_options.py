@@ -112,17 +112,19 @@ def instance_types_are_offered_in_the_region(spec: GovernanceSpec, today: dt.dat
         return  # an existing cluster's types are the service's business; HPG-R001 refuses regions without data
     declared = set(spec.instance_types)  # newer than every data set: the spec vouches for them (HPG-I004, I005)
     for gi, g in enumerate(spec.cluster.instance_groups):
-        if g.instance_type not in catalog.CATALOG:
-            continue  # HPG-I003 reports an unknown type; saying it is not offered would repeat the typo
-        if g.instance_type not in offered and g.instance_type not in declared:
-            elsewhere = sorted(r for r, types in _cluster_instance_types()["regions"].items()  # type: ignore[union-attr]
-                               if g.instance_type in types)
-            yield SpecIssue(
-                f"cluster.instanceGroups[{gi}].instanceType",
-                f"is not offered for HyperPod clusters in {region} ({instance_types_source()})", g.instance_type,
-                f"use it in {', '.join(elsewhere)}" if elsewhere else
-                "no region offers it for AWS::SageMaker::Cluster in that data: use another type, or govern a cluster created another way (cluster.existing)",
-            )
+        for ki, itype in enumerate(g.types):
+            path = f"cluster.instanceGroups[{gi}]." + (f"instanceTypes[{ki}]" if g.flexible else "instanceType")
+            if itype not in catalog.CATALOG:
+                continue  # HPG-I003 reports an unknown type; saying it is not offered would repeat the typo
+            if itype not in offered and itype not in declared:
+                elsewhere = sorted(r for r, types in _cluster_instance_types()["regions"].items()  # type: ignore[union-attr]
+                                   if itype in types)
+                yield SpecIssue(
+                    path,
+                    f"is not offered for HyperPod clusters in {region} ({instance_types_source()})", itype,
+                    f"use it in {', '.join(elsewhere)}" if elsewhere else
+                    "no region offers it for AWS::SageMaker::Cluster in that data: use another type, or govern a cluster created another way (cluster.existing)",
+                )
 
 
 @rule("HPG-D003", "error", "An instance group's training plan is in the capacity account and region (a training plan "

@@ -9,6 +9,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from ._base import SpecModel, check_label, spec_error
+from .elastic import IMAGE_ID, Image, Patching
 from .instance_types import InstanceTypeRef, MigProfileName
 from .network import check_subnet_ids
 from .slurm import GroupSlurm
@@ -130,8 +131,36 @@ class InstanceGroup(SpecModel):
     """One HyperPod instance group: identical instances of one type."""
 
     name: str = Field(description="Instance group name (DNS-1123 label, at most 63 characters).")
-    instance_type: InstanceTypeRef = Field(description="HyperPod instance type, e.g. ml.p5.48xlarge.")
-    count: int = Field(ge=0, le=5000, description="Number of instances in the group.")
+    instance_type: InstanceTypeRef = Field(
+        description="HyperPod instance type, e.g. ml.p5.48xlarge. A flexible group gives instanceTypes instead, and "
+        "this is its first type.")
+    instance_types: tuple[InstanceTypeRef, ...] = Field(
+        default=(), max_length=20,
+        description="A flexible group (InstanceRequirements.InstanceTypes): 2 to 20 types HyperPod may launch, in "
+        "order of preference, instead of instanceType; they share one accelerator (HPG-E011) and quotas on them "
+        "count accelerators or vCPU, not instances (default: one type, instanceType).")
+    count: int = Field(
+        ge=0, le=5000,
+        description="Number of instances in the group (InstanceCount); with cluster.autoScaling the most the "
+        "autoscaler runs, and the NodePool's limit.")
+    min_count: Optional[int] = Field(
+        default=None, ge=0, le=5000,
+        description="MinInstanceCount: the instances the group needs to be InService, and with cluster.autoScaling "
+        "what it keeps when the autoscaler scales in; at most count (default: none).")
+    capacity: Literal["on-demand", "spot"] = Field(
+        default="on-demand",
+        description="on-demand (default) or spot (CapacityRequirements): Spot nodes cost less and can be "
+        "reclaimed, evicting the work on them.")
+    image_id: Optional[str] = Field(
+        default=None,
+        description="The AMI of the group's nodes (ImageId): a HyperPod public or custom AMI id, or default "
+        "(default: HyperPod's current AMI).")
+    image: Optional[Image] = Field(
+        default=None, description="{releaseVersion: MAJOR.MINOR.PATCH}: a HyperPod AMI release instead of imageId.")
+    patching: Optional[Patching] = Field(
+        default=None,
+        description="When HyperPod updates the nodes' image: {start | schedule, auto, batch, waitSeconds, "
+        "rollbackAlarms} (ScheduledUpdateConfig, AutoPatchConfig; default: only when you update the cluster).")
     mig: Optional[Mig] = Field(
         default=None,
         description="Every GPU of the group is partitioned into one MIG profile, e.g. {profile: mig-1g.10gb}; "
@@ -206,10 +235,52 @@ class InstanceGroup(SpecModel):
             )
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flexible(cls, data: object) -> object:
+        """instanceTypes names a flexible group: its first type stands as instanceType (which it may not give)."""
+        if isinstance(data, dict):
+            types = data.get("instanceTypes", data.get("instance_types"))
+            if types is not None:
+                if "instanceType" in data or "instance_type" in data:
+                    raise spec_error("gives both instanceType and instanceTypes (the service takes one: InstanceType "
+                                     "or InstanceRequirements)",
+                                     "give instanceTypes for a flexible group, or instanceType for one type")
+                if isinstance(types, (list, tuple)) and types:
+                    data = {**data, "instanceType": types[0]}
+        return data
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
         return check_label(v, what="instance group name", max_len=63)
+
+    @field_validator("instance_types")
+    @classmethod
+    def _types(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if v and len(v) < 2:
+            raise spec_error("lists one type, and a flexible group has several",
+                             "write instanceType: <type> for one type, or list 2 to 20 types")
+        if len(set(v)) != len(v):
+            raise spec_error("lists a type twice", "list each instance type once")
+        return v
+
+    @field_validator("image_id")
+    @classmethod
+    def _image(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not IMAGE_ID.match(v):
+            raise spec_error("is not an AMI id", "give ami- and 8 to 17 hex digits (e.g. ami-0123456789abcdef0), "
+                             "or default")
+        return v
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """Every instance type the group may run: its instanceTypes, or its one instanceType."""
+        return self.instance_types or (self.instance_type,)
+
+    @property
+    def flexible(self) -> bool:
+        return bool(self.instance_types)
 
     @field_validator("dedicated_to")
     @classmethod
@@ -266,6 +337,12 @@ class InstanceGroup(SpecModel):
 
     @model_validator(mode="after")
     def _combinations(self) -> "InstanceGroup":
+        if self.min_count is not None and self.min_count > self.count:
+            raise spec_error(f"minCount {self.min_count} is more than count {self.count} (MinInstanceCount must be at "
+                             "most InstanceCount)", f"lower minCount to at most {self.count}, or raise count")
+        if self.image_id is not None and self.image is not None:
+            raise spec_error("gives both imageId and image.releaseVersion",
+                             "give one: an AMI id (imageId) or a HyperPod release (image.releaseVersion)")
         if self.volume_kms_key_id is not None and not self.volume_size_gb:
             raise spec_error("volumeKmsKeyId encrypts the data volume, and the group has none",
                              "set volumeSizeGb too, or remove volumeKmsKeyId")

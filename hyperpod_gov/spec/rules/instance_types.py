@@ -19,7 +19,11 @@ from ..rulebook import rule
 def _instance_type_refs(spec: GovernanceSpec) -> Iterator[tuple[str, str]]:
     """(path, instance type) of every instance type the spec names outside ``instanceTypes``."""
     for gi, g in enumerate(spec.cluster.instance_groups):
-        yield f"cluster.instanceGroups[{gi}].instanceType", g.instance_type
+        if g.flexible:
+            for ki, itype in enumerate(g.instance_types):
+                yield f"cluster.instanceGroups[{gi}].instanceTypes[{ki}]", itype
+        else:
+            yield f"cluster.instanceGroups[{gi}].instanceType", g.instance_type
     for ti, team in enumerate(spec.teams):
         for qi, q in enumerate(team.quota):
             yield f"teams[{ti}].quota[{qi}].instanceType", q.instance_type
