@@ -28,9 +28,9 @@ NOT_IN_EXAMPLES: dict[tuple[str, str], str] = {
     ("HyperPod cluster", "Orchestrator.Slurm.AccountingDatabase.Name"): "the examples leave the database's name to "
     "the service; tests/constructs/test_cluster_tables.py synthesizes a Slurm spec that names it",
     ("instance group", "ImageId"): "an example that named an AMI would name one nobody can boot; "
-    "tests/stacks/test_elastic.py synthesizes a group with its own imageId",
+    "tests/constructs/test_cluster_tables.py synthesizes the elastic example with an imageId",
     ("instance group", "ImageReleaseVersion"): "the examples take HyperPod's current release; "
-    "tests/stacks/test_elastic.py synthesizes a group pinned to one",
+    "tests/constructs/test_cluster_tables.py synthesizes the elastic example pinned to one",
 }
 
 

@@ -99,7 +99,7 @@ def subnet_masks(cidr: str, azs: int) -> tuple[int, int]:
 def _cluster(spec: GovernanceSpec, base_dir: Optional[Path], cat: catalog.Catalog) -> ClusterPlan:
     c = spec.cluster
     roles = {r.name: r for r in slurm_groups(spec)} if c.orchestrator == "slurm" else {}
-    groups = tuple(_group(g, i, cat, roles.get(g.name), autoscaled=c.auto_scaling is not None)
+    groups = tuple(_group(g, i, cat, roles.get(g.name), autoscaled=g.autoscale and c.auto_scaling is not None)
                    for i, g in sorted(enumerate(c.instance_groups), key=lambda ig: ig[1].name))
     admin_index = {arn: i for i, arn in reversed(list(enumerate(c.admins)))}  # the first listing of each ARN
     e = c.existing
@@ -171,8 +171,8 @@ def _group(g: InstanceGroup, index: int, cat: catalog.Catalog, slurm: Optional[S
     accelerated = cat.lookup(g.instance_type).accelerators > 0
     if g.deep_health_checks is not None:
         checks = tuple(g.deep_health_checks)
-    else:
-        checks = DEFAULT_DEEP_HEALTH_CHECKS if accelerated else ()
+    else:  # AWS: an autoscaled group runs none (they take an hour, and Karpenter would over-provision meanwhile)
+        checks = DEFAULT_DEEP_HEALTH_CHECKS if accelerated and not autoscaled else ()
     lifecycle = (LifecyclePlan(g.lifecycle.source_s3_uri, g.lifecycle.on_create, g.lifecycle.bucket,
                                g.lifecycle.prefix) if g.lifecycle else None)
     return InstanceGroupPlan(

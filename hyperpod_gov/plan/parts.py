@@ -133,11 +133,28 @@ class InstanceGroupPlan:
 
     @property
     def guaranteed(self) -> int:
-        """On-Demand instances that stay: minCount where the cluster autoscales (``autoscaled``), else count; a
-        Spot group guarantees none."""
-        if self.capacity_type == "spot":
+        """On-Demand instances the group keeps: none on Spot or where Karpenter scales it (from 0); else minCount
+        where set (the group is InService with that many, and continuous provisioning adds the rest), else count."""
+        if self.capacity_type == "spot" or self.autoscaled:
             return 0
-        return (self.min_count or 0) if self.autoscaled else self.count
+        return self.count if self.min_count is None else self.min_count
+
+    @property
+    def interruptible(self) -> int:
+        """Instances that can be reclaimed with the work on them: a Spot group's count."""
+        return self.count if self.capacity_type == "spot" else 0
+
+    @property
+    def elastic(self) -> int:
+        """On-Demand instances there only after a scale-up (Karpenter's, or continuous provisioning's above
+        minCount)."""
+        return self.count - self.guaranteed - self.interruptible
+
+    @property
+    def instance_count(self) -> int:
+        """InstanceCount as created: 0 where Karpenter scales the group (AWS: it starts at 0 and scales it there
+        otherwise), else count."""
+        return 0 if self.autoscaled else self.count
 
     @property
     def kubernetes_labels(self) -> dict[str, str]:

@@ -201,8 +201,8 @@ INSTANCE_GROUP = Table(
               get=lambda g: list(g.instance_types) or None, plan_fields=("instance_types",),
               imports="a list: the importer writes flat values only"),
         # An autoscaled group's target count is the autoscaler's to move between minCount and count: not compared.
-        Field("InstanceCount", "the instance count", "count", get=lambda g: g.count, plan_fields=("count",),
-              live_member=_live_count, to_spec=int, when=lambda g: not g.autoscaled),
+        Field("InstanceCount", "the instance count", "count", get=lambda g: g.instance_count,
+              plan_fields=("count", "autoscaled"), live_member=_live_count, to_spec=int, when=lambda g: not g.autoscaled),
         Field("MinInstanceCount", "the minimum instance count", "minCount", get=lambda g: g.min_count,
               plan_fields=("min_count",), live_member=_min_count, to_spec=int),
         Field("CapacityRequirements", "capacity type (Spot or On-Demand)", "capacity",
@@ -287,7 +287,9 @@ CLUSTER = Table(
         Field("AutoScaling", "autoscaling", "autoScaling",
               get=lambda c: {"Mode": "Enable", "AutoScalerType": "Karpenter"} if c.auto_scaling else None,
               plan_fields=("auto_scaling",), same=_same_autoscaling, to_spec=_autoscaling_to_spec),
-        Field("ClusterRole", "autoscaling role", "autoScaling", drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
+        Field("ClusterRole", "autoscaling role", "autoScaling", plan_fields=("auto_scaling",),
+              deploy=lambda c, context: context.get("ClusterRole") if c.auto_scaling else None,
+              drift=_DEPLOY_TIME, imports=_DEPLOY_TIME),
         Field("NodeProvisioningMode", "node provisioning", "nodeProvisioningMode",
               get=lambda c: c.node_provisioning_mode, plan_fields=("node_provisioning_mode",), to_spec=str),
         # The EKS cluster the spec derives from the HyperPod cluster's name (plan.cluster.eks_arn).

@@ -143,10 +143,18 @@ class InstanceGroup(SpecModel):
         ge=0, le=5000,
         description="Number of instances in the group (InstanceCount); with cluster.autoScaling the most the "
         "autoscaler runs, and the NodePool's limit.")
+    autoscale: bool = Field(
+        default=False,
+        description="HyperPod-managed Karpenter scales the group between 0 and count nodes as work queues (needs "
+        "cluster.autoScaling: karpenter): it starts at 0 instances (InstanceCount 0, as AWS requires), runs no deep "
+        "health checks, and gets a HyperpodNodeClass and a NodePool. Default: false, the group runs count "
+        "instances.")
     min_count: Optional[int] = Field(
         default=None, ge=0, le=5000,
-        description="MinInstanceCount: the instances the group needs to be InService, and with cluster.autoScaling "
-        "what it keeps when the autoscaler scales in; at most count (default: none).")
+        description="MinInstanceCount: the instances a group that does not autoscale needs to become InService "
+        "(with continuous provisioning HyperPod keeps adding the rest up to count); at most count. The service "
+        "keeps no floor afterwards, and Karpenter none either, so it is refused on an autoscaled group (HPG-K003). "
+        "Default: none.")
     capacity: Literal["on-demand", "spot"] = Field(
         default="on-demand",
         description="on-demand (default) or spot (CapacityRequirements): Spot nodes cost less and can be "

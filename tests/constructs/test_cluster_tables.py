@@ -53,6 +53,15 @@ def _slurm_plan():
     return build_plan(parse_spec(data, today=TODAY))
 
 
+def _elastic_plan():
+    """The elastic example (issue 57) with a pinned AMI on one group and a HyperPod release on another: every
+    elastic-capacity row."""
+    data = read_yaml(EXAMPLES / "elastic.yaml")
+    data["cluster"]["instanceGroups"][0]["imageId"] = "ami-0123456789abcdef0"
+    data["cluster"]["instanceGroups"][1]["image"] = {"releaseVersion": "1.2.3"}
+    return build_plan(parse_spec(data, today=TODAY))
+
+
 def _synth_cluster(plan) -> dict[str, Any]:
     """The ``AWS::SageMaker::Cluster`` properties the plan's cluster construct writes, in a stack of its own."""
     app = minimal_app()
@@ -76,7 +85,8 @@ def _synth_cluster(plan) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def synthesized() -> dict[str, tuple[Any, dict[str, Any]]]:
-    return {name: (plan, _synth_cluster(plan)) for name, plan in (("eks", _eks_plan()), ("slurm", _slurm_plan()))}
+    return {name: (plan, _synth_cluster(plan)) for name, plan in (("eks", _eks_plan()), ("slurm", _slurm_plan()),
+                                                                  ("elastic", _elastic_plan()))}
 
 
 def _unreached(table: Table, part: Any, props: Mapping[str, Any]) -> tuple[list[str], set[str]]:
@@ -93,7 +103,7 @@ def _unreached(table: Table, part: Any, props: Mapping[str, Any]) -> tuple[list[
     return missing, checked
 
 
-@pytest.mark.parametrize("orchestrator", ["eks", "slurm"])
+@pytest.mark.parametrize("orchestrator", ["eks", "slurm", "elastic"])
 def test_every_member_the_tables_emit_is_in_the_synthesized_cluster(synthesized, orchestrator):
     plan, props = synthesized[orchestrator]
     missing, _ = _unreached(CLUSTER, plan.cluster, props)
@@ -105,8 +115,8 @@ def test_every_member_the_tables_emit_is_in_the_synthesized_cluster(synthesized,
 
 
 def test_the_two_orchestrators_exercise_every_row(synthesized):
-    """Not vacuous: between them, the EKS spec with every group option and the Slurm example (with an accounting
-    database) plan a value for every row but the stack's tags."""
+    """Not vacuous: between them, the EKS spec with every group option, the Slurm example (with an accounting
+    database) and the elastic example plan a value for every row but the stack's tags."""
     checked = set()
     for plan, props in synthesized.values():
         checked |= _unreached(CLUSTER, plan.cluster, props)[1]
