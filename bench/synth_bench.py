@@ -51,7 +51,7 @@ def whole_processes(rounds: int = REPEATS, baseline: Path | None = None) -> None
     """Each case once per round, rounds in turn: on a loaded machine the cases are slowed alike."""
     cases: dict[str, tuple[list[str], Path]] = {"empty CDK app": ([sys.executable, "-c", EMPTY_APP], ROOT)}
     checkouts = {"": ROOT, **({" (baseline)": baseline.resolve()} if baseline else {})}
-    for name in ("enterprise", "startup"):
+    for name in ("enterprise", "startup", "elastic"):
         for label, checkout in checkouts.items():
             cases[f"synth {name}{label}"] = ([sys.executable, "-m", "hyperpod_gov.cli", "synth",
                                               str(ROOT / "examples" / f"{name}.yaml"), "--out"], checkout)
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     from tests.scale import many_teams_spec
 
     cases = {"empty CDK app": empty}
-    for name in ("enterprise", "startup"):
+    for name in ("enterprise", "startup", "elastic"):
         spec = load_spec(ROOT / "examples" / f"{name}.yaml")
         cases[f"examples/{name}.yaml"] = lambda out, spec=spec: synth(build_plan(spec), out)
     many = parse_spec(many_teams_spec(300))

@@ -3,10 +3,11 @@
 ``resource_counts(plan)`` follows the stacks (``stacks/capacity.py``, ``stacks/governance.py``): the capacity stack's
 VPC, EKS and HyperPod clusters, buckets and keys; the monitoring stack's alarm key and platform topic; each team
 stack's owner topics (``MonitoringPlan.owner_topics`` of its teams: an owner whose teams sit in two team stacks gets a
-topic in each), alarms, dashboards, team buckets and the task-governance provider's key and log groups. A test
-(tests/cost/test_inventory.py) compares every type of ``BILLED_TYPES`` with the synthesized templates of both
-examples, and holds every other synthesized type to ``UNBILLED_TYPES``: a new billed resource fails it until it is
-counted here.
+topic in each), alarms, dashboards, team buckets and the task-governance provider's key and log groups; the
+Prometheus and Grafana workspaces and the evidence bucket where the spec asks for them. Tests
+(tests/cost/test_inventory.py, test_inventory_monitoring.py) compare every type of ``BILLED_TYPES`` with the
+synthesized templates of both examples and of a Prometheus and an evidence spec, and hold every other synthesized
+type to ``UNBILLED_TYPES``: a new billed resource fails them until it is counted here.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from __future__ import annotations
 from collections import Counter
 
 from ..plan import Plan
+from ..plan.evidence import evidence_of
 from ..plan.monitoring import PLATFORM_TOPIC
 
 # Billed by the hour, by the month or by what they hold; `explain` and docs/cost.md report these.
 BILLED_TYPES = (
+    "AWS::APS::RuleGroupsNamespace",
+    "AWS::APS::Workspace",
     "AWS::CloudWatch::Alarm",
     "AWS::CloudWatch::Dashboard",
     "AWS::EC2::EIP",
@@ -26,6 +30,7 @@ BILLED_TYPES = (
     "AWS::EC2::VPCEndpoint",
     "AWS::EKS::Cluster",
     "AWS::FSx::FileSystem",
+    "AWS::Grafana::Workspace",
     "AWS::KMS::Key",
     "AWS::Logs::LogGroup",
     "AWS::S3::Bucket",
@@ -52,6 +57,7 @@ def resource_counts(plan: Plan) -> dict[str, int]:
     """How many resources of each ``BILLED_TYPES`` type the plan's stacks create (types with none left out)."""
     n: Counter[str] = Counter()
     stacks = plan.stacks
+    prometheus = plan.prometheus
     if stacks.capacity is not None:
         _capacity(plan, n)
     if stacks.monitoring is not None:
@@ -61,6 +67,7 @@ def resource_counts(plan: Plan) -> dict[str, int]:
         n["AWS::SNS::Topic"] += len(platform)
         n["AWS::SNS::Subscription"] += sum(1 for t in platform if t.email)
         n["AWS::CloudWatch::Dashboard"] += len(monitoring.cluster_dashboards)  # page 1 here, the rest: their own
+    _observability(plan, n)
     providers = 0
     if plan.task_governance_backend == "custom-resource" and stacks.governance is not None:
         providers += 1  # the cluster policy's provider, in the governance stack
@@ -70,7 +77,8 @@ def resource_counts(plan: Plan) -> dict[str, int]:
         n["AWS::SNS::Topic"] += len(topics)
         n["AWS::SNS::Subscription"] += sum(1 for t in topics if t.email)
         for team in teams:
-            n["AWS::CloudWatch::Alarm"] += len(team.monitoring.alarms)
+            if prometheus is None or not prometheus.alerts_in_prometheus:  # else rules in the workspace
+                n["AWS::CloudWatch::Alarm"] += len(team.monitoring.alarms)
             n["AWS::CloudWatch::Dashboard"] += 1 if team.monitoring.dashboard else 0
             if team.storage is not None:  # TeamStorage: its key, its bucket and the bucket's access logs
                 n["AWS::KMS::Key"] += 1
@@ -81,6 +89,23 @@ def resource_counts(plan: Plan) -> dict[str, int]:
     n["AWS::KMS::Key"] += providers
     n["AWS::Logs::LogGroup"] += 2 * providers
     return {t: n[t] for t in BILLED_TYPES if n[t]}
+
+
+def _observability(plan: Plan, n: Counter[str]) -> None:
+    """monitoring.prometheus, monitoring.grafana (constructs/prometheus.py) and monitoring.evidence
+    (constructs/evidence.py)."""
+    prometheus = plan.prometheus
+    if prometheus is not None:
+        if prometheus.creates:  # the workspace, its key, one rule groups namespace per team with rules
+            n["AWS::APS::Workspace"] += 1
+            n["AWS::KMS::Key"] += 1
+            n["AWS::APS::RuleGroupsNamespace"] += len(prometheus.rules)
+        if prometheus.grafana is not None:
+            n["AWS::Grafana::Workspace"] += 1
+    evidence = evidence_of(plan)
+    if evidence is not None:  # always created when asked for: the bucket, its key and its access logs' bucket
+        n["AWS::S3::Bucket"] += 2
+        n["AWS::KMS::Key"] += 1
 
 
 def _capacity(plan: Plan, n: Counter[str]) -> None:

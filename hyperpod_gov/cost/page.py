@@ -92,10 +92,13 @@ def cost_lines(plan: Plan, today: dt.date) -> list[CostLine]:
                             "key, +1 for each of the first two rotations", keys * KMS_KEY_MONTHLY, KMS_PRICING))
     by_use = [f"{n[t]} {t}" for t in ("AWS::SNS::Topic", "AWS::SNS::Subscription", "AWS::Logs::LogGroup",
                                       "AWS::EC2::FlowLog", "AWS::S3::Bucket", "AWS::FSx::FileSystem",
-                                      "AWS::SageMaker::Cluster") if n.get(t)]
+                                      "AWS::SageMaker::Cluster", "AWS::APS::Workspace",
+                                      "AWS::APS::RuleGroupsNamespace", "AWS::Grafana::Workspace") if n.get(t)]
     if by_use:
+        observed = any(n.get(t) for t in ("AWS::APS::Workspace", "AWS::Grafana::Workspace"))
         out.append(CostLine("billed by use (messages, GB ingested and stored, file system capacity, "
-                            "instance-hours)", ", ".join(by_use), "by use", None,
+                            "instance-hours" + (", samples and rule evaluations, Grafana users" if observed else "")
+                            + ")", ", ".join(by_use), "by use", None,
                             "the services' pricing pages; HyperPod instances: aws.amazon.com/sagemaker/pricing/"))
     return out
 
