@@ -4,6 +4,7 @@ group of examples/elastic.yaml, valid against the vendored CRDs, in k8s/, drift 
 from __future__ import annotations
 
 import copy
+import json
 import re
 import subprocess
 
@@ -268,14 +269,34 @@ def test_the_node_class_crd_says_it_is_derived_from_the_aws_docs():
 # --- k8s/, drift and diff --------------------------------------------------------------------------------------
 
 
-def test_synths_k8s_folder_holds_them(elastic, tmp_path):
+@pytest.fixture(scope="module")
+def synthesized(elastic, tmp_path_factory):
+    """``hyperpod-gov synth`` of the elastic example: the cloud assembly and k8s/."""
+    from hyperpod_gov.stacks.app import synth
+
     plan, _ = elastic
-    governance_manifests(plan).write(tmp_path / "k8s")  # what synth writes (stacks/app.py _write_files)
-    written = [o for o in yaml.safe_load_all((tmp_path / "k8s" / "cluster.yaml").read_text())
+    out = tmp_path_factory.mktemp("elastic")
+    return plan, synth(plan, out), out
+
+
+def test_synth_writes_them_to_k8s_and_the_governance_stack_applies_them_after_the_cluster(synthesized):
+    plan, assembly, out = synthesized
+    written = [o for o in yaml.safe_load_all((out / "k8s" / "cluster.yaml").read_text())
                if o["kind"] in KARPENTER_KINDS]
     assert [(o["kind"], o["metadata"]["name"]) for o in written] == [
         ("HyperpodNodeClass", "burst"), ("NodePool", "burst"),
         ("HyperpodNodeClass", "gpu-elastic"), ("NodePool", "gpu-elastic")]
+    stacks = {s.stack_name: s for s in assembly.stacks}
+    governance = stacks[plan.stacks.governance]
+    (applied,) = [r for r in governance.template["Resources"].values()
+                  if r["Type"] == "Custom::AWSCDK-EKS-KubernetesResource"]
+    manifest = json.loads(applied["Properties"]["Manifest"])
+    assert [(o["kind"], o["metadata"]["name"]) for o in manifest if o["kind"] in KARPENTER_KINDS] == [
+        (o["kind"], o["metadata"]["name"]) for o in written]
+    # the capacity stack holds the HyperPod cluster (AWS::SageMaker::Cluster): deployed first
+    assert plan.stacks.capacity in [d.id for d in governance.dependencies]
+    capacity = stacks[plan.stacks.capacity].template["Resources"]
+    assert any(r["Type"] == "AWS::SageMaker::Cluster" for r in capacity.values())
 
 
 def test_drift_plans_and_reads_them(elastic):
