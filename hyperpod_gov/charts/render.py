@@ -14,6 +14,7 @@ from ._objects import chart_objects, cluster_chart
 from .admission import admission_policies
 from .cluster_rbac import cluster_wide_rbac, member_reads_binding
 from .dedicated import dedicated_objects
+from .karpenter import karpenter_objects
 from .kueue import KueueSharedObjects
 from .platform_network import platform_network_policies
 from .storage import storage_objects
@@ -124,6 +125,7 @@ def render(plan: Plan) -> Manifests:
     if plan.emits_kueue_objects:
         KueueSharedObjects(cluster, "kueue", plan=plan)
     platform_network_policies(cluster, namespaces=plan.strict_mode_namespaces)  # VPC CNI strict mode
+    karpenter_objects(cluster, plan=plan)  # instanceGroups[].autoscale: a NodeClass and a NodePool per group
     charts = {t.name: TenantChart(app, f"team-{t.name}", plan=plan, team=t) for t in plan.tenants}
     for t in plan.tenants:
         member_reads_binding(charts[t.name], plan=plan, team=t)

@@ -22,7 +22,7 @@ KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuot
               "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Topology", "ResourceFlavor",
               "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
               "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange", "PersistentVolume",
-              "PersistentVolumeClaim")
+              "PersistentVolumeClaim", "HyperpodNodeClass", "NodePool")
 _UNSET: Any = object()
 
 

@@ -57,6 +57,9 @@ KINDS: dict[str, tuple[str, bool]] = {
     # cluster.sharedStorage: each team's volume and claim.
     "PersistentVolume": ("persistentvolumes", False),
     "PersistentVolumeClaim": ("persistentvolumeclaims", True),
+    # instanceGroups[].autoscale (charts/karpenter.py): HyperPod-managed Karpenter's objects.
+    "HyperpodNodeClass": ("hyperpodnodeclasses", False),
+    "NodePool": ("nodepools", False),
 }
 # The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
 API_VERSIONS: dict[str, str] = {
@@ -89,6 +92,10 @@ def kinds_to_read(plan: Plan, planned: tuple[PlannedObject, ...]) -> dict[str, s
         from ..plan.kueue import KUEUE_API
 
         kinds.update({k: KUEUE_API for k in KUEUE_KINDS})
+    if plan.cluster.auto_scaling is not None:  # a pool of a group that no longer autoscales is still listed
+        from ..charts.karpenter import NODE_CLASS_API, NODE_CLASS_KIND, NODE_POOL_API, NODE_POOL_KIND
+
+        kinds.update({NODE_CLASS_KIND: NODE_CLASS_API, NODE_POOL_KIND: NODE_POOL_API})
     for p in planned:
         kinds[p.kind] = p.api_version
     return dict(sorted(kinds.items()))
