@@ -14,9 +14,9 @@ from ..plan.fields import imported
 from ..plan.tables import CLUSTER, INSTANCE_GROUP
 from .read import LiveCluster
 
-AUTOSCALE_NOTE = ("      # autoscale: not written: which groups Karpenter scales is held by the HyperpodNodeClass objects "
-                  "in Kubernetes, which import does not read; on such a group set autoscale: true and count to the "
-                  "NodePool's limit (count above is the group's target now)")
+AUTOSCALE_NOTE = ("      # autoscale: not written: which groups Karpenter scales is held by the HyperpodNodeClass "
+                  "objects in Kubernetes, which import does not read; on such a group set autoscale: true and count "
+                  "to the NodePool's limit (count above is the group's target now)")
 
 
 def autoscaling_enabled(cluster: LiveCluster) -> bool:

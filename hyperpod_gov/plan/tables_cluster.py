@@ -314,8 +314,8 @@ INSTANCE_GROUP = Table(
               plan_fields=("patching",), live_member=_live_patching("ScheduledUpdateConfig", "ScheduleExpression"),
               same=_same_patching("ScheduleExpression"), imports="a structure the importer does not write"),
         Field("AutoPatchConfig", "automatic patching", "patching.auto", get=_auto_patch, plan_fields=("patching",),
-              live_member=_live_patching("AutoPatchConfig", "PatchingStrategy"), same=_same_patching("PatchingStrategy"),
-              imports="a structure the importer does not write"),
+              live_member=_live_patching("AutoPatchConfig", "PatchingStrategy"),
+              same=_same_patching("PatchingStrategy"), imports="a structure the importer does not write"),
         # Compared only where the spec sets it: without it the service reports the instance type's own value.
         Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
               plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),
