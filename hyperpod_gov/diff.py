@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
+from .contracts.events import IMAGE_PATH, NODE_IMAGE, PATCHING_PATH
 from .plan import Plan
 from .plan.views import VIEWS, Row, View
 
@@ -126,6 +127,16 @@ REVIEW_EVENTS: dict[str, tuple[str, ...]] = {
     "cluster.name": ("account or region",),
     "cluster.instanceGroups[]": ("cluster capacity",),
     "cluster.instanceGroups[].count": ("cluster capacity",),
+    # elastic capacity (issue 57): what stays, what comes after a scale-up, what Spot can take, and the types a
+    # flexible group may launch
+    "cluster.autoScaling": ("cluster capacity",),
+    "cluster.instanceGroups[].instanceTypes": ("cluster capacity",),
+    "cluster.instanceGroups[].minCount": ("cluster capacity",),
+    "cluster.instanceGroups[].capacity": ("cluster capacity",),
+    "cluster.instanceGroups[].capacity|cluster.instanceGroups[].minCount|cluster.autoScaling": ("cluster capacity",),
+    # what runs as root on a group's nodes, and when they are drained to replace it
+    IMAGE_PATH: (NODE_IMAGE,),
+    PATCHING_PATH: (NODE_IMAGE,),
     "scheduler.mode": ("orchestrator version",),
     "cluster.kubernetesVersion": ("orchestrator version",),
     "cluster.addonVersions": ("orchestrator version",),
@@ -174,7 +185,11 @@ def reviews_of(change: GovernanceChange, reviews: list[ReviewEvent]) -> list[Rev
         return [r for r in reviews if r.team == change.key and r.event == "new connection"]
     if change.path == "teams[]":
         return []
-    return [r for r in reviews if r.event in kinds and (change.team is None or r.team == change.team)]
+
+    def concerns(r: ReviewEvent) -> bool:  # a group's image or patching event names its group and the row
+        return r.event != NODE_IMAGE or r.detail.startswith(f"instance group {change.key} {change.label} ")
+    return [r for r in reviews
+            if r.event in kinds and (change.team is None or r.team == change.team) and concerns(r)]
 
 
 # --- resources ---------------------------------------------------------------------------------------------------

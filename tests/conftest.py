@@ -249,6 +249,14 @@ def startup(startup_spec, tmp_path_factory):
     return _synthesized_example(startup_spec, tmp_path_factory, "startup")
 
 
+@pytest.fixture(scope="session")
+def elastic(tmp_path_factory):
+    """The elastic-capacity example (``examples/elastic.yaml``, issue 57) synthesized once per test run."""
+    from hyperpod_gov.spec import load_spec
+
+    return _synthesized_example(load_spec(EXAMPLES / "elastic.yaml", today=TODAY), tmp_path_factory, "elastic")
+
+
 @pytest.fixture
 def snapshot_json(snapshot):
     """syrupy snapshots stored as readable, sorted JSON (one file per test)."""

@@ -16,6 +16,12 @@ ORCHESTRATOR_VERSION = "orchestrator version"
 DATA_CLASSIFICATION = "data classification"
 MONITORING_COVERAGE = "monitoring coverage"
 ISOLATION = "isolation or network path"
+NODE_IMAGE = "node image or patching"
+
+# The instance-group view's rows of a group's node image and patching window (plan/views_cluster.py): an event
+# words its change as the row does, and diff attributes it by these paths (diff.REVIEW_EVENTS).
+IMAGE_PATH = "cluster.instanceGroups[].imageId|cluster.instanceGroups[].image.releaseVersion"
+PATCHING_PATH = "cluster.instanceGroups[].patching|cluster.instanceGroups[].patching.auto"
 
 
 def _change(what: str, old: Any, new: Any) -> list[str]:
@@ -69,6 +75,7 @@ def _cluster_reasons(old: Plan, new: Plan) -> list[tuple[str, str]]:
     for itype in sorted(set(old_cap) | set(new_cap)):
         out += [(CLUSTER_CAPACITY, d) for d in _change(f"{itype} instances", old_cap.get(itype, 0),
                                                        new_cap.get(itype, 0))]
+    out += _elastic_capacity(old, new)
     out += [(ORCHESTRATOR_VERSION, d) for d in _change("scheduler mode", old.mode, new.mode)]
     out += [(ORCHESTRATOR_VERSION, d) for d in _change("Kubernetes version", old.cluster.kubernetes_version,
                                                        new.cluster.kubernetes_version)]
@@ -76,6 +83,48 @@ def _cluster_reasons(old: Plan, new: Plan) -> list[tuple[str, str]]:
     for addon in sorted(set(old_addons) | set(new_addons)):
         out += [(ORCHESTRATOR_VERSION, d) for d in _change(f"add-on {addon}", old_addons.get(addon, "absent"),
                                                            new_addons.get(addon, "absent"))]
+    return out
+
+
+def _split(plan: Plan) -> dict[str, tuple[int, int, int]]:
+    """Per instance type, (guaranteed, elastic, interruptible) instances: a flexible group counts under each of its
+    types, as in ``Plan.capacity``."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for g in plan.instance_groups:
+        for itype in g.types:
+            a, b, c = out.get(itype, (0, 0, 0))
+            out[itype] = (a + g.guaranteed, b + g.elastic, c + g.interruptible)
+    return out
+
+
+def _elastic_capacity(old: Plan, new: Plan) -> list[tuple[str, str]]:
+    """A change of what stays, what comes after a scale-up and what Spot can take (minCount, capacity, autoscale)
+    is a capacity change even where the most instances stay the same. Types whose capacity is all guaranteed on
+    both sides are left to the instance counts (a count change there is the same change)."""
+    was, now = _split(old), _split(new)
+    out = []
+    for itype in sorted(set(was) | set(now)):
+        a, b = was.get(itype, (0, 0, 0)), now.get(itype, (0, 0, 0))
+        if a != b and (a[1] or a[2] or b[1] or b[2]):
+            words = "guaranteed {}, elastic {}, interruptible {}"
+            out.append((CLUSTER_CAPACITY, f"{itype} capacity {words.format(*a)} -> {words.format(*b)}"))
+    return out
+
+
+def _node_image(old: Plan, new: Plan) -> list[tuple[frozenset[str], str]]:
+    """(the instance types, detail) of each group, on both sides, whose node image or patching window changes:
+    what runs as root on its nodes, and when they are drained for it."""
+    from ..plan.views_cluster import INSTANCE_GROUPS
+
+    rows = [r for r in INSTANCE_GROUPS.rows if r.spec in (IMAGE_PATH, PATCHING_PATH)]
+    was = {g.name: g for g in old.instance_groups}
+    out = []
+    for g in sorted(new.instance_groups, key=lambda x: x.name):
+        if g.name not in was:
+            continue
+        for row in rows:
+            out += [(frozenset(g.types), d) for d in _change(f"instance group {g.name} {row.label}",
+                                                             row.get(was[g.name]), row.get(g))]
     return out
 
 
@@ -126,20 +175,24 @@ def events(old_plan: Plan, new_plan: Plan) -> list[str]:
 
     Events: a change of project ownership, access roles, account or region, cluster capacity, orchestrator
     version, data classification, monitoring coverage, or isolation or network path. Cluster-wide changes mark every team that stays on the
-    cluster; a new team's contract needs its first approval; retiring or removed teams are in ``retirement_notes``.
+    cluster; a group's node image or patching window marks the teams whose quota sits on its instance types; a new
+    team's contract needs its first approval; retiring or removed teams are in ``retirement_notes``.
     """
     lines: list[str] = []
     old_teams = {t.name: t for t in old_plan.tenants}
     new_teams = {t.name: t for t in new_plan.tenants}
     retiring = new_plan.contracts.retiring
     cluster = _cluster_reasons(old_plan, new_plan)
+    images = _node_image(old_plan, new_plan)
     for name in sorted(new_teams):
         if name in retiring:
             continue
         if name not in old_teams:
             lines.append(f"team {name}: review (new connection): approve its contract before it reaches the cluster")
             continue
-        reasons = cluster + _team_reasons(old_plan, new_plan, old_teams[name], new_teams[name])
+        on = {f.instance_type for f in new_teams[name].owned} | {f.instance_type for f in old_teams[name].owned}
+        reasons = cluster + [(NODE_IMAGE, d) for types, d in images if types & on]
+        reasons += _team_reasons(old_plan, new_plan, old_teams[name], new_teams[name])
         lines += [f"team {name}: review ({event}): {detail}" for event, detail in reasons]
     return lines
 

@@ -18,6 +18,7 @@ from ..plan.tables import CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP
 from ..spec import SpecError, SpecIssue, parse_spec
 from ..spec.cluster import Cluster as _ClusterModel
 from ..spec.models import DEFAULT_BORROW_LIMIT_PERCENT
+from .import_elastic import AUTOSCALE_NOTE, autoscaling_enabled, elastic_cluster_lines, type_line
 from .read import LiveCluster, LiveGovernance
 
 MAX_SPEC_NAME = 20
@@ -161,6 +162,7 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
     out = ["cluster:", f"  name: {_s(cluster.name)}"]
     if network is not None:
         out += _existing_lines(cluster, eks_cluster or {}, network)
+        out += elastic_cluster_lines(cluster, _s)
         out.append("  instanceGroups:  # as the cluster has them (the quota checks use them)")
         return out + _group_lines(cluster, partitioned)
     if cluster.eks_cluster_name != f"{cluster.name}-eks":
@@ -182,6 +184,7 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
                    "spec does not allow; to keep a public endpoint, set public-and-private and adminCidrs")
     else:
         out.append("  endpointAccess: private")
+    out += elastic_cluster_lines(cluster, _s)
     out += [
         "  # vpc: not read by import (guessed: the default 10.192.0.0/16 over 2 AZs); set the cluster's VPC CIDR",
         "  # vpc: {cidr: 10.192.0.0/16, maxAzs: 2}",
@@ -194,14 +197,17 @@ def _cluster_lines(cluster: LiveCluster, eks_cluster: Optional[dict[str, Any]],
 
 def _group_lines(cluster: LiveCluster, partitioned: Optional[dict[str, str]]) -> list[str]:
     out: list[str] = []
+    autoscaling = autoscaling_enabled(cluster)
     for g in cluster.instance_groups:
         values = imported(INSTANCE_GROUP, g)
         name = values.get("name", "")
         label = _label(name, 63)
         out.append(f"    - name: {_s(label)}" + (f"  # renamed from {name} (not a DNS-1123 label)" if label != name
                                                   else ""))
-        out.append(f"      instanceType: {_s(values.get('instanceType', ''))}")
+        out.append(type_line(g, values, _s))
         out.append(f"      count: {values.get('count', 0)}" + ("" if "TargetCount" in g else "  # guessed from CurrentCount"))
+        if autoscaling:
+            out.append(AUTOSCALE_NOTE)
         out += _other_values(values, _GROUP_WRITTEN, "      ")
         volume = values.get("volumeSizeGb")
         if volume:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Optional
 
 from ..spec import SpecError, load_spec
+from . import autoscaling
 from .aws import Caller, ClientFactory, LiveError, NotFound, boto3_clients
 from .isolation import endpoint_check, network_policy, policy_documents
 from .k8s import KubeApi, KubeUnavailable, connector
@@ -52,6 +53,8 @@ SOURCES = {
     "vpc-endpoints": "EC2 API DescribeVpcEndpoints (Filters vpc-id; ServiceName, PolicyDocument); AWS PrivateLink "
                      "guide, 'Control access to VPC endpoints using endpoint policies' (the default policy allows "
                      "full access)",
+    # HyperPod-managed Karpenter (cluster.autoScaling, issue 57): live/autoscaling.py
+    **autoscaling.SOURCES,
 }
 
 Status = Literal["pass", "fix", "not checked", "skipped"]
@@ -146,6 +149,9 @@ def existing_checks(spec: Any, clients: ClientFactory, kube: Optional[Callable[[
     else:
         checks.append(Check("hyperpod-cluster", "pass", f"HyperPod cluster {hp.get('ClusterName')} "
                             f"({hp.get('ClusterStatus', 'status unknown')}) is orchestrated by EKS cluster {live_eks}"))
+    autoscaled = getattr(spec.cluster, "auto_scaling", None) is not None
+    if autoscaled:
+        checks.append(Check("continuous-provisioning", *autoscaling.provisioning(hp)))
     try:
         cluster = _eks_described(ek, live_eks)
     except NotFound:
@@ -190,6 +196,8 @@ def existing_checks(spec: Any, clients: ClientFactory, kube: Optional[Callable[[
     else:
         checks.append(Check("addons", "pass", f"add-ons: {listed}"))
     checks.append(kueue)
+    if autoscaled:
+        checks.append(Check("health-agent", *autoscaling.health_agent(kube)))
     checks.append(Check("network-policy", *network_policy(ek, live_eks, addons,
                                                           getattr(e, "network_policy_enforcement", None))))
     vpc = cluster.get("resourcesVpcConfig") or {}
@@ -236,12 +244,14 @@ def new_cluster_checks(spec: Any, clients: ClientFactory) -> list[Check]:
         taken.append(f"EKS cluster {eks_name}")
     except NotFound:
         pass
+    elastic = [Check("autoscaling", *autoscaling.new_cluster(spec))] if getattr(spec.cluster, "auto_scaling",
+                                                                                 None) else []
     if taken:
         return [Check("names-free", "fix", f"{' and '.join(taken)} exist already (deployed from this spec "
                       "before? then run drift instead)", "to govern that cluster, add cluster.existing (hyperpod-gov "
-                      "import writes it); else choose another cluster.name")]
+                      "import writes it); else choose another cluster.name")] + elastic
     return [Check("names-free", "pass", f"no HyperPod cluster {name} and no EKS cluster {eks_name} yet; nothing "
-                  "else runs before the first deploy (validate and CloudFormation check the rest)")]
+                  "else runs before the first deploy (validate and CloudFormation check the rest)")] + elastic
 
 
 def exit_code(checks: list[Check]) -> int:

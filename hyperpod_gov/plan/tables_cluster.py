@@ -124,6 +124,15 @@ def _min_count(live: Mapping[str, Any]) -> tuple[str, Any]:
     return "MinCount", live.get("MinCount")
 
 
+def _desired_types(live: Mapping[str, Any]) -> tuple[str, Any]:
+    """DescribeCluster reports a flexible group's InstanceRequirements as ``DesiredInstanceTypes`` (what was asked
+    for, in order of preference) and ``CurrentInstanceTypes``: the desired ones are what the spec governs."""
+    config = live.get("InstanceRequirements") or {}
+    member = "DesiredInstanceTypes" if "DesiredInstanceTypes" in config else "CurrentInstanceTypes"
+    value = config.get(member)
+    return f"InstanceRequirements.{member}", list(value) if value is not None else None
+
+
 def _desired_top(what: str) -> Any:
     """DescribeCluster reports ``Desired<what>`` (what was asked for) and ``Current<what>`` (what runs)."""
     def read(live: Mapping[str, Any]) -> tuple[str, Any]:
@@ -161,11 +170,47 @@ def _auto_patch(group: Any) -> Optional[dict[str, Any]]:
     return out
 
 
-def _same_auto_patch(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
-    """PatchSchedule.NextPatchDate is the service's (set when a patch AMI is found): left out of the comparison."""
-    def strip(value: Any) -> Any:
-        return {k: v for k, v in (value or {}).items() if k != "PatchSchedule"} or None
-    return strip(planned) == strip(live)
+def _deployment(config: Any) -> Optional[dict[str, Any]]:
+    """The DeploymentConfig members the spec governs (batch, wait, rollback alarms, the alarms sorted: the
+    service keeps no order for them); RollbackMaximumBatchSize, which the spec does not set, is left out."""
+    if not config:
+        return None
+    out: dict[str, Any] = {}
+    alarms = sorted(a.get("AlarmName", "") for a in config.get("AutoRollbackConfiguration") or ())
+    if alarms:
+        out["AutoRollbackConfiguration"] = [{"AlarmName": a} for a in alarms]
+    batch = (config.get("RollingUpdatePolicy") or {}).get("MaximumBatchSize")
+    if batch:
+        out["RollingUpdatePolicy"] = {"MaximumBatchSize": dict(batch)}
+    if config.get("WaitIntervalInSeconds") is not None:
+        out["WaitIntervalInSeconds"] = config["WaitIntervalInSeconds"]
+    return out or None
+
+
+def _governed(value: Any, key: str) -> Optional[dict[str, Any]]:
+    """A patching member (``key`` and its DeploymentConfig) as the spec governs it."""
+    if not value:
+        return None
+    out: dict[str, Any] = {key: value.get(key)}
+    deployment = _deployment(value.get("DeploymentConfig"))
+    if deployment:
+        out["DeploymentConfig"] = deployment
+    return out
+
+
+def _live_patching(member: str, key: str) -> Any:
+    """The live ``member`` (ScheduledUpdateConfig, AutoPatchConfig) as the spec governs it: DescribeCluster's
+    AutoPatchConfig adds the service's Current/DesiredPatchSchedule (NextPatchDate, set when a patch AMI is
+    released), IdleWaitWindowInSeconds and DrainPolicy (API-only members the spec does not set), left out."""
+    def read(live: Mapping[str, Any]) -> tuple[str, Any]:
+        return member, _governed(live.get(member), key)
+    return read
+
+
+def _same_patching(key: str) -> Any:
+    def same(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
+        return _governed(planned, key) == _governed(live, key)
+    return same
 
 
 def _same_autoscaling(planned: Any, live: Any, context: Mapping[str, Any]) -> bool:
@@ -193,18 +238,25 @@ INSTANCE_GROUP = Table(
     fields=(
         Field("InstanceGroupName", "name", "name", get=lambda g: g.name, plan_fields=("name",),
               drift="the key instance groups are matched by", to_spec=str),
+        # A flexible group's type is InstanceRequirements' (the row below): what DescribeCluster reports as its
+        # InstanceType is not documented, so it is compared on a group of one type only.
         Field("InstanceType", "instance type", "instanceType",
               get=lambda g: None if g.instance_types else g.instance_type,
-              plan_fields=("instance_type", "instance_types"), to_spec=str),
+              plan_fields=("instance_type", "instance_types"), to_spec=str, when=lambda g: not g.instance_types),
         # A flexible group (InstanceRequirements, exclusive with InstanceType): its types in order of preference.
         Field("InstanceRequirements.InstanceTypes", "instance types", "instanceTypes",
               get=lambda g: list(g.instance_types) or None, plan_fields=("instance_types",),
-              imports="a list: the importer writes flat values only"),
+              live_member=_desired_types,
+              imports="a list: the importer writes it itself (instanceTypes in place of instanceType, from "
+                      "InstanceRequirements.DesiredInstanceTypes)"),
         # An autoscaled group's target count is the autoscaler's to move between minCount and count: not compared.
         Field("InstanceCount", "the instance count", "count", get=lambda g: g.instance_count,
               plan_fields=("count", "autoscaled"), live_member=_live_count, to_spec=int, when=lambda g: not g.autoscaled),
+        # Compared where the spec sets it: what DescribeCluster reports for a group created without one is not
+        # documented.
         Field("MinInstanceCount", "the minimum instance count", "minCount", get=lambda g: g.min_count,
-              plan_fields=("min_count",), live_member=_min_count, to_spec=int),
+              plan_fields=("min_count",), live_member=_min_count, to_spec=int,
+              when=lambda g: g.min_count is not None),
         Field("CapacityRequirements", "capacity type (Spot or On-Demand)", "capacity",
               get=lambda g: {"Spot": {}} if g.capacity_type == "spot" else None, plan_fields=("capacity_type",),
               same=_same_capacity, to_spec=_capacity_to_spec),
@@ -251,15 +303,19 @@ INSTANCE_GROUP = Table(
               drift="the node security group, a deploy-time reference", imports=_DEPLOY_TIME),
         # The node image: compared where the spec names one (the service picks its current AMI otherwise).
         Field("ImageId", "node image (AMI)", "imageId", get=lambda g: g.image_id, plan_fields=("image_id",),
-              when=lambda g: g.image_id is not None, live_member=_desired_top("ImageId"), to_spec=str),
+              when=lambda g: g.image_id is not None, live_member=_desired_top("ImageId"),
+              imports="DescribeCluster reports the AMI every group runs (DesiredImageId), HyperPod's own included: "
+                      "import cannot tell a pinned AMI from the service's choice, and does not write it"),
         Field("ImageReleaseVersion", "HyperPod AMI release", "image.releaseVersion",
               get=lambda g: g.image_release_version, plan_fields=("image_release_version",),
               when=lambda g: g.image_release_version is not None, live_member=_desired_top("ImageReleaseVersion"),
               imports="a nested key the importer does not write"),
         Field("ScheduledUpdateConfig", "scheduled image update", "patching", get=_scheduled_update,
-              plan_fields=("patching",), imports="a structure the importer does not write"),
+              plan_fields=("patching",), live_member=_live_patching("ScheduledUpdateConfig", "ScheduleExpression"),
+              same=_same_patching("ScheduleExpression"), imports="a structure the importer does not write"),
         Field("AutoPatchConfig", "automatic patching", "patching.auto", get=_auto_patch, plan_fields=("patching",),
-              same=_same_auto_patch, imports="a structure the importer does not write"),
+              live_member=_live_patching("AutoPatchConfig", "PatchingStrategy"),
+              same=_same_patching("PatchingStrategy"), imports="a structure the importer does not write"),
         # Compared only where the spec sets it: without it the service reports the instance type's own value.
         Field("ThreadsPerCore", "threads per core", "threadsPerCore", get=lambda g: g.threads_per_core,
               plan_fields=("threads_per_core",), when=lambda g: g.threads_per_core is not None, to_spec=int),

@@ -53,6 +53,9 @@ class FakeCluster:
     subnet_ids: tuple[str, ...] = ("subnet-0aaa1111111111111", "subnet-0bbb2222222222222")
     cluster_security_group: str = "sg-0c1a55e7000000000"
     vanished: set[str] = field(default_factory=set)  # ids listed, then deleted before their Describe
+    # DescribeCluster's cluster-wide members beyond the orchestrator (AutoScaling, ClusterRole,
+    # NodeProvisioningMode, NodeRecovery), as the service reports them
+    cluster_members: dict[str, Any] = field(default_factory=dict)
 
     @property
     def arn(self) -> str:
@@ -76,6 +79,7 @@ class FakeCluster:
             "CreationTime": WHEN,
             "InstanceGroups": self.instance_groups,
             "Orchestrator": {"Eks": {"ClusterArn": self.eks_arn}},
+            **self.cluster_members,
         }
 
 
@@ -134,8 +138,9 @@ def _resource(given: Any) -> dict[str, Any]:
 
 def _instance_group(plan: Any, g: Any) -> dict[str, Any]:
     """An instance group as DescribeCluster reports it (ClusterInstanceGroupDetails) after a correct deploy."""
-    out: dict[str, Any] = {"InstanceGroupName": g.name, "InstanceType": g.instance_type, "CurrentCount": g.count,
-                           "TargetCount": g.count, "ExecutionRole": f"arn:aws:iam::{plan.account}:role/exec"}
+    out: dict[str, Any] = {"InstanceGroupName": g.name, "CurrentCount": g.instance_count,
+                           "TargetCount": g.instance_count, "ExecutionRole": f"arn:aws:iam::{plan.account}:role/exec"}
+    out.update(_elastic_members(g))
     if g.deep_health_checks:
         out["OnStartDeepHealthChecks"] = list(reversed(g.deep_health_checks))  # the service keeps no order
     kubernetes: dict[str, Any] = {}
@@ -158,12 +163,68 @@ def _instance_group(plan: Any, g: Any) -> dict[str, Any]:
     return out
 
 
+def _deployment_config(p: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if p.batch is not None:
+        out["RollingUpdatePolicy"] = {"MaximumBatchSize": {"Type": p.batch[0], "Value": p.batch[1]}}
+    if p.wait_seconds is not None:
+        out["WaitIntervalInSeconds"] = p.wait_seconds
+    if p.rollback_alarms:  # the service keeps no order for them
+        out["AutoRollbackConfiguration"] = [{"AlarmName": a} for a in reversed(p.rollback_alarms)]
+    return out
+
+
+def _elastic_members(g: Any) -> dict[str, Any]:
+    """Elastic capacity (issue 57) as ClusterInstanceGroupDetails reports it: a flexible group's
+    InstanceRequirements {Current,Desired}InstanceTypes (else InstanceType), MinCount, CapacityRequirements
+    (OnDemand reported where none was asked), Current/Desired image members, and the patching configuration with
+    the service's own members (the next patch date, the idle wait's default)."""
+    out: dict[str, Any] = {}
+    if g.instance_types:
+        out["InstanceRequirements"] = {"CurrentInstanceTypes": list(g.instance_types),
+                                       "DesiredInstanceTypes": list(g.instance_types)}
+        out["InstanceTypeDetails"] = [{"InstanceType": t, "CurrentCount": 0} for t in g.instance_types]
+    else:
+        out["InstanceType"] = g.instance_type
+    if g.min_count is not None:
+        out["MinCount"] = g.min_count
+    out["CapacityRequirements"] = {"Spot": {}} if g.capacity_type == "spot" else {"OnDemand": {}}
+    image = g.image_id or "ami-0a1b2c3d4e5f60718"  # the service's HyperPod AMI where the spec names none
+    out["CurrentImageId"] = out["DesiredImageId"] = image
+    if g.image_release_version:
+        out["CurrentImageReleaseVersion"] = out["DesiredImageReleaseVersion"] = g.image_release_version
+    p = g.patching
+    if p is not None and p.schedule_expression:
+        out["ScheduledUpdateConfig"] = {"ScheduleExpression": p.schedule_expression}
+        if _deployment_config(p):
+            out["ScheduledUpdateConfig"]["DeploymentConfig"] = _deployment_config(p)
+    if p is not None and p.auto:
+        next_patch = {"NextPatchDate": dt.datetime(2027, 1, 31, 2, 0, tzinfo=dt.timezone.utc)}
+        out["AutoPatchConfig"] = {"PatchingStrategy": p.auto, "CurrentPatchSchedule": next_patch,
+                                  "DesiredPatchSchedule": next_patch, "IdleWaitWindowInSeconds": 86400}
+        if _deployment_config(p):
+            out["AutoPatchConfig"]["DeploymentConfig"] = _deployment_config(p)
+    return out
+
+
+def _cluster_members(plan: Any) -> dict[str, Any]:
+    """DescribeCluster's cluster-wide members a deploy of ``plan`` sets."""
+    c = plan.cluster
+    out: dict[str, Any] = {"NodeRecovery": c.node_recovery}
+    if c.node_provisioning_mode:
+        out["NodeProvisioningMode"] = c.node_provisioning_mode
+    if c.auto_scaling:
+        out["AutoScaling"] = {"Mode": "Enable", "AutoScalerType": "Karpenter", "Status": "InService"}
+        out["ClusterRole"] = f"arn:aws:iam::{plan.account}:role/{plan.name}-autoscaling"
+    return out
+
+
 def cluster_from_plan(plan: Any) -> FakeCluster:
     """The cluster a correct deploy of ``plan`` leaves behind, written from the plan's own fields."""
     fake = FakeCluster(
         name=plan.cluster.name, account=plan.account, region=plan.region, eks_name=plan.cluster.eks_name,
         instance_groups=[_instance_group(plan, g) for g in plan.cluster.instance_groups],
-        policies=[], quotas=[], access_entries=[], associations=[], addons=[],
+        policies=[], quotas=[], access_entries=[], associations=[], addons=[], cluster_members=_cluster_members(plan),
     )
     if plan.mode == "task-governance":
         fake.policies.append(policy_response(

@@ -42,6 +42,8 @@ class Live:
     def __init__(self) -> None:
         self.orchestrator: Optional[dict[str, Any]] = {"Eks": {"ClusterArn": f"arn:aws:eks:us-east-1:111111111111:"
                                                                              f"cluster/{EKS}"}}
+        # DescribeCluster's other members (NodeProvisioningMode, NodeRecovery, AutoScaling), as the service gives them
+        self.cluster_members: dict[str, Any] = {}
         self.auth_mode = "API_AND_CONFIG_MAP"
         self.version = "1.31"
         self.addons = ["amazon-sagemaker-hyperpod-taskgovernance", "coredns", "vpc-cni"]
@@ -96,7 +98,7 @@ class Clients:
     def queue(self, live: Live, reads_vpc_cni: bool = True) -> None:
         sm, ek, ec2 = self.stubs["sagemaker"], self.stubs["eks"], self.stubs["ec2"]
         described: dict[str, Any] = {"ClusterArn": ARN, "ClusterName": "ml-cluster", "ClusterStatus": "InService",
-                                     "CreationTime": WHEN, "InstanceGroups": []}
+                                     "CreationTime": WHEN, "InstanceGroups": [], **live.cluster_members}
         if live.orchestrator:
             described["Orchestrator"] = live.orchestrator
         sm.add_response("describe_cluster", described, {"ClusterName": ARN})

@@ -2,7 +2,8 @@
 
 The outputs: both examples, the enterprise example in us-west-2 (whose CloudFormation lacks the task governance
 types: the SDK-backed custom resource and its provider in every stack that holds a policy or quota), the
-governance-only example of an existing cluster, and both Slurm examples. The figures of docs/security.md's checkov
+governance-only example of an existing cluster, both Slurm examples, and the elastic-capacity example (the
+autoscaling role among its resources). The figures of docs/security.md's checkov
 section are this test's (``HYPERPOD_GOV_UPDATE_DOCS=1`` rewrites them; otherwise a stale table fails).
 
 checkov pins packages that the project's virtualenv pins differently (boto3, packaging), so it lives in a
@@ -41,6 +42,7 @@ OUTPUTS = {
     "existing": "`examples/existing.yaml` (governance-only, an existing cluster in us-west-2)",
     "startup-slurm": "`examples/startup-slurm.yaml`",
     "enterprise-slurm": "`examples/enterprise-slurm.yaml`",
+    "elastic": "`examples/elastic.yaml` (elastic capacity: autoscaling, Spot, a flexible group, patching)",
 }
 
 # Functions aws-cdk-lib generates (and the task governance handler's two): logical id prefix -> (what, who invokes
@@ -232,12 +234,13 @@ def _example(name: str, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def scanned(enterprise, startup, tmp_path_factory) -> dict[str, Scan]:
+def scanned(enterprise, startup, tmp_path_factory, request) -> dict[str, Scan]:
     binary = checkov_binary()  # before synthesizing: a skip costs nothing
     synthesized = {"enterprise": enterprise, "startup": startup,
                    "enterprise-us-west-2": _west(tmp_path_factory),
                    **{name: _example(name, tmp_path_factory) for name in ("existing", "startup-slurm",
-                                                                            "enterprise-slurm")}}
+                                                                            "enterprise-slurm")},
+                   "elastic": request.getfixturevalue("elastic")}
     assert list(synthesized) == list(OUTPUTS)
     return checkov_scan(binary, {name: s.out_dir / "cdk.out" for name, s in synthesized.items()},
                         tmp_path_factory.mktemp("checkov"))

@@ -28,7 +28,11 @@ SERVICE_CONDITIONS = {
     "sagemaker.amazonaws.com": lambda c, account, eks_arn: (
         c["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
         and ":cluster/*" in json.dumps(c["ArnLike"]["aws:SourceArn"])),
+    # The autoscaling role (cluster.autoScaling, the ClusterRole HyperPod-managed Karpenter assumes): this account's
+    # HyperPod clusters of this region, the pattern _hyperpod_cluster_arns spells out.
+    "hyperpod.sagemaker.amazonaws.com": lambda c, account, eks_arn: _hyperpod_cluster_arns(c),
 }
+AUTOSCALING_PRINCIPAL = "hyperpod.sagemaker.amazonaws.com"
 INFERENCE_EXECUTION_ROLE = "InferenceOperatorExecutionRole"
 
 
@@ -39,6 +43,15 @@ def _sagemaker_arn(condition) -> bool:
                                             ":", {"Ref": "AWS::AccountId"}, ":*"]]}}
 
 
+def _hyperpod_cluster_arns(condition) -> bool:
+    """arn:<partition>:sagemaker:<region>:<this account>:cluster/*, and this account as the source account."""
+    return condition == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+        "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":sagemaker:",
+                                                         {"Ref": "AWS::Region"}, ":", {"Ref": "AWS::AccountId"},
+                                                         ":cluster/*"]]}}}
+
+
 def _trusts(template):
     for logical_id, props in resources(template, "AWS::IAM::Role"):
         for statement in props["AssumeRolePolicyDocument"]["Statement"]:
@@ -47,7 +60,7 @@ def _trusts(template):
                 yield logical_id, service, statement.get("Condition")
 
 
-@pytest.mark.parametrize("example", ["enterprise", "startup"])
+@pytest.mark.parametrize("example", ["enterprise", "startup", "elastic"])
 def test_every_pod_identity_flow_log_and_hyperpod_trust_is_bound_to_this_account(example, request):
     synthesized = request.getfixturevalue(example)
     plan = build_plan(synthesized.spec)
@@ -60,7 +73,8 @@ def test_every_pod_identity_flow_log_and_hyperpod_trust_is_bound_to_this_account
                 assert _sagemaker_arn(condition), (logical_id, condition)
                 continue
             assert SERVICE_CONDITIONS[service](condition, plan.account, plan.cluster.eks_arn), (logical_id, condition)
-    assert seen == set(SERVICE_CONDITIONS)
+    # the autoscaling role exists where the spec asks for autoscaling only
+    assert seen == set(SERVICE_CONDITIONS) - (set() if plan.cluster.auto_scaling else {AUTOSCALING_PRINCIPAL})
 
 
 def test_eks_cluster_arn_names_the_region_so_a_same_named_cluster_elsewhere_does_not_match(enterprise):
@@ -116,7 +130,7 @@ UNCONDITIONED = {
 }
 
 
-@pytest.mark.parametrize("example", ["enterprise", "startup"])
+@pytest.mark.parametrize("example", ["enterprise", "startup", "elastic"])
 def test_every_service_trust_is_conditioned_or_named_with_its_reason(example, request):
     synthesized = request.getfixturevalue(example)
     for name, template in synthesized.templates.items():
@@ -129,3 +143,57 @@ def test_every_service_trust_is_conditioned_or_named_with_its_reason(example, re
                     assert statement.get("Condition"), (name, logical_id, service)
                 else:
                     assert service in UNCONDITIONED, (name, logical_id, service, "is trusted without a condition")
+
+
+# --- the autoscaling role (cluster.autoScaling, issue 57) ------------------------------------------------------------
+
+
+def autoscaling_role(template) -> tuple[str, dict, list[tuple[str, dict]]]:
+    """The role HyperPod-managed Karpenter assumes (the cluster's ClusterRole), and every policy attached to it."""
+    (cluster,) = [p for _, p in resources(template, "AWS::SageMaker::Cluster")]
+    role_id = cluster["ClusterRole"]["Fn::GetAtt"][0]
+    role = template["Resources"][role_id]["Properties"]
+    policies = [(lid, p) for lid, p in resources(template, "AWS::IAM::Policy")
+                if {"Ref": role_id} in p.get("Roles", [])]
+    return role_id, role, policies
+
+
+def wildcards(document) -> list[str]:
+    """Every string of a policy document (its Fn::Join parts included) that holds a '*'."""
+    if isinstance(document, str):
+        return [document] if "*" in document else []
+    if isinstance(document, dict):
+        return [w for v in document.values() for w in wildcards(v)]
+    if isinstance(document, list):
+        return [w for v in document for w in wildcards(v)]
+    return []
+
+
+def test_the_autoscaling_role_has_no_wildcard_but_the_trusts_cluster_pattern(elastic):
+    template = elastic.template("capacity")
+    role_id, role, policies = autoscaling_role(template)
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": AUTOSCALING_PRINCIPAL} and trust["Action"] == "sts:AssumeRole"
+    assert _hyperpod_cluster_arns(trust["Condition"])
+    # The trust's documented SourceArn pattern (a cluster's ARN ends in an id the service assigns) is the only '*'.
+    assert wildcards(role["AssumeRolePolicyDocument"]) == [":cluster/*"]
+    assert "ManagedPolicyArns" not in role and "Policies" not in role
+    assert policies and all(wildcards(p["PolicyDocument"]) == [] for _, p in policies)
+
+
+def test_the_autoscaling_roles_node_calls_name_exactly_this_clusters_arn(elastic):
+    template = elastic.template("capacity")
+    (cluster_id,) = [lid for lid, _ in resources(template, "AWS::SageMaker::Cluster")]
+    _, _, policies = autoscaling_role(template)
+    statements = [s for _, p in policies for s in p["PolicyDocument"]["Statement"]]
+    # the spec encrypts no volume with a key of its own: no KMS statement either
+    assert statements == [{"Action": ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+                           "Effect": "Allow", "Resource": {"Fn::GetAtt": [cluster_id, "ClusterArn"]}}]
+
+
+def test_the_wildcard_check_sees_a_wildcard_resource():
+    """What the two tests above would report if the node calls went to every cluster, as AWS's sample does."""
+    document = {"Statement": [{"Effect": "Allow", "Action": ["sagemaker:BatchAddClusterNodes"],
+                               "Resource": "arn:aws:sagemaker:*:*:cluster/*"}]}
+    assert wildcards(document) == ["arn:aws:sagemaker:*:*:cluster/*"]
+    assert wildcards({"Resource": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":kms:*"]]}}) == [":kms:*"]
