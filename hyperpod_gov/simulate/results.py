@@ -8,6 +8,7 @@ time (wait, run time, usage integrals).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 FR = tuple[str, str]  # (flavor, resource)
@@ -102,10 +103,11 @@ class NodesResult:
     groups: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # group -> nodes per flavor at the end
 
     def of(self, name: str) -> Optional[WorkloadNodes]:
-        for w in self.workloads:
-            if w.name == name:
-                return w
-        return None
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, WorkloadNodes]:
+        return {w.name: w for w in self.workloads}
 
 
 @dataclass(frozen=True)
