@@ -23,7 +23,7 @@ from hyperpod_gov.simulate.trace import load_trace
 from hyperpod_gov.spec import load_spec
 from hyperpod_gov.spec.errors import SpecError
 
-from .test_properties import random_scenario
+from .test_properties import CheckedEngine, random_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 ELASTIC = ROOT / "examples" / "elastic.yaml"
@@ -89,6 +89,60 @@ def test_nodes_that_always_have_room_change_no_kueue_outcome(seed):
     for key in ("capacityEvictions", "scaleUps", "nodeGroups"):
         del with_nodes[key]
     assert with_nodes == plain
+
+
+class NodesCheckedEngine(CheckedEngine):
+    """Kueue's invariants after every cycle (CheckedEngine), and the nodes' after every placement."""
+
+    def _place(self):
+        super()._place()
+        n = self.nodes
+        for f, running in n.running.items():
+            recount: dict[str, int] = {}
+            for w in running.values():
+                assert w.state == "admitted" and w.flavor == f and w.name not in n.waiting
+                for r, v in w.requests:
+                    recount[r] = recount.get(r, 0) + v
+            assert {r: v for r, v in recount.items() if v} == {r: v for r, v in n.used[f].items() if v}
+            assert all(n.used[f].get(r, 0) <= cap for r, cap in n.capacity[f].items()), f"{f} over its nodes"
+        for w in self.wls.values():
+            on_nodes = w.name in n.waiting or any(w.name in r for r in n.running.values())
+            assert on_nodes == (w.state == "admitted"), w.name  # every flavor of these scenarios is bounded
+        for g in n.groups:
+            assert 0 <= g.total and g.total + g.reclaimed <= g.d.count and g.asked >= 0
+
+
+def _with_random_nodes(seed: int) -> dict:
+    import random
+
+    rng = random.Random(1000 + seed)
+    data = random_scenario(seed)
+    flavors = sorted({f["name"] for q in data["queues"] for f in q["flavors"]})
+    groups = [{"name": f"g{i}", "flavor": f, "perNode": {"cpu": rng.randint(2, 6), "gpu": rng.randint(1, 3)},
+               "count": rng.randint(1, 4), "autoscale": rng.random() < 0.5}
+              for i, f in enumerate(flavors * rng.randint(1, 2))]
+    events = [{"at": rng.randint(0, 300), "nodeGroup": g["name"], rng.choice(["add", "lose"]): rng.randint(1, g["count"])}
+              for g in rng.sample(groups, len(groups)) for _ in range(rng.randint(0, 3))]
+    return dict(data, nodeGroups=groups, capacity=events, scaleUpDelay=rng.choice([0, 30, 120]))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_timelines_keep_every_limit_and_are_deterministic(seed):
+    data = _with_random_nodes(seed)
+    first = NodesCheckedEngine(parse_scenario(data)).run()
+    again = simulate(parse_scenario(data))
+    assert json.dumps(result_json(first)) == json.dumps(result_json(again))
+
+
+def test_random_timelines_exercise_scale_ups_evictions_and_waiting():
+    """The generator is not vacuous: across the seeds, the autoscaler adds nodes, losses evict, work waits."""
+    ups = evictions = waiting = 0
+    for seed in range(60):
+        r = simulate(parse_scenario(_with_random_nodes(seed)))
+        ups += len(r.nodes.scale_ups)
+        evictions += len(r.nodes.evictions)
+        waiting += sum(1 for w in r.nodes.workloads if w.waiting_for_nodes)
+    assert ups and evictions and waiting
 
 
 # ----------------------------------------------------------------- scale-up after a delay
