@@ -113,8 +113,9 @@ class Scheduler:
             cq.cohort.generation += 1
         if self.nodes is not None and self.nodes.admitted(wl, self.now):
             pass  # it waits for nodes; its run (and so its finish) starts when it is placed
-        elif wl.d.duration is not None:
-            self._schedule_finish(wl)
+        elif wl.d.duration is not None:  # _schedule_finish, inline: this runs once per admission
+            wl.finish_token = self.queues.next_token()
+            heapq.heappush(self.finishes, (self.now + wl.d.duration, wl.name, wl.finish_token))
         when = f"t={show_time(self.now)}: {wl.name} already admitted" if initial else \
             f"t={show_time(self.now)} cycle {self.cycle}: admitted {wl.name}"
         self.timeline.append(f"{when} in {cq.name} on {a.flavor}" + (" (borrowing)" if wl.borrowing else ""))
