@@ -32,7 +32,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", metavar="OTHER_SPEC", help="run the same trace on this spec too and show the change")
     parser.add_argument("--capacity", metavar="TIMELINE.csv",
                         help="with --trace: run on the spec's instance groups as nodes, with this capacity timeline "
-                             "(nodes added or lost per minute; docs/simulator-contract.md)")
+                             "(nodes added or lost per minute; docs/simulator.md)")
     parser.add_argument("--scale-up-delay", type=float, metavar="MINUTES", dest="scale_up_delay",
                         help="with --capacity: minutes from admitted work waiting for nodes to an autoscaled group's "
                              "new nodes being Ready (default: 10)")

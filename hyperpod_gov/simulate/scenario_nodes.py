@@ -1,6 +1,6 @@
 """A scenario's capacity timeline (``nodeGroups``, ``scaleUpDelay``, ``capacity``), every problem reported at once.
 
-What the keys mean is in :mod:`.nodes` and ``docs/simulator-contract.md``; without ``nodeGroups`` a scenario runs
+What the keys mean is in :mod:`.nodes` and ``docs/simulator.md``; without ``nodeGroups`` a scenario runs
 as before, with quota as the only limit.
 """
 
@@ -101,7 +101,7 @@ def parse_nodes(issues: _Issues, data: Mapping, queues: Mapping[str, QueueDef]
         raw_events = []
     if raw_events and not raw:
         issues.add("capacity", "is set without nodeGroups", NO_VALUE,
-                   "declare the nodeGroups the events add to or take from (see docs/simulator-contract.md)")
+                   "declare the nodeGroups the events add to or take from (see docs/simulator.md)")
         raw_events = []
     for i, e in enumerate(raw_events):
         path = f"capacity[{i}]"

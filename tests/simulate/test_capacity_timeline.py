@@ -257,6 +257,28 @@ def test_the_elastic_example_spot_loss_evicts_the_researchers_burst_work():
     assert doc["teams"]["researchers"]["evictedByCapacityLoss"] == 2
     assert doc["teams"]["researchers"]["waitAfterLossMinutes"] == 100  # x1 10 (a scale-up), x2 90 (nodes back)
     assert doc["teams"]["chatbot"]["evictedByCapacityLoss"] == 0
+    # The flexible Spot group scales up the type the waiting work asks for (x3 on ml.g6e.12xlarge).
+    assert {"minute": 30, "readyMinute": 40, "instanceGroup": "burst", "flavor": "ml.g6e.12xlarge",
+            "nodes": 1} in doc["nodes"]["scaleUps"]
+    assert doc["nodes"]["atEnd"]["burst"] == {"ml.g5.12xlarge": 7, "ml.g6e.12xlarge": 1}
+
+
+def test_compare_runs_both_specs_on_the_same_timeline(tmp_path):
+    # The other spec keeps 8 burst nodes (no autoscaling of that group), all of its first type: the researchers'
+    # ml.g5.12xlarge work starts at once, and x3, on ml.g6e.12xlarge, never finds a node.
+    fixed = ELASTIC.read_text().replace("      capacity: spot\n      autoscale: true", "      capacity: spot")
+    assert fixed != ELASTIC.read_text()
+    other = tmp_path / "fixed-spot.yaml"
+    other.write_text(fixed)
+    code, out, err = _cli(str(ELASTIC), "--trace", str(TRACE), "--capacity",
+                          str(ROOT / "examples" / "elastic-no-events.csv"), "--compare", str(other), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0, err
+    before, after = doc["before"]["researchers"], doc["after"]["researchers"]
+    assert (before["waitP50Minutes"], before["waitingForNodes"]) == (10, 0)
+    assert (after["waitP50Minutes"], after["waitP95Minutes"], after["waitingForNodes"]) == (0, 570, 1)
+    assert any(line.startswith("researchers: p50 wait goes from 10 to 0 minutes") and
+               "waiting for nodes at the end goes from 0 to 1" in line for line in doc["changes"])
 
 
 # ----------------------------------------------------------------- malformed timelines
