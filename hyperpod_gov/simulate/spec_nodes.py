@@ -5,7 +5,8 @@ plan's ``FlavorPlan.per_instance``, in the resources the queues count) on the fl
 flavor, or the team's dedicated flavor for a group ``dedicatedTo`` a team. At t=0 a group that does not autoscale
 holds its ``count`` (On-Demand or Spot: the guaranteed nodes plus, with ``minCount``, the rest that continuous
 provisioning keeps); an autoscaled group holds 0 and Karpenter adds nodes, up to ``count``, ``scaleUpDelay``
-after admitted work waits for them. A flexible group's nodes are of its first type unless an event names another.
+after admitted work waits for them, of the type that work asks for. A fixed flexible group's nodes are of its first
+type unless an event names another.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _flavor(group: Any, instance_type: str) -> str:
 
 
 def node_groups(plan: Any) -> tuple[NodeGroup, ...]:
-    """One node group per instance group of the plan, in the spec's order (module docstring)."""
+    """One node group per instance group of the plan, in the plan's order (by name; module docstring)."""
     from .spec_level import amounts_requests
 
     out = []
