@@ -1,12 +1,24 @@
 """What-if simulator: Kueue v0.19 admission in flat cohorts, at queue level or over a spec's plan."""
 
 from .engine import PreemptionRecord, QueueResult, Result, WorkloadResult, simulate
-from .model import Event, FlavorQuotas, Preemption, QueueDef, ResourceQuota, Scenario, WorkloadDef
+from .model import (
+    CapacityEvent,
+    Event,
+    FlavorQuotas,
+    NodeGroup,
+    Preemption,
+    QueueDef,
+    ResourceQuota,
+    Scenario,
+    WorkloadDef,
+)
 from .scenario import load_scenario, parse_scenario
 
 __all__ = [
+    "CapacityEvent",
     "Event",
     "FlavorQuotas",
+    "NodeGroup",
     "Preemption",
     "PreemptionRecord",
     "QueueDef",

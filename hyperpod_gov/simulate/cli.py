@@ -15,6 +15,8 @@ from .engine import simulate
 from .report import result_json, result_text
 from .scenario import load_scenario
 from .spec_level import compare_lines, figures_json, figures_table, run_plan, trace_checks
+from .spec_nodes import nodes_json, nodes_lines, plan_groups
+from .timeline import CapacityTimeline, load_timeline
 from .trace import load_trace
 
 EXIT_OK, EXIT_INVALID = 0, 1
@@ -28,6 +30,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
                         help="queue-level scenario (YAML; its format: docs/simulator-contract.md)")
     parser.add_argument("--trace", metavar="TRACE.csv", help="workload trace to run on the spec's queues")
     parser.add_argument("--compare", metavar="OTHER_SPEC", help="run the same trace on this spec too and show the change")
+    parser.add_argument("--capacity", metavar="TIMELINE.csv",
+                        help="with --trace: run on the spec's instance groups as nodes, with this capacity timeline "
+                             "(nodes added or lost per minute; docs/simulator.md)")
+    parser.add_argument("--scale-up-delay", type=float, metavar="MINUTES", dest="scale_up_delay",
+                        help="with --capacity: minutes from admitted work waiting for nodes to an autoscaled group's "
+                             "new nodes being Ready (default: 10)")
     parser.add_argument("--cycles", type=int, metavar="N", help="stop after N scheduling cycles in total")
     parser.add_argument("--format", choices=("json", "text", "html"), default="text",
                         help="output format (default: text; html: the review pack's simulation charts, SPEC --trace)")
@@ -69,9 +77,16 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         return _usage(f"--cycles must be 1 or more (got {args.cycles})", err)
     if args.scenario and args.format == "html":
         return _usage("--format html charts a spec's run: give SPEC --trace TRACE.csv [--compare OTHER_SPEC]", err)
+    capacity_file = getattr(args, "capacity", None)
+    delay = getattr(args, "scale_up_delay", None)
+    if delay is not None and (capacity_file is None or not delay >= 0 or delay == float("inf")):
+        return _usage("--scale-up-delay needs --capacity and a number of minutes (0 or more)", err)
+    if capacity_file and args.format == "html":
+        return _usage("--capacity is not charted on the review page yet: use --format text or json", err)
     if args.scenario:
-        if args.spec or args.trace or args.compare:
-            return _usage("--scenario runs on its own; leave out SPEC, --trace and --compare", err)
+        if args.spec or args.trace or args.compare or capacity_file:
+            return _usage("--scenario runs on its own (its capacity timeline is in the file); leave out SPEC, --trace, "
+                          "--compare and --capacity", err)
         try:
             scenario = load_scenario(args.scenario)
         except SpecError as exc:
@@ -98,33 +113,48 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         rows = load_trace(args.trace, **trace_checks(plan))
     except SpecError as exc:
         return _problems(exc, "trace", args.trace, err)
+    capacity = None
+    if capacity_file:
+        try:
+            capacity = CapacityTimeline(load_timeline(capacity_file, plan_groups(plan)),
+                                        **({} if delay is None else {"scale_up_delay_minutes": delay}))
+            if other is not None:
+                load_timeline(capacity_file, plan_groups(other))
+        except SpecError as exc:
+            return _problems(exc, "capacity timeline", capacity_file, err)
     if args.format == "html":
         if html is None:
             raise ValueError("--format html needs the page renderer (hyperpod_gov.cli passes it)")
         out.write(html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
                                   base=args.spec if other else "", trace=args.trace))
         return EXIT_OK
-    figures, result, notes = run_plan(plan, rows)
+    figures, result, notes = run_plan(plan, rows, capacity)
     if other is None:
         if args.format == "json":
             doc = {"teams": {t: figures_json(f) for t, f in sorted(figures.items())},
                    "preemptions": len(result.preemptions), "endMinute": round(result.end / 60.0, 1), "notes": notes}
+            if result.nodes is not None:
+                doc["nodes"] = nodes_json(result.nodes)
             print(json.dumps(doc, indent=2), file=out)
         else:
             print(f"{args.spec} with {args.trace} ({len(rows)} workloads, ends at minute {result.end / 60.0:g}):",
                   file=out)
             for line in figures_table(figures) + notes:
                 print(f"  {line}", file=out)
-            waiting = [w for w in result.workloads if w.state == "pending"]
+            if result.nodes is not None:
+                for line in nodes_lines(result.nodes):
+                    print(line, file=out)
+            waiting = [w for w in result.workloads if w.state == "pending" or _waits_for_nodes(result, w.name)]
             if waiting:
                 print(f"Still waiting at the end ({len(waiting)}):", file=out)
                 for w in waiting[:MAX_WAITING_SHOWN]:
-                    print(f"  {w.name} ({dict(w.labels).get('team')}): {w.pending_reason}", file=out)
+                    why = w.pending_reason or f"admitted, waiting for nodes of {w.flavor}"
+                    print(f"  {w.name} ({dict(w.labels).get('team')}): {why}", file=out)
                 if len(waiting) > MAX_WAITING_SHOWN:
                     print(f"  ... and {len(waiting) - MAX_WAITING_SHOWN} more (--format json lists every team's count)",
                           file=out)
         return EXIT_OK
-    other_figures, _other_result, other_notes = run_plan(other, rows)
+    other_figures, _other_result, other_notes = run_plan(other, rows, capacity)
     if args.format == "json":
         doc = {
             "before": {t: figures_json(f) for t, f in sorted(figures.items())},
@@ -145,6 +175,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         for line in figures_table(other_figures):
             print(f"  {line}", file=out)
     return EXIT_OK
+
+
+def _waits_for_nodes(result: Any, name: str) -> bool:
+    w = result.nodes.of(name) if result.nodes is not None else None
+    return w is not None and w.waiting_for_nodes
 
 
 def diff_effect(old_plan: Any, new_plan: Any, trace_path: str) -> list[str]:

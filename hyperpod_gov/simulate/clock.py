@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 
-from .cache import Workload
+from .cache import ClusterQueue, Workload
 from .fair_sharing import drs
 from .flavorassigner import Assignment
 from .model import Event, WorkloadDef
@@ -53,6 +53,10 @@ class Engine(Scheduler):
                     heapq.heappop(self.finishes)
                 if self.finishes:
                     candidates.append(self.finishes[0][0])
+                if self.nodes is not None:
+                    t_nodes = self.nodes.next_time()
+                    if t_nodes is not None:
+                        candidates.append(t_nodes)
                 if not candidates:
                     break
                 t = min(candidates)
@@ -64,10 +68,15 @@ class Engine(Scheduler):
                 wl = self.wls[name]
                 if wl.finish_token == token and wl.state == "admitted":
                     self._finish(wl)
+            if self.nodes is not None:
+                self._capacity_changes()
             while ev_i < len(events) and events[ev_i][1].at <= self.now:
                 self._apply(events[ev_i][1])
                 ev_i += 1
-            if not self._cycles_to_fixed_point():
+            done = not self._cycles_to_fixed_point()
+            if self.nodes is not None:
+                self._place()
+            if done:
                 break
         end = s.until if s.until is not None else self.now
         self.now = max(self.now, end)
@@ -127,8 +136,39 @@ class Engine(Scheduler):
                 usage_seconds=tuple((fr, cq.usage_s.get(fr, 0.0)) for fr in frs),
                 borrowed_seconds=tuple((fr, cq.borrowed_s.get(fr, 0.0)) for fr in frs),
             ))
+        nodes = self.nodes.result(self.wls, self.now) if self.nodes is not None else None
         return Result(tuple(wls), tuple(self.preemptions), tuple(queues), self.cycle, self.now,
-                      tuple(self.timeline), self.fixed_point)
+                      tuple(self.timeline), self.fixed_point, nodes)
+
+    # ------------------------------------------------------------ nodes under the quota (nodes.py)
+
+    def _capacity_changes(self) -> None:
+        """Ready nodes and the timeline's events up to now; work that no longer fits its nodes is evicted."""
+        assert self.nodes is not None
+        shrunk, lines = self.nodes.due(self.now)
+        self.timeline += lines
+        touched: dict[str, ClusterQueue] = {}
+        for flavor, groups in shrunk:
+            for wl in self.nodes.victims(flavor):
+                self.nodes.evicted_by_loss(wl, flavor, groups, self.now)
+                self.timeline.append(f"t={show_time(self.now)}: {wl.name} evicted from {flavor}: "
+                                     f"nodes of {groups} lost under it")
+                touched[wl.cq.name] = wl.cq
+                self._evict(wl, lost_nodes=True)
+        for cq in touched.values():
+            self.queues.requeue_inadmissible(cq)
+
+    def _place(self) -> None:
+        """Start what the nodes can hold now; the autoscaler asks for what still waits."""
+        assert self.nodes is not None
+        asked = len(self.nodes.scale_ups)
+        for wl in self.nodes.place(self.now):
+            self.timeline.append(f"t={show_time(self.now)}: {wl.name} started on the nodes of {wl.flavor}")
+            if wl.d.duration is not None:
+                self._schedule_finish(wl)
+        for up in self.nodes.scale_ups[asked:]:
+            self.timeline.append(f"t={show_time(self.now)}: the autoscaler asks {up.nodes} node(s) of {up.group} "
+                                 f"on {up.flavor}, Ready at t={show_time(up.ready)}")
 
     def _submit(self, d: WorkloadDef, at: float) -> None:
         cq = self.cqs[d.queue]

@@ -9,7 +9,8 @@ The model is laid out as Kueue's packages are; each module names the Kueue files
 - :mod:`.preemption`: classic and fair-sharing preemption (``pkg/scheduler/preemption``);
 - :mod:`.ordering`: entry ordering (``pkg/scheduler/scheduler.go``, ``fair_sharing_iterator.go``);
 - :mod:`.scheduler`: one scheduling cycle (``pkg/scheduler/scheduler.go``);
-- :mod:`.clock`: the simulator's time loop.
+- :mod:`.clock`: the simulator's time loop;
+- :mod:`.nodes`: the simulator's own layer under Kueue, nodes that hold admitted work (a capacity timeline).
 
 This module is the entry point: :func:`simulate` and the result types.
 """

@@ -111,6 +111,40 @@ class Event:
 
 
 @dataclass(frozen=True)
+class NodeGroup:
+    """Nodes that host admitted workloads (the simulator's own; Kueue knows only quota). Without any node group
+    a run is Kueue's alone: quota is the only limit. See :mod:`.nodes` for what the nodes change."""
+
+    name: str
+    # Flavor -> what one node of it brings, per resource; a group of several flavors (a flexible instance group)
+    # lists them in its order of preference.
+    per_node: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    count: int  # the most nodes the group holds (InstanceCount, or the autoscaler's limit)
+    present: int  # nodes at t=0, all of its first flavor
+    autoscale: bool = False  # the autoscaler adds nodes (up to count) when admitted work waits for them
+
+    @property
+    def flavors(self) -> tuple[str, ...]:
+        return tuple(f for f, _ in self.per_node)
+
+
+@dataclass(frozen=True)
+class CapacityEvent:
+    """At ``at``, ``delta`` nodes join (positive) or leave (negative: a Spot interruption) ``group``, or the
+    groups of ``flavor`` in the scenario's order when ``group`` is None. With a group, ``flavor`` says which of
+    its flavors (None: its first one to add to, each in its order to take from)."""
+
+    at: float
+    group: Optional[str]
+    delta: int
+    flavor: Optional[str] = None
+
+
+# What the autoscaler takes from "a workload waits for nodes" to "the nodes are Ready", unless stated.
+DEFAULT_SCALE_UP_DELAY = 600.0
+
+
+@dataclass(frozen=True)
 class Scenario:
     """Everything one simulation run needs."""
 
@@ -120,3 +154,7 @@ class Scenario:
     fair_sharing: bool = False
     preemption_strategies: tuple[FairSharingStrategy, ...] = DEFAULT_STRATEGIES
     until: Optional[float] = None
+    # The capacity timeline (optional): node groups, what joins and leaves when, the autoscaler's delay.
+    node_groups: tuple[NodeGroup, ...] = ()
+    capacity: tuple[CapacityEvent, ...] = ()
+    scale_up_delay: float = DEFAULT_SCALE_UP_DELAY

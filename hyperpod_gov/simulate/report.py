@@ -37,7 +37,31 @@ def result_json(result: Result) -> dict[str, Any]:
         for (flavor, resource), amount in q.usage:
             usage.setdefault(flavor, {})[resource] = show_quantity(resource, amount)
         queues[q.name] = {"usage": usage, "weightedShare": q.weighted_share}
-    return {"workloads": workloads, "preemptions": preemptions, "queues": queues}
+    doc = {"workloads": workloads, "preemptions": preemptions, "queues": queues}
+    if result.nodes is not None:
+        _nodes_json(result, doc)
+    return doc
+
+
+def _nodes_json(result: Result, doc: dict[str, Any]) -> None:
+    """A run with node groups: per workload its runs on the nodes, then what the nodes did (keys only present
+    in such a run, so a scenario without node groups gives the same object as before)."""
+    nodes = result.nodes
+    assert nodes is not None
+    for w in nodes.workloads:
+        doc["workloads"][w.name].update({
+            "startedAt": _num(w.started_at), "firstStartedAt": _num(w.first_started_at),
+            "waitingForNodes": w.waiting_for_nodes, "capacityEvictions": w.capacity_evictions,
+        })
+    doc["capacityEvictions"] = [
+        {"at": _num(e.at), "workload": e.workload, "queue": e.queue, "flavor": e.flavor, "nodeGroup": e.group}
+        for e in nodes.evictions
+    ]
+    doc["scaleUps"] = [
+        {"at": _num(u.at), "ready": _num(u.ready), "nodeGroup": u.group, "flavor": u.flavor, "nodes": u.nodes}
+        for u in nodes.scale_ups
+    ]
+    doc["nodeGroups"] = {name: dict(per) for name, per in nodes.groups}
 
 
 def result_text(result: Result) -> str:
@@ -62,4 +86,10 @@ def result_text(result: Result) -> str:
             lines.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r[:-1])) + "  " + r[-1])
     lines.append("")
     lines.append(f"{len(result.preemptions)} preemption(s), {result.cycles} scheduling cycle(s), ended at t={_num(result.end)}")
+    if result.nodes is not None:
+        n = result.nodes
+        waiting = [w.name for w in n.workloads if w.waiting_for_nodes]
+        at_end = "; ".join(f"{g}: " + ", ".join(f"{c} on {f}" for f, c in per) for g, per in n.groups)
+        lines.append(f"{len(n.evictions)} eviction(s) by capacity loss, {len(n.scale_ups)} scale-up(s); nodes at the "
+                     f"end: {at_end}" + (f"; admitted, waiting for nodes: {', '.join(waiting)}" if waiting else ""))
     return "\n".join(lines)

@@ -7,7 +7,8 @@ time (wait, run time, usage integrals).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 FR = tuple[str, str]  # (flavor, resource)
@@ -58,6 +59,58 @@ class QueueResult:
 
 
 @dataclass(frozen=True)
+class CapacityEviction:
+    """A workload evicted because nodes it ran on left (a capacity loss, not a Kueue preemption)."""
+
+    at: float
+    workload: str
+    queue: str
+    flavor: str
+    group: str  # the node group that lost the nodes
+
+
+@dataclass(frozen=True)
+class ScaleUp:
+    """Nodes the autoscaler asked for at ``at`` for work waiting for nodes; Ready at ``ready``."""
+
+    at: float
+    ready: float
+    group: str
+    flavor: str
+    nodes: int
+
+
+@dataclass(frozen=True)
+class WorkloadNodes:
+    """One workload on the nodes, at the end of a run with node groups."""
+
+    name: str
+    started_at: Optional[float]  # when its current run started on nodes; None: not running now
+    first_started_at: Optional[float]  # its first start on nodes (the end of its wait)
+    node_seconds: float  # time it ran on nodes, over all its runs
+    capacity_evictions: int  # times nodes it ran on left under it
+    waiting_for_nodes: bool  # admitted (holds quota) but no node holds it at the end
+    rewait_seconds: float = 0.0  # from each eviction by lost nodes to its next start (or the end of the run)
+
+
+@dataclass(frozen=True)
+class NodesResult:
+    """What the node groups did in a run (only runs with node groups have one)."""
+
+    workloads: tuple[WorkloadNodes, ...]  # sorted by name
+    evictions: tuple[CapacityEviction, ...]  # in the order they happened
+    scale_ups: tuple[ScaleUp, ...]  # in the order they were asked for
+    groups: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # group -> nodes per flavor at the end
+
+    def of(self, name: str) -> Optional[WorkloadNodes]:
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, WorkloadNodes]:
+        return {w.name: w for w in self.workloads}
+
+
+@dataclass(frozen=True)
 class Result:
     """A whole run."""
 
@@ -68,6 +121,9 @@ class Result:
     end: float
     timeline: tuple[str, ...]
     fixed_point: bool  # False if --cycles or the safety cap stopped a time step early
+    # The nodes' part of a run with node groups; None without. Left out of repr so that a run without node
+    # groups prints (and digests, bench/simulate_bench.py) exactly as before the nodes existed.
+    nodes: Optional[NodesResult] = field(default=None, repr=False)
 
 
 def show_time(x: float) -> str:

@@ -22,7 +22,8 @@ from .model import (
 from .quantities import parse_quantity
 from .yaml_load import Unusual, load_plain
 
-_TOP = ("fairSharing", "preemptionStrategies", "queues", "workloads", "events", "until")
+_TOP = ("fairSharing", "preemptionStrategies", "queues", "workloads", "events", "until", "nodeGroups", "scaleUpDelay",
+        "capacity")
 _QUEUE = ("name", "cohort", "fairSharingWeight", "queueingStrategy", "preemption", "flavorFungibility", "flavors")
 _WORKLOAD = ("name", "queue", "priority", "created", "requests", "admitted", "duration")
 _WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
@@ -333,10 +334,14 @@ def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
             names[wl.name] = f"{path}.submit"
             events.append(Event(at=at, submit=wl))
     until = _number(issues, "until", data.get("until"), default=None)
+    from .scenario_nodes import parse_nodes  # it reads this module's helpers
+
+    node_groups, capacity, delay = parse_nodes(issues, data, queues)
     if issues.items:
         raise SpecError(issues.items, source)
     return Scenario(queues=tuple(queues.values()), workloads=tuple(workloads), events=tuple(events),
-                    fair_sharing=fair, preemption_strategies=tuple(strategies), until=until)
+                    fair_sharing=fair, preemption_strategies=tuple(strategies), until=until,
+                    node_groups=node_groups, capacity=capacity, scale_up_delay=delay)
 
 
 # libyaml's parser where PyYAML was built with it: the same Python objects (the constructor and resolver are

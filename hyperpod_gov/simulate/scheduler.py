@@ -29,6 +29,7 @@ from .model import Scenario
 from .ordering import order_classical, order_fair
 from .preemption import Preemptor
 from .memo import NominationMemo
+from .nodes import Nodes
 from .queue import QueueManager
 from .resource_node import add_usage, add_workload, available, put_back, remove_usage, remove_workload, take_out
 from .results import FR, PreemptionRecord, show_time
@@ -70,6 +71,8 @@ class Scheduler:
         self.finishes: list[tuple[float, str, int]] = []  # (time, name, token)
         self.fixed_point = True
         self.memo = NominationMemo()
+        # Node groups under the quota (nodes.py): None without any, and then nothing below reads them.
+        self.nodes = Nodes(scenario) if scenario.node_groups else None
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -108,16 +111,24 @@ class Scheduler:
             cq.pw = None
         if cq.cohort is not None:
             cq.cohort.generation += 1
-        if wl.d.duration is not None:
+        if self.nodes is not None and self.nodes.admitted(wl, self.now):
+            pass  # it waits for nodes; its run (and so its finish) starts when it is placed
+        elif wl.d.duration is not None:  # _schedule_finish, inline: this runs once per admission
             wl.finish_token = self.queues.next_token()
             heapq.heappush(self.finishes, (self.now + wl.d.duration, wl.name, wl.finish_token))
         when = f"t={show_time(self.now)}: {wl.name} already admitted" if initial else \
             f"t={show_time(self.now)} cycle {self.cycle}: admitted {wl.name}"
         self.timeline.append(f"{when} in {cq.name} on {a.flavor}" + (" (borrowing)" if wl.borrowing else ""))
 
+    def _schedule_finish(self, wl: Workload) -> None:
+        wl.finish_token = self.queues.next_token()
+        heapq.heappush(self.finishes, (self.now + wl.d.duration, wl.name, wl.finish_token))  # type: ignore[operator]
+
     def _release(self, wl: Workload) -> None:
         cq = wl.cq
         self._integrate(cq)
+        if self.nodes is not None:
+            self.nodes.released(wl, self.now)
         remove_workload(wl)
         _committed(cq, wl.flavor)
         del cq.admitted[wl.name]
@@ -141,17 +152,21 @@ class Scheduler:
         wl.pending_reason = ""
         self.timeline.append(f"t={show_time(self.now)}: {wl.name} finished")
 
-    def _evict(self, wl: Workload) -> None:
-        """The eviction completes: quota released, the workload pending again with its original timestamp."""
+    def _evict(self, wl: Workload, lost_nodes: bool = False) -> None:
+        """The eviction completes: quota released, the workload pending again with its original timestamp.
+        ``lost_nodes``: its nodes left (nodes.py), which is not a preemption."""
         self._release(wl)
         wl.state = "pending"
         wl.flavor = None
         wl.usage = {}
         wl.admitted_at = None
         wl.borrowing = False
-        wl.preempted_count += 1
         wl.last_tried = None
-        wl.pending_reason = "preempted; waiting to be admitted again"
+        if lost_nodes:
+            wl.pending_reason = "evicted: the nodes it ran on were lost; waiting to be admitted again"
+        else:
+            wl.preempted_count += 1
+            wl.pending_reason = "preempted; waiting to be admitted again"
         self.queues.push(wl)
 
     # ------------------------------------------------------------ one scheduling cycle (scheduler.go)

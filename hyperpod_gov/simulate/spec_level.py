@@ -9,7 +9,7 @@ simulator sees what the cluster would get.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence, get_args
 
 from ..plan import amounts_for, names
@@ -27,6 +27,7 @@ from .model import (
     WorkloadDef,
 )
 from .quantities import parse_quantity, scale
+from .timeline import CapacityTimeline
 from .trace import TraceRow
 
 
@@ -143,8 +144,12 @@ def _amounts(plan: Any, row: TraceRow):
 
 
 def _requests(plan: Any, row: TraceRow) -> tuple[tuple[str, int], ...]:
-    a = _amounts(plan, row)
-    kind = plan.catalog.lookup(row.instance_type).accelerator_kind
+    return amounts_requests(plan, row.instance_type, _amounts(plan, row))
+
+
+def amounts_requests(plan: Any, instance_type: str, a: Any) -> tuple[tuple[str, int], ...]:
+    """Amounts on ``instance_type`` as the simulator's requests: the Kueue resources the plan covers."""
+    kind = plan.catalog.lookup(instance_type).accelerator_kind
     out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
     if kind and a.accelerators:
         out.append((kind, a.accelerators))
@@ -229,6 +234,11 @@ class TeamFigures:
     borrowed_accelerator_hours: float
     preempted: int
     preempted_others: int
+    # With a capacity timeline only (None without; left out of repr, so a run without one prints as before):
+    # evictions because nodes were lost, and admitted work still waiting for nodes at the end.
+    evicted_by_capacity: Optional[int] = field(default=None, repr=False)
+    wait_after_loss_min: Optional[float] = field(default=None, repr=False)  # eviction to next start, summed
+    waiting_for_nodes: Optional[int] = field(default=None, repr=False)
 
 
 def _percentile(values: list[float], p: float) -> Optional[float]:
@@ -252,15 +262,22 @@ def team_figures(plan: Any, result: Result) -> dict[str, TeamFigures]:
     for q in result.queues:
         team = queue_team[q.name]
         borrowed[team] = sum(s * per_unit[r] for (_f, r), s in q.borrowed_seconds if r in per_unit) / 3600.0
+    nodes = result.nodes
     out = {}
     for team, wls in by_team.items():
         waits = []
-        for w in wls:
-            if w.first_admitted_at is not None:
-                waits.append((w.first_admitted_at - w.submitted_at) / 60.0)
-            elif w.state == "pending":
-                waits.append((result.end - w.submitted_at) / 60.0)
-        acc_hours = sum(w.run_seconds * int(dict(w.labels).get("accelerators", "0")) for w in wls) / 3600.0
+        if nodes is None:
+            for w in wls:
+                if w.first_admitted_at is not None:
+                    waits.append((w.first_admitted_at - w.submitted_at) / 60.0)
+                elif w.state == "pending":
+                    waits.append((result.end - w.submitted_at) / 60.0)
+            acc_hours = sum(w.run_seconds * int(dict(w.labels).get("accelerators", "0")) for w in wls) / 3600.0
+            extra: dict[str, Any] = {}
+        else:
+            from .spec_nodes import team_node_figures
+
+            waits, acc_hours, extra = team_node_figures(wls, nodes, result.end)
         out[team] = TeamFigures(
             team=team,
             submitted=len(wls),
@@ -272,13 +289,20 @@ def team_figures(plan: Any, result: Result) -> dict[str, TeamFigures]:
             borrowed_accelerator_hours=round(borrowed.get(team, 0.0), 2),
             preempted=sum(w.preempted_count for w in wls),
             preempted_others=sum(w.preempting_count for w in wls),
+            **extra,
         )
     return out
 
 
-def run_plan(plan: Any, rows: Sequence[TraceRow]) -> tuple[dict[str, TeamFigures], Result, list[str]]:
-    """Simulate a trace on a plan: (figures per team, the raw result, notes about rows left out)."""
+def run_plan(plan: Any, rows: Sequence[TraceRow], capacity: Optional[CapacityTimeline] = None
+             ) -> tuple[dict[str, TeamFigures], Result, list[str]]:
+    """Simulate a trace on a plan: (figures per team, the raw result, notes about rows left out). With
+    ``capacity``, on the plan's instance groups as nodes, with that timeline (:mod:`.spec_nodes`)."""
     scenario, notes = scenario_from_plan(plan, rows)
+    if capacity is not None:
+        from .spec_nodes import with_capacity
+
+        scenario = with_capacity(scenario, plan, capacity)
     result = simulate(scenario)
     return team_figures(plan, result), result, notes
 
@@ -294,6 +318,9 @@ def figures_json(f: TeamFigures) -> dict[str, Any]:
         "borrowedAcceleratorHours": f.borrowed_accelerator_hours,
         "preempted": f.preempted,
         "preemptedOthers": f.preempted_others,
+        **({} if f.evicted_by_capacity is None else {"evictedByCapacityLoss": f.evicted_by_capacity,
+                                                       "waitAfterLossMinutes": _round(f.wait_after_loss_min),
+                                                       "waitingForNodes": f.waiting_for_nodes}),
     }
 
 
@@ -308,6 +335,9 @@ _COLUMNS = (("submitted", "submitted"), ("admitted", "admitted"), ("waiting", "w
             ("waitP50Minutes", "wait p50 min"), ("waitP95Minutes", "wait p95 min"),
             ("acceleratorHours", "acc-hours"), ("borrowedAcceleratorHours", "borrowed acc-h"),
             ("preempted", "preempted"), ("preemptedOthers", "preempted others"))
+# With a capacity timeline: two more columns.
+_NODE_COLUMNS = (("evictedByCapacityLoss", "evicted (nodes lost)"), ("waitAfterLossMinutes", "rewait min"),
+                 ("waitingForNodes", "waiting for nodes"))
 
 
 _SENTENCE = {
@@ -316,14 +346,23 @@ _SENTENCE = {
     "acceleratorHours": ("accelerator-hours used", ""),
     "borrowedAcceleratorHours": ("borrowed accelerator-hours", ""),
     "preempted": ("times preempted", ""), "preemptedOthers": ("times it preempted others", ""),
+    "evictedByCapacityLoss": ("evictions by lost nodes", ""),
+    "waitAfterLossMinutes": ("wait after those evictions", " minutes"),
+    "waitingForNodes": ("waiting for nodes at the end", ""),
 }
 
 
+def _columns(*figures: dict[str, TeamFigures]) -> tuple[tuple[str, str], ...]:
+    with_nodes = any(f.evicted_by_capacity is not None for fs in figures for f in fs.values())
+    return _COLUMNS + _NODE_COLUMNS if with_nodes else _COLUMNS
+
+
 def figures_table(figures: dict[str, TeamFigures]) -> list[str]:
-    rows = [("team",) + tuple(h for _, h in _COLUMNS)]
+    columns = _columns(figures)
+    rows = [("team",) + tuple(h for _, h in columns)]
     for team in sorted(figures):
         j = figures_json(figures[team])
-        rows.append((team,) + tuple("-" if j[k] is None else str(j[k]) for k, _ in _COLUMNS))
+        rows.append((team,) + tuple("-" if j.get(k) is None else str(j[k]) for k, _ in columns))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
 
@@ -343,7 +382,7 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
             lines.append(f"team {team} is not in the second spec")
             continue
         a, b = figures_json(old[team]), figures_json(new[team])
-        changes = [f"{_SENTENCE[k][0]} goes from {_show(a[k])} to {_show(b[k])}{_SENTENCE[k][1]}"
-                   for k, _label in _COLUMNS if a[k] != b[k]]
+        changes = [f"{_SENTENCE[k][0]} goes from {_show(a.get(k))} to {_show(b.get(k))}{_SENTENCE[k][1]}"
+                   for k, _label in _columns(old, new) if a.get(k) != b.get(k)]
         lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
     return lines
