@@ -96,6 +96,39 @@ def lines_of_type(lines: Iterable[CapacityLine], itype: str) -> tuple[CapacityLi
     return tuple(line for line in lines if itype in line.types)
 
 
+# What each kind of capacity means, for the pages that show them (explain, the contract record, the review page).
+KIND_WORDS = {
+    "guaranteed": "On-Demand instances that stay",
+    "elastic": "On-Demand instances there only after a scale-up (Karpenter's, or continuous provisioning's above "
+               "minCount): work waits for them",
+    "interruptible": "Spot instances, which EC2 reclaims with at most two minutes' notice, evicting the work on them",
+    "flexible": "On-Demand instances of a flexible group, which may run as this type or as another of the group's",
+}
+KINDS = tuple(KIND_WORDS)
+
+
+def type_kinds(lines: Iterable[CapacityLine], itype: str) -> dict[str, int]:
+    """Instances that can run ``itype`` by kind (KINDS): its own line's guaranteed, elastic and interruptible, a
+    flexible group's Spot instances as interruptible and its On-Demand ones as flexible (guaranteed to the group,
+    not to one of its types). They add up to the most instances of the type (``Cluster.capacity``)."""
+    out = dict.fromkeys(KINDS, 0)
+    for line in lines_of_type(lines, itype):
+        out["interruptible"] += line.interruptible
+        if line.flexible:
+            out["flexible"] += line.guaranteed + line.elastic
+        else:
+            out["guaranteed"] += line.guaranteed
+            out["elastic"] += line.elastic
+    return out
+
+
+def line_json(line: CapacityLine) -> dict[str, object]:
+    """One capacity line as ``explain --format json`` writes it (``capacityKinds``)."""
+    return {"line": line.label, "instanceTypes": list(line.types), "groups": list(line.groups),
+            "flexible": line.flexible, "acceleratorsPerInstance": line.accelerators_per_instance,
+            "instances": line.instances, "accelerators": line.in_accelerators}
+
+
 def guaranteed_by_type(groups: Iterable[InstanceGroupPlan]) -> dict[str, int]:
     """Guaranteed instances per type, sorted by type: a flexible group's count toward none of its types alone (it
     may run them all as another of its types). Types whose groups guarantee nothing are listed with 0."""
