@@ -140,19 +140,26 @@ CASES: list[tuple[str, str, list[Change], list[Change], str]] = [
     ("a reserved quota beyond the kept nodes", "HPG-K009", [quota(1, {"instanceType": "ml.g5.2xlarge", "count": 4})],
      [quota(1, {"instanceType": "ml.g5.2xlarge", "count": 6})],
      "HPG-K009 teams[1].quota[0]: reserves 6 instances of ml.g5.2xlarge for team-b (DontLend), and 4 are guaranteed "
-     "(4 On-Demand instances that stay): the rest (2) exists only after a scale-up or on Spot (groups beyond the "
+     "(4 On-Demand instances that stay): the rest (2) exists only after a scale-up, on Spot or as a flexible group's (groups beyond the "
      "guarantee: scale: 4 elastic) (6); lower the quota to 4"),
     ("a reserved quota beyond minCount", "HPG-K009",
      [group(0, minCount=3), quota(1, {"instanceType": "ml.g5.2xlarge", "count": 3})],
      [group(0, minCount=3), quota(1, {"instanceType": "ml.g5.2xlarge", "count": 4})],
      "HPG-K009 teams[1].quota[0]: reserves 4 instances of ml.g5.2xlarge for team-b (DontLend), and 3 are guaranteed "
-     "(3 On-Demand instances that stay): the rest (1) exists only after a scale-up or on Spot (groups beyond the "
+     "(3 On-Demand instances that stay): the rest (1) exists only after a scale-up, on Spot or as a flexible group's (groups beyond the "
      "guarantee: base: 1 elastic, scale: 4 elastic)"),
     ("a reserved quota on a flexible group", "HPG-K009", [],
      [quota(1, {"instanceType": BURST[0], "accelerators": 4}), quota(0)],
      "HPG-K009 teams[1].quota[0]: reserves 4 accelerators of ml.g5.12xlarge for team-b (DontLend), and 0 are "
-     "guaranteed (0 On-Demand instances that stay): the rest (4) exists only after a scale-up or on Spot (groups "
+     "guaranteed (0 On-Demand instances that stay): the rest (4) exists only after a scale-up, on Spot or as a flexible group's (groups "
      "beyond the guarantee: burst: 2 Spot) (4); reserve capacity on a type with On-Demand instances that stay"),
+    ("a reserved quota on an On-Demand flexible group", "HPG-K009", [group(2, capacity="on-demand", autoscale=False)],
+     [group(2, capacity="on-demand", autoscale=False), quota(1, {"instanceType": BURST[0], "accelerators": 4}),
+      quota(0)],
+     "HPG-K009 teams[1].quota[0]: reserves 4 accelerators of ml.g5.12xlarge for team-b (DontLend), and 0 are "
+     "guaranteed (0 On-Demand instances that stay): the rest (4) exists only after a scale-up, on Spot or as a "
+     "flexible group's (groups beyond the guarantee: burst: 2 kept On-Demand shared by ml.g5.12xlarge, "
+     "ml.g6e.12xlarge)"),
     ("inference on Spot only", "HPG-K010", [], [quota(1, {"instanceType": BURST[0], "accelerators": 4}), quota(0)],
      "HPG-K010 teams[1].quota: puts all of team-b's quota on Spot capacity (ml.g5.12xlarge), and its contract "
      "approves inference: EC2 reclaims Spot nodes with at most two minutes' notice (not guaranteed), evicting the "
@@ -192,12 +199,19 @@ def test_the_levels_are_as_the_issue_decided():
     assert warnings == {"HPG-K009", "HPG-K010", "HPG-K012"}
 
 
-def test_reserved_quotas_together_beyond_the_kept_nodes_are_reported_per_team():
-    """Two DontLend teams each within the kept nodes: each entry alone is checked, as the rule states."""
-    def second_reserved(d: dict) -> None:
-        d["teams"][0].update(quota=[{"instanceType": "ml.g5.2xlarge", "count": 4}], sharing={"strategy": "DontLend"})
-        d["teams"][1].update(quota=[{"instanceType": "ml.g5.2xlarge", "count": 4}])
-    assert not [f for f in findings(second_reserved) if f.startswith("HPG-K009")]
+def test_reserved_quotas_together_beyond_the_kept_nodes_warn_once_for_the_type():
+    """Two DontLend teams each within the 4 kept nodes, 3 + 8 GPUs' worth (2 instances) = 5 instances together."""
+    def second_reserved(count: int) -> Change:
+        def change(d: dict) -> None:
+            d["teams"][0].update(quota=[{"instanceType": "ml.g5.2xlarge", "accelerators": count}],
+                                 sharing={"strategy": "DontLend"})
+            d["teams"][1].update(quota=[{"instanceType": "ml.g5.2xlarge", "count": 2}])
+        return change
+    assert not [f for f in findings(second_reserved(2)) if f.startswith("HPG-K009")]
+    assert [f for f in findings(second_reserved(3)) if f.startswith("HPG-K009")] == [
+        "HPG-K009 teams[*].quota[ml.g5.2xlarge]: the DontLend teams reserve 5 instances of ml.g5.2xlarge together "
+        "(team-a 3, team-b 2), and 4 are guaranteed: each fits alone, together they depend on a scale-up, on Spot or "
+        "on a flexible group (5); keep their reservations within 4 instances together, or keep more instances"]
 
 
 def test_flexible_quotas_are_checked_over_every_set_of_linked_types():
