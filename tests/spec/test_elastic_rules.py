@@ -268,3 +268,20 @@ def test_every_cloudformation_region_and_create_cluster_have_the_elastic_members
     shapes = botocore.loaders.Loader().load_service_model("sagemaker", "service-2")["shapes"]
     assert ELASTIC_GROUP_MEMBERS <= set(shapes["ClusterInstanceGroupSpecification"]["members"])
     assert ELASTIC_CLUSTER_MEMBERS <= set(shapes["CreateClusterRequest"]["members"])
+
+
+def test_quotas_on_a_flexible_group_of_cpu_types_fit_together_in_vcpu_and_memory():
+    """2 nodes of ml.c5.2xlarge (8 vCPU, 16 GiB) or ml.m5.2xlarge (8 vCPU, 32 GiB): 16 vCPU in all, 64 GiB at most."""
+    def cpu(d: dict) -> None:
+        d["cluster"]["instanceGroups"].append({"name": "cpu", "instanceTypes": ["ml.c5.2xlarge", "ml.m5.2xlarge"],
+                                               "count": 2})
+    fits = quota(0, {"instanceType": "ml.c5.2xlarge", "vcpu": 8, "memoryGib": 16},
+                 {"instanceType": "ml.m5.2xlarge", "vcpu": 8, "memoryGib": 32})
+    assert not [f for f in findings(cpu, fits) if f.startswith("HPG-K008")]
+    over = quota(0, {"instanceType": "ml.c5.2xlarge", "vcpu": 12, "memoryGib": 16},
+                 {"instanceType": "ml.m5.2xlarge", "vcpu": 12, "memoryGib": 32})
+    assert [f.split("; ")[0] for f in findings(cpu, over) if f.startswith("HPG-K008")] == [
+        "HPG-K008 teams[*].quota[ml.c5.2xlarge|ml.m5.2xlarge]: quotas on ml.c5.2xlarge and ml.m5.2xlarge add up to "
+        "24 vCPU (team-a 12 on ml.c5.2xlarge, team-a 12 on ml.m5.2xlarge), but the groups that run these types hold "
+        "16 in all (cpu (2 x ml.c5.2xlarge|ml.m5.2xlarge)): a flexible group's instances count once, not once per "
+        "type (24)"]

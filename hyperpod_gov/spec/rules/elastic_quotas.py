@@ -89,8 +89,9 @@ def flexible_quotas_fit_together(spec: GovernanceSpec, today: dt.date) -> Iterat
                 for q in team.quota:
                     if q.instance_type in linked and q.partitions is None:
                         facts = cat.lookup(q.instance_type)
-                        amount = (q.accelerators if q.accelerators is not None else q.count * facts.accelerators
-                                  if q.count is not None else q.vcpu if unit == "vCPU" else q.memory_gib) or 0
+                        # a count (HPG-K007 refuses it here) as what its instances bring, to add up all the same
+                        amount = (q.count * per(facts) if q.count is not None else q.accelerators
+                                  if in_accelerators else q.vcpu if unit == "vCPU" else q.memory_gib) or 0
                         asked[q.instance_type].append((team.name, amount))
 
             def holds(types: tuple[str, ...]) -> int:
