@@ -174,3 +174,20 @@ def test_the_startup_chart_states_its_capacity_as_guaranteed(startup):
     assert {k: v for (series, k), v in _drawn(chart).items() if series == "capacity"} == {"guaranteed": 15}
     assert json.dumps(tc.kinds) == json.dumps([["guaranteed", 15], ["elastic", 0], ["interruptible", 0],
                                                ["flexible", 0]])
+
+
+def test_the_elastic_review_page_shows_each_types_kinds_and_says_what_they_are(tmp_path):
+    from hyperpod_gov.review_pack.cli import run
+    from tests.review_pack.conftest import pack_args
+    from tests.review_pack.pagedoc import numbers, structure
+
+    assert run(pack_args(EXAMPLES / "elastic.yaml", tmp_path)) == 0
+    page = structure((tmp_path / "index.html").read_text())
+    capacity = next(s for s in page.sections if s["id"] == "capacity")
+    assert [c["chart"] for c in capacity["charts"]] == [
+        "capacity-ml.g5.12xlarge", "capacity-ml.g5.2xlarge", "capacity-ml.g6e.12xlarge"]
+    drawn = numbers(tmp_path / "capacity-ml.g5.2xlarge.svg")
+    assert {k: v for (series, k), v in drawn.items() if series == "capacity"} == {"guaranteed": 4, "elastic": 11}
+    (kinds,) = capacity["lists"]
+    assert kinds["heading"].startswith("What each kind of capacity is")
+    assert kinds["items"][0] == "guaranteed: On-Demand instances that stay"
