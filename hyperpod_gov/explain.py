@@ -9,6 +9,7 @@ from typing import Optional
 from .cost.page import explain_cost, monitoring_lines
 from .plan import Plan
 from .plan.data import data_paths
+from .plan.elastic import KIND_WORDS, capacity_lines
 from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view
 from .spec.rules.slurm_prometheus import SLURM_NOT_OBSERVED
@@ -120,6 +121,7 @@ def explain(plan: Plan, *, today: Optional[dt.date] = None) -> str:
            "creates no VPC, EKS or HyperPod cluster",
            f"NetworkPolicies enforced by: {network_policy_enforcement(plan)}"] if plan.cluster.existing else []),
         f"Capacity: {capacity}",
+        *_capacity_kinds(plan),
         # Dedicated node groups and shared storage: which group is whose, and the teams' file system.
         *([f"Dedicated groups: {'; '.join(dedicated_groups(plan))}"] if plan.dedicated else []),
         *([f"Shared file system: {shared_file_system(plan)}"] if plan.shared_storage is not None else []),
@@ -163,6 +165,14 @@ def explain(plan: Plan, *, today: Optional[dt.date] = None) -> str:
     for issue in plan_warnings(plan):
         parts.append(f"Note: {issue}")
     return _fit("\n".join(parts)) + "\n"
+
+
+def _capacity_kinds(plan: Plan) -> list[str]:
+    """Per instance type (a flexible group on a line of its own): the guaranteed, elastic and interruptible
+    instances (plan/elastic.py)."""
+    lines = capacity_lines(plan.instance_groups, plan.catalog)
+    return [f"Capacity by kind (guaranteed: {KIND_WORDS['guaranteed']}; elastic: after a scale-up; interruptible: "
+            "Spot):", *(f"  {line.label}: {line.words}" for line in lines)]
 
 
 def _isolation(plan: Plan) -> list[str]:
@@ -274,6 +284,7 @@ def explain_slurm(plan: Plan, *, today: Optional[dt.date] = None) -> str:
         f"accounting in {db.endpoint if db else 'the controller' + chr(39) + 's MariaDB'}), idle compute "
         f"{plan.idle_compute}" + ("" if plan.idle_resource_sharing else f", {NO_IDLE_SHARING}: no team borrows"),
         f"Instance groups: {groups}",
+        *_capacity_kinds(plan),
         f"Organisation account: {sp.organisation} (under root); work without a class runs in QOS {sp.standard_qos}",
         f"Priority classes as QOS (highest first): {classes or 'none'}",
         "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from .plan import Plan
+from .plan.elastic import capacity_lines, line_json
 from .plan.quotas import Allocated, Amounts, TeamPlan
 from .plan.slurm_task_view import task_view, view_json
 from .plan.unified_studio import CREATE_PROJECT, MEMBER_POOL, OVERRIDE_PROJECT_OWNERS
@@ -63,7 +64,8 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
     """``explain`` as one JSON document (``hyperpod_gov/schemas/explain.json``), every value taken from the plan.
 
     ``warnings``: the spec rules' and plan invariants' findings the spec does not acknowledge (``cli.review_of``).
-    Teams in the plan's order (the shared pool, if any, marked ``sharedPool``); capacity per instance type;
+    Teams in the plan's order (the shared pool, if any, marked ``sharedPool``); capacity per instance type, and
+    ``capacityKinds``: guaranteed, elastic and interruptible per type and per flexible group (``plan.elastic``);
     ``stacks``: every stack's name in deploy order (``StackLayout.all_names``).
     """
     from .schemas import issue_json
@@ -83,6 +85,7 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
                       "acceleratorsPerInstance": f.per_instance.accelerators, "vcpu": f.capacity.vcpu,
                       "memoryGib": f.capacity.memory_gib,
                       "partitions": {resource: n for resource, n in f.capacity.partitions}} for f in plan.flavors],
+        "capacityKinds": [line_json(line) for line in capacity_lines(plan.instance_groups, plan.catalog)],
         "priorityClasses": [{"name": p.name, "weight": p.weight}
                             for p in sorted(plan.priority_classes, key=lambda p: (-p.weight, p.name))],
         "teams": [_team_json(plan, t) for t in plan.teams],

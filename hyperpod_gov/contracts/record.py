@@ -14,6 +14,7 @@ from ..plan.evidence import evidence_of
 from ..plan.slurm import borrow_qos
 from ..plan.slurm_task_view import AWS_PAGE, steps, task_view
 from ..spec.contract import Contract
+from .capacity import capacity_section
 from .checklist import connection_fields, missing
 
 POD_IDENTITY_AGENT = "169.254.170.23/32"  # charts/network_policy.py
@@ -155,6 +156,7 @@ def render_record(plan: Plan, team: TeamPlan) -> str:
         ["Exceptions decided by", _or_missing(c and c.exception_owner)],
     ])
     lines.append("")
+    lines += capacity_section(plan, team, _table)
 
     lines += ["## Who reaches the cluster", ""]
     principals = [p for p in plan.principals if team.name in p.teams]
@@ -288,6 +290,7 @@ def render_slurm_record(plan: Plan, team: TeamPlan) -> str:
         else:
             lines.append("No partition: the team owns and may borrow nothing.")
         lines.append("")
+    lines += capacity_section(plan, team, _table)
 
     lines += ["## Who reaches the cluster", ""]
     if st is not None and st.users:

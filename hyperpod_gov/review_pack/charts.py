@@ -21,6 +21,9 @@ UNOWNED = "#E6E6E6"
 CLOSED = "#5A5A5A"
 OPEN = "#2E7D32"
 OLD, NEW = "#9BB7D4", "#0B4F8A"
+# The capacity by kind (plan.elastic): guaranteed solid, elastic light, interruptible (Spot) hatched, flexible dotted.
+KIND_STYLE = {"guaranteed": ("#37474F", None, "white"), "elastic": ("#CFD8DC", None, "#263238"),
+              "interruptible": ("#FFE0B2", "\\\\", "#4E342E"), "flexible": ("#E1D5F0", "..", "#311B92")}
 
 
 def colours(teams: Sequence[str]) -> dict[str, str]:
@@ -49,8 +52,10 @@ def capacity_chart(tc: TypeCapacity, colour: Mapping[str, str], *, prefix: str =
     charts of one type share it)."""
     slug = f"{prefix}capacity-{tc.instance_type}"
     ids = DataIds(slug)
-    rows = len(tc.shares) + 1
-    height = 1.2 + 0.42 * rows
+    kinds = [(kind, amount) for kind, amount in tc.kinds if amount]
+    rows = len(tc.shares) + 1 + bool(tc.kinds)
+    legend_rows = 2 if kinds else 1
+    height = 1.2 + 0.42 * rows + 0.2 * (legend_rows - 1)
     fig, ax = new_figure(7.2, height)
     y_top = rows - 1
     left = 0
@@ -69,8 +74,10 @@ def capacity_chart(tc: TypeCapacity, colour: Mapping[str, str], *, prefix: str =
     if tc.unowned:
         ax.text(left + tc.unowned / 2, y_top, f"{_n(tc.unowned)} unowned", ha="center", va="center", color="#424242")
     labels = [f"capacity {_n(tc.capacity)}"]
+    if tc.kinds:
+        labels.append(_kinds_row(ax, tc, kinds, y_top - 1, ids))
     for i, s in enumerate(tc.shares):
-        y = y_top - 1 - i
+        y = y_top - 1 - bool(tc.kinds) - i
         face = POOL if s.is_shared_pool else colour[s.team]
         ax.barh(y, s.nominal, color=face, gid=ids(Datum("nominal", s.team, s.nominal, tc.unit)))
         ax.barh(y, s.borrow_limit, left=s.nominal, color="white", edgecolor=face, hatch="///", linewidth=0.8,
@@ -96,12 +103,41 @@ def capacity_chart(tc: TypeCapacity, colour: Mapping[str, str], *, prefix: str =
                Patch(facecolor=UNOWNED, edgecolor="#BDBDBD", label="nobody owns")]
     if any(s.is_shared_pool for s in tc.shares):
         handles.append(Patch(facecolor=POOL, hatch="xx", label="shared pool"))
-    fig.legend(handles=handles, loc="lower center", fontsize=7, frameon=False, ncol=len(handles))
-    fig.tight_layout(rect=(0, 0.32 / height, 1, 1))
+    handles += [Patch(facecolor=KIND_STYLE[k][0], hatch=KIND_STYLE[k][1], edgecolor="#616161", label=k)
+                for k, _ in kinds]
+    fig.legend(handles=handles, loc="lower center", fontsize=7, frameon=False,
+               ncol=-(-len(handles) // legend_rows))
+    fig.tight_layout(rect=(0, (0.32 + 0.2 * (legend_rows - 1)) / height, 1, 1))
     owners = ", ".join(f"{s.team} {_n(s.nominal)}" for s in tc.shares if s.nominal) or "no team"
     caption = (f"{label}{tc.instance_type}: who owns the {_n(tc.capacity)} {tc.unit} ({owners}, "
-               f"{_n(tc.unowned)} unowned), and how far each team may borrow (hatched).")
+               f"{_n(tc.unowned)} unowned), and how far each team may borrow (hatched)."
+               + (f" Of the capacity: {kinds_words(tc)}." if tc.kinds else "")
+               + "".join(f" The flexible group {g} may run as any of its types, and is counted under each."
+                         for g in tc.flexible_groups))
     return finish(fig, slug=slug, title=f"{label}Capacity and quotas on {tc.instance_type}", caption=caption, ids=ids)
+
+
+def kinds_words(tc: TypeCapacity) -> str:
+    """"4 guaranteed, 11 elastic, 0 interruptible" (and flexible where a flexible group can run the type)."""
+    return ", ".join(f"{_n(n)} {kind}" + (" (a flexible group's, counted under each of its types)"
+                                           if kind == "flexible" else "")
+                     for kind, n in tc.kinds if n or kind != "flexible")
+
+
+def _kinds_row(ax: Any, tc: TypeCapacity, kinds: Sequence[tuple[str, int]], y: float, ids: DataIds) -> str:
+    """The capacity by kind, stacked on row ``y`` (guaranteed, elastic, interruptible, flexible); its label."""
+    left = 0
+    for kind, amount in tc.kinds:
+        if not amount and kind != "guaranteed":  # what there is, and the guarantee even when it is none
+            continue
+        face, hatch, ink = KIND_STYLE[kind]
+        ax.barh(y, amount, left=left, color=face, hatch=hatch, edgecolor="white" if hatch is None else "#9E9E9E",
+                gid=ids(Datum("capacity", kind, amount, tc.unit)))
+        if amount and amount >= tc.capacity * 0.12:
+            ax.text(left + amount / 2, y, f"{_n(amount)} {kind}", ha="center", va="center", color=ink, fontsize=7)
+        left += amount
+    guaranteed = dict(tc.kinds).get("guaranteed", 0)
+    return f"guaranteed {_n(guaranteed)}" if len(kinds) != 1 else f"all {kinds[0][0]}"
 
 
 def borrow_chart(tc: TypeCapacity, *, prefix: str = "", label: str = "") -> Optional[Chart]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..plan import Plan, amounts_for
+from ..plan.elastic import KINDS, capacity_lines, lines_of_type, type_kinds
 from ..plan.quotas import FlavorQuota, TeamPlan
 
 
@@ -39,6 +40,10 @@ class TypeCapacity:
     unit: str  # how a person reads it: "accelerators", "mig-1g.10gb partitions", "vCPU"
     capacity: int
     shares: tuple[TeamShare, ...]  # teams with a quota or a borrow limit here, sorted by name
+    # the capacity by kind (plan.elastic.KINDS: guaranteed, elastic, interruptible, flexible), in the same unit;
+    # they add up to ``capacity``
+    kinds: tuple[tuple[str, int], ...] = ()
+    flexible_groups: tuple[str, ...] = ()  # labels of the flexible groups that can run the type (counted here too)
 
     @property
     def owned(self) -> int:
@@ -62,6 +67,7 @@ def _flavor(team: TeamPlan, instance_type: str) -> Optional[FlavorQuota]:
 def capacities(plan: Plan) -> tuple[TypeCapacity, ...]:
     """Every instance type of the cluster, in the plan's flavor order."""
     out = []
+    lines = capacity_lines(plan.instance_groups, plan.catalog)
     for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
         shares = []
         resource = fp.mig_resource or fp.accelerator_kind or "cpu"
@@ -82,14 +88,20 @@ def capacities(plan: Plan) -> tuple[TypeCapacity, ...]:
             lendable = nominal if f.lending_limit is None else min(f.governed(f.lending_limit), nominal)
             shares.append(TeamShare(team.name, team.strategy, team.is_shared_pool, nominal, lendable, borrow))
         profile = fp.mig_resource.removeprefix("nvidia.com/") if fp.mig_resource else None
-        total = amounts_for(fp.instance_type, count=fp.instances, mig_profile=profile, catalog=plan.catalog)
-        if probe is not None:
-            capacity = probe.governed(total)
-        else:  # no team at all: count in the resource the flavor is governed by
-            capacity = total.partition(fp.mig_resource) if fp.mig_resource else (
+
+        def in_unit(instances: int) -> int:
+            total = amounts_for(fp.instance_type, count=instances, mig_profile=profile, catalog=plan.catalog)
+            if probe is not None:
+                return probe.governed(total)
+            # no team at all: count in the resource the flavor is governed by
+            return total.partition(fp.mig_resource) if fp.mig_resource else (
                 total.accelerators if fp.accelerator_kind else total.vcpu)
+
+        kinds = type_kinds(lines, fp.instance_type)
         out.append(TypeCapacity(fp.instance_type, fp.instances, resource, _unit(resource, fp.accelerator_kind),
-                                capacity, tuple(sorted(shares, key=lambda s: s.team))))
+                                in_unit(fp.instances), tuple(sorted(shares, key=lambda s: s.team)),
+                                tuple((kind, in_unit(kinds[kind])) for kind in KINDS),
+                                tuple(line.label for line in lines_of_type(lines, fp.instance_type) if line.flexible)))
     return tuple(out)
 
 

@@ -15,6 +15,7 @@ from ..contracts.review import team_review
 from ..diff import governance_diff
 from ..markdown import cell
 from ..plan import Plan
+from ..plan.elastic import KIND_WORDS
 from ..plan.slurm import borrow_qos
 from ..simulate.trace import TraceRow
 from . import charts
@@ -91,6 +92,9 @@ def allocation_sections(plan: Plan, base_plan: Optional[Plan] = None) -> list[Se
                 borrow.figures.append(Figure(b, pair=itype))
     if not borrow.figures:
         borrow.lists.append(("", ["no instance type is shared by two teams: nobody can borrow"]))
+    if any(n for tc in (*new_types.values(), *old_types.values()) for kind, n in tc.kinds if kind != "guaranteed"):
+        cap.lists.append(("What each kind of capacity is (the row under the owners' bar)",
+                          [f"{kind}: {words}" for kind, words in KIND_WORDS.items()]))
     return [cap, borrow]
 
 

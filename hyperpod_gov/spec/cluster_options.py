@@ -29,25 +29,46 @@ CLUSTER_REGIONS: frozenset[str] = frozenset({
     "us-iso-east-1", "us-iso-west-1", "us-isob-east-1", "us-isob-west-1", "us-isof-east-1", "us-isof-south-1",
     "us-west-1", "us-west-2",
 })
-# Spec key of an instance group -> the ClusterInstanceGroup member it sets (CloudFormation and the API).
-GROUP_OPTIONS: dict[str, str] = {
-    "trainingPlanArn": "TrainingPlanArn",
-    "subnetIds": "OverrideVpcConfig",
-    "labels": "KubernetesConfig",
-    "taints": "KubernetesConfig",
-    "lifecycle": "LifeCycleConfig",
-    "volumeKmsKeyId": "InstanceStorageConfigs",
-    "deepHealthChecks": "OnStartDeepHealthChecks",
-    "threadsPerCore": "ThreadsPerCore",
+# Spec key of an instance group -> the ClusterInstanceGroup members it sets (CloudFormation and the API).
+GROUP_OPTIONS: dict[str, tuple[str, ...]] = {
+    "trainingPlanArn": ("TrainingPlanArn",),
+    "subnetIds": ("OverrideVpcConfig",),
+    "labels": ("KubernetesConfig",),
+    "taints": ("KubernetesConfig",),
+    "lifecycle": ("LifeCycleConfig",),
+    "volumeKmsKeyId": ("InstanceStorageConfigs",),
+    "deepHealthChecks": ("OnStartDeepHealthChecks",),
+    "threadsPerCore": ("ThreadsPerCore",),
+    # elastic capacity (issue 57)
+    "minCount": ("MinInstanceCount",),
+    "capacity": ("CapacityRequirements",),
+    "instanceTypes": ("InstanceRequirements",),
+    "imageId": ("ImageId",),
+    "image": ("ImageReleaseVersion",),
+    "patching": ("ScheduledUpdateConfig", "AutoPatchConfig"),
 }
-# Spec key of the cluster -> the AWS::SageMaker::Cluster property (CreateCluster member) it sets.
-CLUSTER_OPTIONS: dict[str, str] = {"nodeRecovery": "NodeRecovery", "nodeProvisioningMode": "NodeProvisioningMode"}
+# Spec key of the cluster -> the AWS::SageMaker::Cluster properties (CreateCluster members) it sets: autoScaling
+# sets the autoscaler and the role it assumes (ClusterRole, which hyperpod-gov creates).
+CLUSTER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "nodeRecovery": ("NodeRecovery",),
+    "nodeProvisioningMode": ("NodeProvisioningMode",),
+    "autoScaling": ("AutoScaling", "ClusterRole"),
+}
+
+
+def members(options: dict[str, tuple[str, ...]]) -> frozenset[str]:
+    """Every service member the spec keys of ``options`` set."""
+    return frozenset(m for ms in options.values() for m in ms)
+
+
 # The deep health checks CloudFormation accepts (DeepHealthCheckType); the API has MultiNodeTrainingValidation too.
 CLOUDFORMATION_DEEP_HEALTH_CHECKS: frozenset[str] = frozenset({"InstanceStress", "InstanceConnectivity"})
 
 @rule("HPG-D002", "error", "Every option value the spec sets is one CloudFormation's AWS::SageMaker::Cluster accepts "
       "(its deep health checks are fewer than the SageMaker API's); every option exists in every region HPG-R001 "
-      "admits (a test checks GROUP_OPTIONS and CLUSTER_OPTIONS against cfn-lint's schemas of those regions).")
+      "admits, the elastic-capacity ones included (MinInstanceCount, CapacityRequirements, InstanceRequirements, "
+      "ImageId, ImageReleaseVersion, ScheduledUpdateConfig, AutoPatchConfig, AutoScaling, ClusterRole): a test checks "
+      "GROUP_OPTIONS and CLUSTER_OPTIONS against cfn-lint's schemas of those regions and botocore's CreateCluster.")
 def options_exist_in_the_regions_cloudformation(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     for gi, g in enumerate(spec.cluster.instance_groups):
         for ci, check in enumerate(g.deep_health_checks or ()):

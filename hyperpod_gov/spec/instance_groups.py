@@ -137,7 +137,7 @@ class InstanceGroup(SpecModel):
     instance_types: tuple[InstanceTypeRef, ...] = Field(
         default=(), max_length=20,
         description="A flexible group (InstanceRequirements.InstanceTypes): 2 to 20 types HyperPod may launch, in "
-        "order of preference, instead of instanceType; they share one accelerator (HPG-E011) and quotas on them "
+        "order of preference, instead of instanceType; they share one accelerator (HPG-K006) and quotas on them "
         "count accelerators or vCPU, not instances (default: one type, instanceType).")
     count: int = Field(
         ge=0, le=5000,

@@ -20,6 +20,7 @@ is removed leaves its id retired. Areas:
 - ``E`` network exposure: the API endpoint, administrator CIDRs, egress, availability zones
 - ``C`` team contracts
 - ``D`` what the cluster depends on to deploy and run (e.g. the HyperPod dependencies chart)
+- ``K`` elastic capacity: autoscaling, minimum counts, Spot, flexible instance groups, the node image's lifecycle
 - ``S`` Slurm-orchestrated clusters (``cluster.orchestrator: slurm``)
 - ``P`` the plan's whole-app invariants (``plan/invariants.py``), run by the same runner
 
@@ -43,6 +44,7 @@ AREAS: dict[str, str] = {
     "E": "Network exposure",
     "C": "Team contracts",
     "D": "Cluster dependencies",
+    "K": "Elastic capacity",
     "P": "Whole-app invariants of the plan",
     "R": "Regions and partitions",
     "S": "Slurm-orchestrated clusters",

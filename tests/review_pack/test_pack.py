@@ -128,7 +128,8 @@ def test_capacity_bars_add_up_to_the_hand_checked_capacity(packs):
                      "recommendations": 10, "speech": 25}
     assert enterprise[("nobody owns", "ml.p5.48xlarge")] == 0  # 10 x 8 GPUs, all owned
     assert numbers(packs["enterprise"] / "capacity-ml.m5.2xlarge.svg") == {
-        ("nobody owns", "ml.m5.2xlarge"): 16}  # 2 x 8 vCPU, no team
+        ("nobody owns", "ml.m5.2xlarge"): 16,  # 2 x 8 vCPU, no team
+        ("capacity", "guaranteed"): 16}  # a fixed On-Demand group: all of it stays (issue 57)
     startup = numbers(packs["startup"] / "capacity-ml.g5.2xlarge.svg")
     assert {k: v for (s, k), v in startup.items() if s == "lendable"} == {
         "chatbot": 0, "ml-engineering": 6, "researchers": 5}  # DontLend lends nothing, the others all

@@ -15,7 +15,7 @@ import pytest
 from hyperpod_gov.plan import build_plan
 from hyperpod_gov.spec import SpecError, parse_spec
 from hyperpod_gov.spec.cluster_options import (CLOUDFORMATION_DEEP_HEALTH_CHECKS, CLUSTER_OPTIONS, CLUSTER_REGIONS,
-                                               GROUP_OPTIONS)
+                                               GROUP_OPTIONS, members)
 from tests.conftest import BASE, TODAY
 
 PLAN_ARN = "arn:aws:sagemaker:us-east-1:111111111111:training-plan/p5-reserved"
@@ -183,8 +183,8 @@ def test_cluster_regions_and_members_match_cloudformation():
     assert set(schemas) == CLUSTER_REGIONS
     for name, schema in schemas.items():
         group_members = schema["definitions"]["ClusterInstanceGroup"]["properties"]
-        assert set(GROUP_OPTIONS.values()) <= set(group_members), name
-        assert set(CLUSTER_OPTIONS.values()) <= set(schema["properties"]), name
+        assert members(GROUP_OPTIONS) <= set(group_members), name
+        assert members(CLUSTER_OPTIONS) <= set(schema["properties"]), name
         d = schema["definitions"]
         assert set(d["DeepHealthCheckType"]["enum"]) == CLOUDFORMATION_DEEP_HEALTH_CHECKS, name
         assert d["ClusterKubernetesTaint"]["properties"]["Effect"]["enum"] == ["NoSchedule", "PreferNoSchedule",
@@ -202,8 +202,8 @@ def test_cluster_regions_and_members_match_cloudformation():
 def test_members_and_values_match_the_sagemaker_api():
     shapes = botocore.loaders.Loader().load_service_model("sagemaker", "service-2")["shapes"]
     spec_members = shapes["ClusterInstanceGroupSpecification"]["members"]
-    assert set(GROUP_OPTIONS.values()) <= set(spec_members)
-    assert set(CLUSTER_OPTIONS.values()) <= set(shapes["CreateClusterRequest"]["members"])
+    assert members(GROUP_OPTIONS) <= set(spec_members)
+    assert members(CLUSTER_OPTIONS) <= set(shapes["CreateClusterRequest"]["members"])
     # What DescribeCluster returns, which drift compares (plan/tables.py INSTANCE_GROUP).
     details = shapes["ClusterInstanceGroupDetails"]["members"]
     assert {"TrainingPlanArn", "OverrideVpcConfig", "ThreadsPerCore", "OnStartDeepHealthChecks",

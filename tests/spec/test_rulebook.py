@@ -83,7 +83,7 @@ def test_no_function_of_the_spec_and_today_in_the_rules_package_is_left_undecora
 def test_rule_ids_are_unique_follow_the_scheme_and_run_in_id_order():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"HPG-[NIQAECDPRSU][0-9]{3}", i) for i in ids), ids
+    assert all(re.fullmatch(r"HPG-[NIQAECDKPRSU][0-9]{3}", i) for i in ids), ids
     assert ids == sorted(ids)
     assert all(r.level in ("error", "warning") and r.explanation and "\n" not in r.explanation for r in RULES)
 
@@ -269,7 +269,8 @@ def test_acknowledge_is_generic_over_any_issues_with_ids():
     ({"id": "HPG-C099", "reason": REASON},
      "acknowledgements[0].id: is not the id of a rule hyperpod-gov has ('HPG-C099'); use the id printed with the "
      "warning (warning rules: HPG-A008, HPG-A011, HPG-C001, HPG-C002, HPG-C003, HPG-D001, HPG-D006, HPG-E006, "
-     "HPG-I002, HPG-I005, HPG-Q004, HPG-Q012, HPG-Q013, HPG-S009, HPG-S010, HPG-S012, HPG-S015)"),
+     "HPG-I002, HPG-I005, HPG-K009, HPG-K010, HPG-K012, HPG-Q004, HPG-Q012, HPG-Q013, HPG-S009, HPG-S010, HPG-S012, "
+     "HPG-S015)"),
     ({"id": "HPG-Q002", "reason": REASON},
      "acknowledgements[0].id: is an error rule (quotas_fit_capacity: The teams' quotas on each instance type add up "
      "to no more than its instance groups hold (instances, accelerators, partitions, vCPU and memory).); only "

@@ -28,6 +28,12 @@ from .instance_types import (declared_types_are_new, declared_types_are_uncatalo
                              mig_groups_are_consistent, mig_types_are_listed_by_hyperpod)
 from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
+from .elastic import (autoscaled_groups_have_no_min_count, autoscaled_groups_run_no_deep_health_checks,
+                      autoscaling_has_a_group, autoscaling_has_its_prerequisites, autoscaling_is_on_a_new_eks_cluster,
+                      flexible_groups_share_an_accelerator, slurm_refuses_eks_only_patching,
+                      training_plan_groups_are_reserved)
+from .elastic_quotas import (flexible_quotas_fit_together, flexible_types_are_not_counted_in_instances,
+                             inference_is_not_on_spot_only, reserved_quotas_are_guaranteed)
 from .images import teams_name_their_image_registries
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
@@ -124,6 +130,19 @@ RULES = RuleBook("spec rules", tuple(sorted((
     slurm_accounting_database_needs_continuous,
     slurm_studio_user_is_a_team_user,
     slurm_studio_task_view_is_restricted,
+    # Elastic capacity
+    autoscaling_has_its_prerequisites,
+    autoscaling_is_on_a_new_eks_cluster,
+    autoscaled_groups_have_no_min_count,
+    training_plan_groups_are_reserved,
+    autoscaled_groups_run_no_deep_health_checks,
+    flexible_groups_share_an_accelerator,
+    flexible_types_are_not_counted_in_instances,
+    flexible_quotas_fit_together,
+    reserved_quotas_are_guaranteed,
+    inference_is_not_on_spot_only,
+    slurm_refuses_eks_only_patching,
+    autoscaling_has_a_group,
     # Unified Studio delegation
     projects_live_in_units_that_allow_their_profile,
     studio_principals_are_groups,
