@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..catalog import Catalog
-from ..spec.instance_types import spec_catalog
-from ..spec.models import GovernanceSpec
+from ..spec.elastic import guaranteed_by_type  # noqa: F401 (the plan's callers import it from here)
 from .parts import InstanceGroupPlan
 
 
@@ -129,24 +128,22 @@ def line_json(line: CapacityLine) -> dict[str, object]:
             "instances": line.instances, "accelerators": line.in_accelerators}
 
 
-def guaranteed_by_type(groups: Iterable[InstanceGroupPlan]) -> dict[str, int]:
-    """Guaranteed instances per type, sorted by type: a flexible group's count toward none of its types alone (it
-    may run them all as another of its types). Types whose groups guarantee nothing are listed with 0."""
-    out: dict[str, int] = {}
+def linked_types(groups: Iterable[InstanceGroupPlan]) -> tuple[tuple[str, ...], ...]:
+    """Sets of types flexible groups join (a flexible group's types, and any types another flexible group shares
+    with them), each sorted: capacity on them is shared, so what is owned and what is not is counted per set."""
+    sets: list[set[str]] = []
     for g in groups:
-        for itype in g.types:
-            out[itype] = out.get(itype, 0) + (g.guaranteed if len(g.types) == 1 else 0)
-    return dict(sorted(out.items()))
+        if len(g.types) < 2:
+            continue
+        joined = set(g.types)
+        for s in [s for s in sets if s & joined]:
+            joined |= s
+            sets.remove(s)
+        sets.append(joined)
+    return tuple(sorted(tuple(sorted(s)) for s in sets))
 
 
-def spec_groups(spec: GovernanceSpec) -> tuple[InstanceGroupPlan, ...]:
-    """The plan's instance groups of a spec, for the spec rules that weigh elastic capacity (HPG-K009, HPG-K010):
-    the same parts ``build_plan`` derives, so guaranteed, elastic and interruptible have one definition. Groups with
-    a type the spec's catalog does not know are left out (HPG-I003 reports them)."""
-    # derive_cluster imports most of the plan, which the spec rules calling this need only when they run
-    from .derive_cluster import _group as group_plan
-
-    cat = spec_catalog(spec)
-    c = spec.cluster
-    return tuple(group_plan(g, i, cat, None, autoscaled=g.autoscale and c.auto_scaling is not None)
-                 for i, g in enumerate(c.instance_groups) if all(t in cat for t in g.types))
+def set_capacity(groups: Iterable[InstanceGroupPlan], types: tuple[str, ...], per_instance: dict[str, int]) -> int:
+    """The most the groups running any of ``types`` hold together, in governed units (``per_instance``: one instance's
+    units per type; a flexible group's types bring the same, HPG-K006): each group once."""
+    return sum(g.count * per_instance[g.types[0]] for g in groups if set(g.types) & set(types))

@@ -216,7 +216,7 @@ def imported(table: Table, live: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if f.live_member is not None:
             member, value = f.live_member(live)
-            value = _ABSENT if member not in live else value
+            value = member_value(live, member, _ABSENT) if value is None else value
         else:
             value = member_value(live, f.member, _ABSENT)
         if value is _ABSENT:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..spec.cluster import DEDICATED_KEY, MIG_LABEL
+from ..spec.elastic import guaranteed_instances
 from ..spec.models import AddonVersions
 from .api_access import ApiSource
 from .contracts import StudioStack
@@ -135,9 +136,7 @@ class InstanceGroupPlan:
     def guaranteed(self) -> int:
         """On-Demand instances the group keeps: none on Spot or where Karpenter scales it (from 0); else minCount
         where set (the group is InService with that many, and continuous provisioning adds the rest), else count."""
-        if self.capacity_type == "spot" or self.autoscaled:
-            return 0
-        return self.count if self.min_count is None else self.min_count
+        return guaranteed_instances(self.count, self.min_count, self.capacity_type, self.autoscaled)
 
     @property
     def interruptible(self) -> int:

@@ -9,7 +9,7 @@ from . import names
 from .model import Plan
 from .scheduling import gang_scheduling_words, topology_words
 from .views_base import Row, View, _on_off, _when, _widens
-from .words import _UNITS, owns
+from .words import _UNITS, _linked_unowned, owns
 
 
 def _delivery(p: Plan) -> str:
@@ -160,9 +160,13 @@ def dedicated_groups(plan: Plan) -> tuple[str, ...]:
 
 def unowned_capacity(plan: Plan) -> tuple[str, ...]:
     """Per instance type, the capacity no team and no shared pool holds as quota, in the unit the type is governed
-    in ("4 GPUs of ml.p5.48xlarge"); types wholly owned are left out."""
-    out = []
+    in ("4 GPUs of ml.p5.48xlarge"); the types a flexible group joins are one entry ("16 GPUs of
+    ml.g5.12xlarge|ml.g6e.12xlarge"); types wholly owned are left out."""
+    linked_words, linked = _linked_unowned(plan)
+    out = [re.sub(r" \((\S+)\)\Z", r" of \1", words) for words in linked_words]  # "16 GPUs of a|b"
     for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
+        if fp.instance_type in linked:
+            continue  # a flexible group's types: counted together
         owned = sum(fp.governed(f.nominal) for t in plan.teams for f in t.flavors
                     if f.instance_type == fp.instance_type)
         left = fp.governed(fp.capacity) - owned

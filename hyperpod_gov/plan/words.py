@@ -6,6 +6,7 @@ The words ``explain``, ``diff`` (through ``views.py``), the contract record and 
 from __future__ import annotations
 
 
+from .elastic import linked_types, set_capacity
 from .model import Plan
 from .quotas import Amounts, FlavorQuota, TeamPlan, amounts_for
 
@@ -65,10 +66,32 @@ def paused(plan: Plan) -> list[str]:
     return [f"{t.name}: {PAUSE_EFFECT}" for t in plan.tenants if not t.active]
 
 
+def _linked_unowned(plan: Plan) -> tuple[list[str], set[str]]:
+    """Unowned capacity of the type sets flexible groups join, one entry per set ("16 GPUs (ml.g5.12xlarge|
+    ml.g6e.12xlarge)"), and the types counted so: per type, a flexible group's instances would count under each."""
+    out, linked = [], set()
+    flavors = {f.instance_type: f for f in plan.flavors}
+    for types in linked_types(plan.instance_groups):
+        if any(flavors[t].mig_resource for t in types if t in flavors):
+            continue  # partitions stay per type (a flexible group has no MIG layout: HPG-K006)
+        per = {t: flavors[t].governed(flavors[t].per_instance) for t in types if t in flavors}
+        owned = sum(flavors[f.instance_type].governed(f.nominal) for t in plan.teams for f in t.flavors
+                    if f.instance_type in per)
+        left = set_capacity(plan.instance_groups, types, per) - owned
+        kind = flavors[types[0]].accelerator_kind
+        unit = _UNITS.get(kind or "", "vCPU")
+        if left > 0:
+            out.append(f"{left} {unit}{'s' if left != 1 and unit != 'vCPU' else ''} ({'|'.join(types)})")
+        linked |= set(types)
+    return out, linked
+
+
 def unowned(plan: Plan) -> list[str]:
     """Capacity per instance type that no team (nor the shared pool) owns: it runs only borrowed work."""
-    out = []
+    out, linked = _linked_unowned(plan)
     for flavor in plan.flavors:
+        if flavor.instance_type in linked:
+            continue  # a flexible group's types: counted together above
         owned_by_teams = [next(f for f in t.flavors if f.instance_type == flavor.instance_type) for t in plan.teams]
         profile = flavor.mig_resource.removeprefix("nvidia.com/") if flavor.mig_resource else None
         total = amounts_for(flavor.instance_type, count=flavor.instances, mig_profile=profile, catalog=plan.catalog)

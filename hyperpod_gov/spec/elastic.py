@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Literal, Optional
+from dataclasses import dataclass
+from typing import Iterable, Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
@@ -160,3 +161,46 @@ class Patching(SpecModel):
         if self.wait_seconds is not None:
             out["WaitIntervalInSeconds"] = self.wait_seconds
         return out or None
+
+
+def guaranteed_instances(count: int, min_count: Optional[int], capacity: str, autoscaled: bool) -> int:
+    """On-Demand instances a group keeps: none on Spot or where Karpenter scales it (from 0, as AWS requires);
+    else minCount where set (the group is InService with that many, and continuous provisioning adds the rest),
+    else count. The one definition: the plan's ``InstanceGroupPlan.guaranteed`` and the spec rules use it."""
+    if capacity == "spot" or autoscaled:
+        return 0
+    return count if min_count is None else min_count
+
+
+@dataclass(frozen=True)
+class GroupCapacity:
+    """A group's instances by kind, for the spec rules that weigh elastic capacity (HPG-K009, HPG-K010)."""
+
+    name: str
+    types: tuple[str, ...]
+    guaranteed: int
+    elastic: int
+    interruptible: int
+
+
+def group_capacities(cluster: object) -> tuple[GroupCapacity, ...]:
+    """Each instance group of a spec's ``cluster`` by kind (a group autoscales with ``autoscale`` and
+    ``cluster.autoScaling``)."""
+    out = []
+    for g in getattr(cluster, "instance_groups"):
+        autoscaled = g.autoscale and getattr(cluster, "auto_scaling") is not None
+        kept = guaranteed_instances(g.count, g.min_count, g.capacity, autoscaled)
+        spot = g.count if g.capacity == "spot" else 0
+        out.append(GroupCapacity(g.name, g.types, kept, g.count - kept - spot, spot))
+    return tuple(out)
+
+
+def guaranteed_by_type(groups: Iterable[object]) -> dict[str, int]:
+    """Guaranteed instances per type, sorted by type: a flexible group's count toward none of its types alone (it
+    may run them all as another of its types). Types whose groups guarantee nothing are listed with 0."""
+    out: dict[str, int] = {}
+    for g in groups:
+        types = getattr(g, "types")
+        for itype in types:
+            out[itype] = out.get(itype, 0) + (getattr(g, "guaranteed") if len(types) == 1 else 0)
+    return dict(sorted(out.items()))

@@ -17,11 +17,11 @@ import pytest
 from hyperpod_gov.contracts import render_records
 from hyperpod_gov.explain import explain, explain_json
 from hyperpod_gov.plan import build_plan
-from hyperpod_gov.plan.elastic import (capacity_lines, guaranteed_by_type, lines_of_type, spec_groups,
-                                       type_kinds)
+from hyperpod_gov.plan.elastic import capacity_lines, guaranteed_by_type, lines_of_type, type_kinds
 from hyperpod_gov.review_pack import charts
 from hyperpod_gov.review_pack.data import capacities
 from hyperpod_gov.spec import load_spec
+from hyperpod_gov.spec.elastic import group_capacities
 from tests.conftest import EXAMPLES, TODAY
 from tests.test_cli_json import check
 
@@ -73,7 +73,11 @@ def test_an_on_demand_flexible_group_is_flexible_capacity_not_a_types_guarantee(
 
 def test_the_spec_rules_see_the_plans_groups(plan):
     spec = load_spec(EXAMPLES / "elastic.yaml", today=TODAY)
-    assert guaranteed_by_type(spec_groups(spec)) == guaranteed_by_type(plan.instance_groups)
+    seen = group_capacities(spec.cluster)
+    assert guaranteed_by_type(seen) == guaranteed_by_type(plan.instance_groups)
+    assert [(g.name, g.guaranteed, g.elastic, g.interruptible) for g in seen] == sorted(
+        ((g.name, g.guaranteed, g.elastic, g.interruptible) for g in plan.instance_groups),
+        key=lambda row: [g.name for g in spec.cluster.instance_groups].index(row[0]))
 
 
 def test_fixed_groups_are_all_guaranteed(startup):

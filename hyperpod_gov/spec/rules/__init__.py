@@ -24,11 +24,13 @@ from .instance_types import (declared_types_are_new, declared_types_are_uncatalo
 from .naming import unique_names
 from .egress import egress_keeps_off_the_nodes
 from .elastic import (autoscaled_groups_have_no_min_count, autoscaled_groups_run_no_deep_health_checks,
+                      autoscaled_labels_fit_the_node_pool, autoscaling_has_the_health_agent,
                       autoscaling_has_a_group, autoscaling_has_its_prerequisites, autoscaling_is_on_a_new_eks_cluster,
                       flexible_groups_share_an_accelerator, slurm_refuses_eks_only_patching,
                       training_plan_groups_are_reserved)
 from .elastic_quotas import (flexible_quotas_fit_together, flexible_types_are_not_counted_in_instances,
-                             inference_is_not_on_spot_only, reserved_quotas_are_guaranteed)
+                             inference_is_not_on_spot_only, reserved_quotas_are_guaranteed,
+                             shared_pool_has_no_flexible_group)
 from .images import teams_name_their_image_registries
 from .network import (admin_cidrs_stay_off_the_internet, api_access_stays_off_the_internet,
                       availability_zones_are_in_the_region, egress_stays_off_the_internet,
@@ -59,7 +61,8 @@ __all__ = [
     "EKS_ONLY_SCHEDULER", "EKS_ONLY_TEAM", "MAX_KUEUE_FLAVORS", "OPERATOR_VERSION_KEYS", "RULES", "SLURM_RESERVED_QOS",
     "UNOWNED_ADDONS", "admin_cidrs_stay_off_the_internet", "api_access_stays_off_the_internet",
     "approved_workloads_have_their_operators", "autoscaled_groups_have_no_min_count",
-    "autoscaled_groups_run_no_deep_health_checks", "autoscaling_has_a_group", "autoscaling_has_its_prerequisites",
+    "autoscaled_groups_run_no_deep_health_checks", "autoscaled_labels_fit_the_node_pool", "autoscaling_has_a_group",
+    "autoscaling_has_the_health_agent", "shared_pool_has_no_flexible_group", "autoscaling_has_its_prerequisites",
     "autoscaling_is_on_a_new_eks_cluster", "flexible_groups_share_an_accelerator", "flexible_quotas_fit_together",
     "flexible_types_are_not_counted_in_instances", "inference_is_not_on_spot_only", "reserved_quotas_are_guaranteed",
     "slurm_refuses_eks_only_patching", "training_plan_groups_are_reserved",

@@ -200,3 +200,36 @@ def slurm_refuses_eks_only_patching(spec: GovernanceSpec, today: dt.date) -> Ite
             yield SpecIssue(f"{path}.patching.batch", "updates the nodes in batches, which AWS offers for EKS clusters "
                             "only (RollingUpdatePolicy)", g.patching.batch.model_dump(by_alias=True, exclude_none=True),
                             "remove batch: a Slurm group's nodes are updated together")
+
+
+# Label domains the NodePool CRD (Karpenter v1.6.0, tests/karpenter-crds) refuses on the nodes it creates, with the
+# labels it allows in them.
+RESTRICTED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh")
+ALLOWED_RESTRICTED = ("node.kubernetes.io", "node-restriction.kubernetes.io", "kops.k8s.io")
+
+
+@rule("HPG-K014", "error", "An autoscaled group's labels avoid the domains the NodePool refuses (kubernetes.io, k8s.io "
+      "and karpenter.sh, but node.kubernetes.io and node-restriction.kubernetes.io): the group's labels go onto its "
+      "NodePool's nodes.")
+def autoscaled_labels_fit_the_node_pool(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    for gi, g in _autoscaled(spec):
+        for key in g.labels:
+            domain = key.split("/", 1)[0] if "/" in key else ""
+            if domain.endswith(RESTRICTED_DOMAINS) and not domain.endswith(ALLOWED_RESTRICTED):
+                yield SpecIssue(f"{_group_path(gi)}.labels", f"uses the label domain {domain}, which Karpenter's "
+                                "NodePool refuses on the nodes it creates (the apply would fail)", key,
+                                "use a domain of your own, e.g. example.com/pool, or node.kubernetes.io/...")
+
+
+@rule("HPG-K015", "error", "A cluster hyperpod-gov creates with cluster.autoScaling installs the health-monitoring "
+      "agent first (cluster.dependenciesChart): AWS requires agent 1.0.742.0_1.0.241.0 or later before autoscaling is "
+      "enabled, and without the chart no agent runs (preflight checks an existing cluster's).")
+def autoscaling_has_the_health_agent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    if c.auto_scaling is not None and c.existing is None and not _slurm(spec) and c.dependencies_chart is None:
+        yield SpecIssue("cluster.dependenciesChart", "is not set, and autoscaling needs the health-monitoring agent "
+                        "it installs (AWS: version 1.0.742.0_1.0.241.0 or later, configured before Karpenter "
+                        "autoscaling is enabled)", NO_VALUE,
+                        "set cluster.dependenciesChart to the HyperPod dependencies chart (helm_chart/HyperPodHelmChart "
+                        "of github.com/aws/sagemaker-hyperpod-cli, mirrored where the cluster can reach it), or remove "
+                        "cluster.autoScaling")

@@ -11,7 +11,8 @@ from itertools import combinations
 from typing import Iterator
 
 from ... import catalog
-from ..errors import SpecIssue
+from ..elastic import group_capacities, guaranteed_by_type
+from ..errors import NO_VALUE, SpecIssue
 from ..instance_types import spec_catalog
 from ..models import GovernanceSpec
 from ..rulebook import rule
@@ -145,11 +146,9 @@ def _amount(q) -> int:
       "no larger than the type's guaranteed capacity (On-Demand instances that stay; a flexible group's count toward "
       "none of its types alone): beyond it a reserved share depends on a scale-up, on Spot or on a flexible group.")
 def reserved_quotas_are_guaranteed(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    from ...plan.elastic import guaranteed_by_type, spec_groups  # the plan's definition of guaranteed
-
-    groups = spec_groups(spec)
-    guaranteed = guaranteed_by_type(groups)
     cat = spec_catalog(spec)
+    groups = [g for g in group_capacities(spec.cluster) if all(t in cat for t in g.types)]  # else HPG-I003
+    guaranteed = guaranteed_by_type(groups)
     reserved: dict[str, list[tuple[str, Fraction]]] = defaultdict(list)  # type -> (team, instances it reserves)
     alone: set[str] = set()  # types where one team's reservation alone is beyond the guarantee
     for ti, team in enumerate(spec.teams):
@@ -223,3 +222,17 @@ def inference_is_not_on_spot_only(spec: GovernanceSpec, today: dt.date) -> Itera
                 "guaranteed), evicting the endpoints on them", ", ".join(types),
                 "give the team quota on an On-Demand group too, or acknowledge HPG-K010 with the reason its "
                 "endpoints may stop")
+
+
+@rule("HPG-K013", "error", "No sharedPool beside a flexible group: the pool takes, per type, what no team owns, and a "
+      "flexible group's instances count under each of its types, so the pool would hold the same nodes twice.")
+def shared_pool_has_no_flexible_group(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    if spec.shared_pool is None:
+        return
+    for gi, g in enumerate(spec.cluster.instance_groups):
+        if g.flexible:
+            yield SpecIssue(
+                "sharedPool", f"takes what no team owns per instance type, and instance group {g.name} may run its "
+                f"{g.count} instances as any of {', '.join(g.types)}: the pool would own them once per type",
+                NO_VALUE, f"give the unowned capacity to a team's quota (in accelerators), or make "
+                f"cluster.instanceGroups[{gi}] one instanceType")
