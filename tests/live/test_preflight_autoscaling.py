@@ -140,6 +140,7 @@ def test_the_agent_version_reads_both_parts_in_order():
 def _elastic(tmp_path, chart: Optional[dict[str, str]]) -> str:
     data = yaml.safe_load((EXAMPLES / "elastic.yaml").read_text())
     data["cluster"]["name"] = "ml-cluster"  # the name _new_cluster_clients answers for
+    data["cluster"].pop("dependenciesChart", None)
     if chart:
         data["cluster"]["dependenciesChart"] = chart
     path = tmp_path / "elastic.yaml"

@@ -218,7 +218,7 @@ def test_every_elastic_rule_has_a_case_and_none_fires_on_the_base_spec():
 
 def test_the_levels_are_as_the_issue_decided():
     warnings = {r.id for r in RULES if r.id.startswith("HPG-K") and r.level == "warning"}
-    assert warnings == {"HPG-K009", "HPG-K010", "HPG-K012"}
+    assert warnings == {"HPG-K009", "HPG-K010", "HPG-K012", "HPG-K015"}
 
 
 def test_reserved_quotas_together_beyond_the_kept_nodes_warn_once_for_the_type():

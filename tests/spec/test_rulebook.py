@@ -269,7 +269,7 @@ def test_acknowledge_is_generic_over_any_issues_with_ids():
     ({"id": "HPG-C099", "reason": REASON},
      "acknowledgements[0].id: is not the id of a rule hyperpod-gov has ('HPG-C099'); use the id printed with the "
      "warning (warning rules: HPG-A008, HPG-A011, HPG-C001, HPG-C002, HPG-C003, HPG-D001, HPG-D006, HPG-E006, "
-     "HPG-I002, HPG-I005, HPG-K009, HPG-K010, HPG-K012, HPG-Q004, HPG-Q012, HPG-Q013, HPG-S009, HPG-S010, HPG-S012, "
+     "HPG-I002, HPG-I005, HPG-K009, HPG-K010, HPG-K012, HPG-K015, HPG-Q004, HPG-Q012, HPG-Q013, HPG-S009, HPG-S010, HPG-S012, "
      "HPG-S015)"),
     ({"id": "HPG-Q002", "reason": REASON},
      "acknowledgements[0].id: is an error rule (quotas_fit_capacity: The teams' quotas on each instance type add up "

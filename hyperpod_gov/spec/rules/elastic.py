@@ -221,9 +221,10 @@ def autoscaled_labels_fit_the_node_pool(spec: GovernanceSpec, today: dt.date) ->
                                 "use a domain of your own, e.g. example.com/pool, or node.kubernetes.io/...")
 
 
-@rule("HPG-K015", "error", "A cluster hyperpod-gov creates with cluster.autoScaling installs the health-monitoring "
+@rule("HPG-K015", "warning", "A cluster hyperpod-gov creates with cluster.autoScaling installs the health-monitoring "
       "agent first (cluster.dependenciesChart): AWS requires agent 1.0.742.0_1.0.241.0 or later before autoscaling is "
-      "enabled, and without the chart no agent runs (preflight checks an existing cluster's).")
+      "enabled, and without the chart none runs unless installed another way (preflight checks an existing "
+      "cluster's; acknowledge with the way it is installed).")
 def autoscaling_has_the_health_agent(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
     c = spec.cluster
     if c.auto_scaling is not None and c.existing is None and not _slurm(spec) and c.dependencies_chart is None:
@@ -231,5 +232,5 @@ def autoscaling_has_the_health_agent(spec: GovernanceSpec, today: dt.date) -> It
                         "it installs (AWS: version 1.0.742.0_1.0.241.0 or later, configured before Karpenter "
                         "autoscaling is enabled)", NO_VALUE,
                         "set cluster.dependenciesChart to the HyperPod dependencies chart (helm_chart/HyperPodHelmChart "
-                        "of github.com/aws/sagemaker-hyperpod-cli, mirrored where the cluster can reach it), or remove "
-                        "cluster.autoScaling")
+                        "of github.com/aws/sagemaker-hyperpod-cli, mirrored where the cluster can reach it), install the "
+                        "agent another way and acknowledge HPG-K015, or remove cluster.autoScaling")
