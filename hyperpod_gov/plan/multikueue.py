@@ -200,7 +200,8 @@ def _manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) 
         shares = [(w, _resources(covered, f)) for w, f in owned if f.instance_type == instance_type]
         total = {r: sum(s[r] for _, s in shares) for r in covered}
         flavors.append(FleetFlavor(
-            name=names.flavor(instance_type), instance_type=instance_type, nominal=tuple((r, total[r]) for r in covered),
+            name=names.flavor(instance_type), instance_type=instance_type,
+            nominal=tuple((r, total[r]) for r in covered),
             by_worker=tuple((w, tuple((r, s[r]) for r in covered)) for w, s in shares)))
     return FleetQueue(team=name, namespace=_same(on, "namespace"), local_queue=fleet_queue(name),
                       cluster_queue=fleet_queue(name), workers=tuple(w for w, _ in on), covered=covered,

@@ -143,7 +143,8 @@ def test_the_manager_dispatches_through_one_check_and_gets_namespaces_it_lacks()
         ("use1", {"locationType": "Secret", "location": "use1-kubeconfig"}),
         ("usw2", {"locationType": "Secret", "location": "usw2-kubeconfig"})]
     for o in clusters:  # the objects say where the credential comes from
-        assert "docs/fleet.md#the-worker-credential" in o["metadata"]["annotations"]["hyperpod-gov.io/kubeconfig-secret"]
+        note = o["metadata"]["annotations"]["hyperpod-gov.io/kubeconfig-secret"]
+        assert "docs/fleet.md#the-worker-credential" in note
     config = next(o for o in manager if o["kind"] == "MultiKueueConfig")
     check = next(o for o in manager if o["kind"] == "AdmissionCheck")
     assert config["spec"] == {"clusters": ["use1", "usw2"]}
