@@ -31,7 +31,8 @@ from .k8s import REQUEST_TIMEOUT, KubeApi, KubeUnavailable, _message
 TOKEN_SECONDS = 24 * 3600  # asked lifetime; the API server may shorten it (the answer's expirationTimestamp says)
 REFRESH_SECONDS = 8 * 3600  # re-mint at least this often: two refreshes may fail before a token lapses
 FIELD_MANAGER = "hyperpod-gov-multikueue"
-# Kubeconfig user keys Kueue refuses (multikueuecluster.go@v0.19.2 validateKubeconfig), with its reason.
+# Kubeconfig user keys Kueue refuses (multikueuecluster.go@v0.19.2 validateKubeconfig / validateRestConfig), with
+# its reason; plus client certificate file paths, which Kueue does not name but its pod could not read.
 REFUSED_USER_KEYS = {
     "tokenFile": "tokenFile is not allowed", "exec": "exec plugins are not allowed",
     "auth-provider": "auth providers are not allowed", "username": "basic auth is not allowed",
