@@ -324,6 +324,26 @@ def test_a_dispatch_kueue_cannot_run_is_refused(manager, workers, message):
         multikueue_plans(members, manager, workers)
 
 
+@pytest.mark.parametrize("paused_on, held", [(("use1", "usw2"), True), (("usw2",), False)])
+def test_a_fleet_queue_is_held_only_when_the_team_is_paused_on_every_worker(paused_on, held):
+    data = fleet_data()
+    for w in paused_on:
+        next(t for t in data[w]["teams"] if t["name"] == "researchers")["active"] = False
+    members = plans_of(data)
+    cq = fleet_cq(objects_of(members, multikueue_plans(members, "mgr", WORKERS))["mgr"], "researchers")
+    assert ("stopPolicy" in cq["spec"]) is held
+    assert cq["spec"].get("stopPolicy", "Hold") == "Hold"
+
+
+def test_a_task_governance_member_cannot_dispatch():
+    data = fleet_data()
+    data["usw2"]["scheduler"]["mode"] = "task-governance"
+    members = plans_of(data)
+    assert members["usw2"].mode == "task-governance"
+    with pytest.raises(ValueError, match="usw2: MultiKueue needs scheduler.mode kueue"):
+        multikueue_plans(members, "mgr", WORKERS)
+
+
 # --- a gap outside this module -----------------------------------------------------------------------------------
 
 @pytest.mark.xfail(strict=True, reason="charts/queue_policy.py admits only the label <namespace>-localqueue; the "
