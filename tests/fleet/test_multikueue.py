@@ -126,6 +126,24 @@ def test_the_sum_follows_every_worker_and_a_wrong_total_is_caught():
     assert nominal(fleet_cq(objs, "researchers"))[("ml.g5.2xlarge", "nvidia.com/gpu")] == 7
 
 
+def test_a_teams_dedicated_nodes_count_in_its_instance_types_flavor_on_the_manager():
+    """On use1, chatbot's 4 ml.g5.2xlarge are a dedicated group: the worker's ClusterQueue splits them into a
+    flavor of their own; the manager's sum is per instance type, the same 4 GPUs."""
+    data = fleet_data()
+    groups = data["use1"]["cluster"]["instanceGroups"]
+    groups[0]["count"] = 11
+    groups.append({"name": "chatbot-gpu", "instanceType": "ml.g5.2xlarge", "count": 4, "volumeSizeGb": 200,
+                   "dedicatedTo": "chatbot"})
+    members = plans_of(data)
+    worker_cq = members["use1"].cluster_queue_spec(members["use1"].team("chatbot"))
+    worker_gpus = {f["name"]: r["nominalQuota"] for g in worker_cq["resourceGroups"] for f in g["flavors"]
+                   for r in f["resources"] if r["name"] == "nvidia.com/gpu"}
+    assert len(worker_gpus) == 2 and sum(worker_gpus.values()) == 4, worker_gpus
+    manager = objects_of(members, multikueue_plans(members, "mgr", WORKERS))["mgr"]
+    assert nominal(fleet_cq(manager, "chatbot")) == {
+        ("ml.g5.2xlarge", "cpu"): 32, ("ml.g5.2xlarge", "memory"): "128Gi", ("ml.g5.2xlarge", "nvidia.com/gpu"): 4}
+
+
 def test_flavors_the_manager_lacks_get_resource_flavors_named_as_the_workers_name_them():
     members, mk = fleet()
     manager = objects_of(members, mk)["mgr"]
