@@ -177,6 +177,25 @@ def test_the_spot_loss_shows_the_researchers_two_evictions_and_the_minutes_they_
     assert timeline[("evicted by lost nodes", "researchers: x2 at minute 60")] == 8
 
 
+def test_work_whose_nodes_never_come_back_waits_to_the_end_of_the_trace_and_is_counted_waiting(tmp_path):
+    timeline = tmp_path / "gone.csv"
+    timeline.write_text(HEADER + "60,burst,,,4\n70,burst,,,4\n")  # every burst node, none back: nothing to rerun on
+    folder = tmp_path / "out"
+    assert run(pack_args(ELASTIC, folder, "--trace", str(ELASTIC_TRACE), "--capacity", str(timeline))) == 0
+    _plan, figures, _result = _run(ELASTIC, timeline)
+    said = figures_json(figures["researchers"])
+    assert (said["evictedByCapacityLoss"], said["waitAfterLossMinutes"], said["waitingForNodes"]) == (3, 1610, 3)
+    sim = _simulation(folder)
+    row = _nodes_table(sim)[("researchers", "-")]
+    assert (row["evicted (nodes lost)"], row["rewait min"], row["waiting for nodes at the end"]) == (
+        "3 [never]", "1610", "3")
+    assert [x.split("; ")[1] for x in _list(sim, "Evictions by lost nodes")] == [
+        "not started again within the trace (waited 540 minutes to its end)",
+        "not started again within the trace (waited 540 minutes to its end)",
+        "not started again within the trace (waited 530 minutes to its end)"]
+    assert numbers(folder / "trace-nodes.svg")[("evicted by lost nodes", "researchers")] == 3
+
+
 def test_every_chart_of_a_capacity_run_names_the_trace_and_the_timeline(capacity_packs):
     for name, (spec, base, timeline, folder) in capacity_packs.items():
         end = max(_run(p, timeline)[2].end for p in (spec, base) if p is not None) / 60  # base-loss: c1 reruns
@@ -256,6 +275,19 @@ def test_a_caution_appears_exactly_when_a_dont_lend_teams_admitted_work_lost_or_
     assert broken_promises(spec, timeline) == expected  # the case is what it claims
     html, summary = (folder / "index.html").read_text(), (folder / "summary.md").read_text()
     assert check_caution(html, expected, summary) == []
+
+
+def test_a_dont_lend_job_that_waits_for_nodes_without_an_eviction_raises_the_caution_too(tmp_path):
+    timeline = tmp_path / "base-gone.csv"
+    timeline.write_text(HEADER + "0,gpu-base,,,6\n")  # no gpu-base node when c1 is admitted: it waits for Karpenter's
+    folder = tmp_path / "out"
+    assert run(pack_args(ELASTIC, folder, "--trace", str(ELASTIC_TRACE), "--capacity", str(timeline))) == 0
+    assert broken_promises(ELASTIC, timeline) == {"c1"}
+    html = (folder / "index.html").read_text()
+    assert check_caution(html, {"c1"}, (folder / "summary.md").read_text()) == []
+    caution = next(s for s in structure(html).sections if s["id"] == "capacity-caution")
+    assert caution["lists"][0]["items"] == ["chatbot (DontLend): c1 (4 accelerators of ml.g5.2xlarge) admitted at "
+                                            "minute 0, waited 10 minutes for nodes: started at minute 10"]
 
 
 def test_the_chatbot_eviction_is_named_in_the_caution_the_table_and_the_list(capacity_packs):
