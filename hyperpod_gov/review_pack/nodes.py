@@ -147,6 +147,8 @@ def _accelerators_per_node(plan: Plan) -> dict[tuple[str, str], int]:
 
 
 def _events(plan: Plan, result: Result) -> tuple[tuple[NodeEvent, ...], tuple[tuple[float, int], ...], tuple[str, ...]]:
+    """The run's node events in order, the accelerators on the nodes present over time (from the groups' nodes at
+    minute 0), and the scale-ups asked for that were not Ready by the end of the run."""
     nodes = result.nodes
     if nodes is None:
         raise ValueError("a run without node groups has no node events")
