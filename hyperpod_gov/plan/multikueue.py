@@ -39,7 +39,8 @@ VERBS_STATUS = ("get",)
 
 
 def fleet_queue(team: str) -> str:
-    """The manager's ClusterQueue of a team and the LocalQueue of that name on the manager and every worker.
+    """The manager's ClusterQueue of a team (its LocalQueue on the manager and every worker is
+    ``names.fleet_local_queue``, ``<namespace>-fleet``, which the team-queue policy admits).
 
     Ends in ``-fleet``: the single-cluster queue names end in ``-clusterqueue`` / ``-localqueue``, so no team's
     fleet queue is another's queue."""
@@ -203,7 +204,7 @@ def _manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) 
             name=names.flavor(instance_type), instance_type=instance_type,
             nominal=tuple((r, total[r]) for r in covered),
             by_worker=tuple((w, tuple((r, s[r]) for r in covered)) for w, s in shares)))
-    return FleetQueue(team=name, namespace=_same(on, "namespace"), local_queue=fleet_queue(name),
+    return FleetQueue(team=name, namespace=_same(on, "namespace"), local_queue=names.fleet_local_queue(name),
                       cluster_queue=fleet_queue(name), workers=tuple(w for w, _ in on), covered=covered,
                       flavors=tuple(sorted(flavors, key=lambda f: f.name)), active=any(t.active for _, t in on),
                       create_namespace=not on_manager)
@@ -248,7 +249,7 @@ def multikueue_plans(members: Mapping[str, Plan], manager: str,
     for w in workers:
         plans[w] = MultiKueuePlan(
             cluster=w, role="worker", kueue_namespace=KUEUE_NAMESPACE, check=FLEET_CHECK, rules=rules,
-            queues=tuple(FleetQueue(team=t.name, namespace=t.namespace, local_queue=fleet_queue(t.name),
+            queues=tuple(FleetQueue(team=t.name, namespace=t.namespace, local_queue=names.fleet_local_queue(t.name),
                                     cluster_queue=t.cluster_queue) for t in members[w].tenants))
     return plans
 

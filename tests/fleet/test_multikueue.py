@@ -172,7 +172,7 @@ def test_the_manager_dispatches_through_one_check_and_gets_namespaces_it_lacks()
         cq = fleet_cq(manager, team)
         assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": check["metadata"]["name"]}]}
         assert "cohortName" not in cq["spec"]
-        lq = next(o for o in manager if o["kind"] == "LocalQueue" and o["metadata"]["name"] == f"{team}-fleet")
+        lq = next(o for o in manager if o["kind"] == "LocalQueue" and o["metadata"]["name"] == f"hyperpod-ns-{team}-fleet")
         assert lq["metadata"]["namespace"] == f"hyperpod-ns-{team}"
         assert lq["spec"] == {"clusterQueue": f"{team}-fleet"}
     # ml-engineering has quota on the manager's own cluster (its tenant chart makes the namespace); the others not
@@ -187,7 +187,7 @@ def test_each_worker_mirrors_the_fleet_queue_onto_the_teams_own_cluster_queue():
         objs = objects_of(members, mk)[w]
         queues = {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
                   for o in objs if o["kind"] == "LocalQueue"}
-        assert queues == {(t.namespace, f"{t.name}-fleet"): t.cluster_queue for t in members[w].tenants}
+        assert queues == {(t.namespace, f"{t.namespace}-fleet"): t.cluster_queue for t in members[w].tenants}
         assert not any(o["kind"] in ("ClusterQueue", "MultiKueueCluster", "AdmissionCheck") for o in objs)
 
 
@@ -364,11 +364,10 @@ def test_a_task_governance_member_cannot_dispatch():
 
 # --- a gap outside this module -----------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="charts/queue_policy.py admits only the label <namespace>-localqueue; the "
-                   "fleet queue <team>-fleet must be allowed too (docs/fleet.md, 'Not done yet')")
 def test_the_queue_policy_admits_a_job_sent_to_the_fleet_queue():
     """A team member's Job on the manager, and the copy Kueue's MultiKueue service account creates on a worker,
-    carry the queue label ``<team>-fleet``: today the team-queue policy refuses both."""
+    carry the queue label ``<namespace>-fleet``: the team-queue policy admits it, and still refuses another team's
+    fleet queue."""
     from hyperpod_gov.charts.admission import queue_policy
     from hyperpod_gov.plan.workloads import WORKLOAD_KINDS
     from tests.security.cel import denials
@@ -380,3 +379,6 @@ def test_the_queue_policy_admits_a_job_sent_to_the_fleet_queue():
            **job.example(queue.namespace, queue.local_queue, "training-priority")}
     copier = {"username": "system:serviceaccount:kueue-system:hyperpod-gov-multikueue", "groups": []}
     assert denials(queue_policy(), obj, namespace=queue.namespace, user=copier) == []
+    other = {"apiVersion": job.api_version, "kind": job.kind,
+             **job.example(queue.namespace, "hyperpod-ns-chatbot-fleet", "training-priority")}
+    assert denials(queue_policy(), other, namespace=queue.namespace, user=copier) != []
