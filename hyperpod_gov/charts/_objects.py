@@ -79,6 +79,17 @@ def api_object(
     key = f"{path}/{id}" if path else id
     if key in objects:
         raise ValueError(f"there is already a Kubernetes object with id '{key}' in chart {chart.node.id}")
+    obj = kubernetes_object(api_version, kind, name, namespace=namespace, labels=labels, annotations=annotations,
+                            body=body)
+    objects[key] = obj
+    return obj
+
+
+def kubernetes_object(api_version: str, kind: str, name: str, *, namespace: Optional[str] = None,
+                      labels: Optional[Mapping[str, str]] = None, annotations: Optional[Mapping[str, str]] = None,
+                      body: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """The object ``api_object`` adds, outside a chart: metadata keys sorted, the managed-by label, then the
+    top-level fields of ``body`` in their order."""
     metadata: dict[str, Any] = {"name": name, "labels": {**MANAGED_BY, **(labels or {})}}
     if namespace:
         metadata["namespace"] = namespace
@@ -87,7 +98,6 @@ def api_object(
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": _sanitized(metadata) or {}}
     for field, value in (body or {}).items():
         obj[field] = _as_json(value)
-    objects[key] = obj
     return obj
 
 

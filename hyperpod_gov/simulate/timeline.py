@@ -16,6 +16,7 @@ from typing import Mapping, Optional
 
 from ..spec.errors import NO_VALUE, SpecError, SpecIssue
 from .model import DEFAULT_SCALE_UP_DELAY
+from .trace import _minutes, _whole
 
 COLUMNS = ("minute", "instanceGroup", "instanceType", "add", "lose")
 
@@ -37,22 +38,6 @@ class CapacityTimeline:
 
     rows: tuple[TimelineRow, ...]
     scale_up_delay_minutes: float = DEFAULT_SCALE_UP_DELAY / 60.0
-
-
-def _whole(value: str) -> Optional[int]:
-    try:
-        n = int(value)
-    except ValueError:
-        return None
-    return n if n > 0 else None
-
-
-def _minute(value: str) -> Optional[float]:
-    try:
-        x = float(value)
-    except ValueError:
-        return None
-    return x if 0 <= x < float("inf") else None
 
 
 def parse_timeline(text: str, source: str, groups: Mapping[str, tuple[tuple[str, ...], int]]
@@ -80,7 +65,7 @@ def parse_timeline(text: str, source: str, groups: Mapping[str, tuple[tuple[str,
             continue
         minute_raw, group, itype, add_raw, lose_raw = (c.strip() for c in row)
         ok = True
-        minute = _minute(minute_raw)
+        minute = _minutes(minute_raw)
         if minute is None:
             issues.append(SpecIssue(f"{where} minute", "is not a number of minutes (0 or more)",
                                     minute_raw or NO_VALUE, "write e.g. 0 or 90"))
