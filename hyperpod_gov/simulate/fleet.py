@@ -122,6 +122,7 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
     priorities = {w: plan_priorities(plan) for w, plan in workers.items()}
     dispatched = set(teams)
     skipped: dict[str, int] = {}
+    amounts: dict[tuple, tuple] = {}  # (worker, type, accelerators, instances) -> (requests, accelerators)
     flights: dict[str, Flight] = {}
     subs: list[tuple[float, WorkloadDef]] = []
     for row in rows:
@@ -138,19 +139,21 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
             continue
         at = row.submit_minute * 60.0
         flavor = (names.flavor(row.instance_type),)
-        acc = _accelerators(workers[eligible[0]], row)
-        labels = (("team", row.team), ("accelerators", str(acc)))
         copies = {}
         for w in eligible:
-            plan = workers[w]
-            copies[w] = WorkloadDef(name=row.name, queue=queues[w][row.team].name, requests=_requests(plan, row),
+            key = (w, row.instance_type, row.accelerators, row.instances)
+            if key not in amounts:
+                amounts[key] = (_requests(workers[w], row), _accelerators(workers[w], row))
+            requests, acc = amounts[key]
+            labels = (("team", row.team), ("accelerators", str(acc)))
+            copies[w] = WorkloadDef(name=row.name, queue=queues[w][row.team].name, requests=requests,
                                     priority=priorities[w][row.priority_class], created=at,
                                     duration=row.duration_minutes * 60.0, allowed_flavors=flavor, labels=labels)
         mwl = WorkloadDef(name=row.name, queue=manager_queue_name(row.team),
                           requests=_union(c.requests for c in copies.values()),
                           priority=priorities[eligible[0]][row.priority_class], created=at, allowed_flavors=flavor,
                           labels=labels)
-        flights[row.name] = Flight(row.name, row.team, acc, at, copies)
+        flights[row.name] = Flight(row.name, row.team, amounts[(eligible[0],) + key[1:]][1], at, copies)
         subs.append((at, mwl))
     notes = [f"{n} trace row(s) left out: {reason}" for reason, n in sorted(skipped.items())]
     return flights, subs, notes

@@ -9,8 +9,11 @@ step instead of to its end. What MultiKueue adds (kubernetes-sigs/kueue v0.19.2,
   has the team (and its instance type), created at that time;
 - the worker that admits a copy first wins (``bestMatchByCondition(Admitted)``: the earliest
   ``LastTransitionTime``); the other copies are deleted. Within one instant the workers schedule one after the
-  other in the order of ``MultiKueueConfig.spec.clusters`` (the order of the workers given), so equal times go
-  to the earlier worker, and a copy another worker has already admitted is gone before a later worker schedules;
+  other in the order of ``MultiKueueConfig.spec.clusters`` (the order of the workers given), one scheduling
+  cycle each in turn (cycle k of every worker before cycle k+1 of any): a worker that admits a copy outright
+  wins over one that must first preempt for it (its victims go at the end of the cycle that chose them, and it
+  admits in a later cycle), equal cycles go to the earlier worker, and a copy another worker has already
+  admitted is gone before a later worker's next cycle. The manager reaches its fixed point before each round;
 - the copy runs on its worker for its duration; when it finishes the manager's workload finishes and releases
   the manager's quota;
 - the manager evicting its workload (its own preemption) deletes every copy, the running one too; a worker
@@ -40,6 +43,7 @@ class Cluster(Engine):
         self.admitted_now: list[Workload] = []
         self.evicted_now: list[Workload] = []
         self.dirty = False  # something happened since its last fixed point
+        self.cycles_now = 0  # cycles run at the current instant
 
     def _admit(self, wl: Workload, a: Assignment, initial: bool = False) -> None:
         super()._admit(wl, a, initial)
@@ -85,6 +89,17 @@ class Cluster(Engine):
         """Scheduling cycles to a fixed point (the single-cluster clock's step at one time)."""
         self.dirty = False
         self._cycles_to_fixed_point()
+
+    def step(self) -> None:
+        """One scheduling cycle; the cluster stays dirty until a cycle changes nothing (the fixed-point rule of
+        :meth:`.clock.Engine._cycles_to_fixed_point`, with its safety cap per instant)."""
+        self.cycles_now += 1
+        if self.cycles_now > 4 * len(self.wls) + 16:
+            self.fixed_point = False
+            self.dirty = False
+            return
+        changed, _heads = self.run_cycle()
+        self.dirty = changed
 
 
 @dataclass
@@ -134,6 +149,7 @@ class FleetClock:
             self.now = max(self.now, min(candidates))
             for c in clusters:
                 c.now = self.now
+                c.cycles_now = 0
             for name, w in self.workers.items():
                 for wl in w.finish_due():
                     self._finished(name, wl)
@@ -160,7 +176,7 @@ class FleetClock:
                     self._recall(self.flights[wl.name])
                 for wl in m.admitted_now:
                     f = self.flights[wl.name]
-                    if wl.state == "admitted" and not f.offered and f.cluster is None:
+                    if wl.state == "admitted" and f.name not in self.unplaced and f.cluster is None:
                         self._dispatch(f, wl)
                 m.admitted_now.clear()
                 m.evicted_now.clear()
@@ -176,7 +192,7 @@ class FleetClock:
                     continue
                 w.admitted_now.clear()
                 w.evicted_now.clear()
-                w.settle()
+                w.step()
                 for wl in w.evicted_now:
                     f = self.flights[wl.name]
                     if f.cluster == name and w.wls.get(wl.name) is wl:  # the running copy: Retry
