@@ -15,6 +15,7 @@ import copy
 import datetime as dt
 import hashlib
 import io
+import itertools
 import os
 import pstats
 import random
@@ -28,7 +29,7 @@ WORKERS = 8
 TEAMS = 50
 WORKLOADS = 50_000
 INSTANCE_TYPE = "ml.g5.2xlarge"  # tests/scale.py's type: 1 GPU a node
-MEAN_GAP_MIN = 0.18  # mean minutes between submissions: about 70% of the fleet's 600 GPUs asked for on average
+MEAN_GAP_MIN = 0.25  # mean minutes between submissions: about half of the fleet's 600 GPUs asked for on average
 BUDGET_CPU_S = 60.0
 
 
@@ -55,16 +56,19 @@ def worker_spec(k: int) -> dict:
     return data
 
 
-def trace(teams: list[str], n: int = WORKLOADS) -> str:
-    """Poisson arrivals; 1 GPU or 1 to 2 whole nodes; training or none, a few inference; 10 to 120 minutes."""
+def trace(weights: dict[str, int], n: int = WORKLOADS, mean_gap: float = MEAN_GAP_MIN) -> str:
+    """Poisson arrivals from teams in proportion to ``weights`` (their GPUs over the fleet: a team asks for about
+    its share); 1 GPU or 1 to 2 whole nodes; training or none, a few inference; 10 to 120 minutes."""
     rng = random.Random(13)
+    teams = sorted(weights)
+    cum = list(itertools.accumulate(weights[t] for t in teams))
     lines = ["name,team,priorityClass,instanceType,accelerators,instances,submitMinute,durationMinutes"]
     minute = 0.0
     for k in range(n):
-        minute += rng.expovariate(1 / MEAN_GAP_MIN)
+        minute += rng.expovariate(1 / mean_gap)
         acc, inst = ("1", "") if rng.random() < 0.7 else ("", str(rng.choice([1, 2])))
         pc = rng.choice(["", "training", "training", "inference"])
-        lines.append(f"w{k:05d},{rng.choice(teams)},{pc},{INSTANCE_TYPE},{acc},{inst},{minute:.1f},"
+        lines.append(f"w{k:05d},{rng.choices(teams, cum_weights=cum)[0]},{pc},{INSTANCE_TYPE},{acc},{inst},{minute:.1f},"
                      f"{rng.randint(10, 120)}")
     return "\n".join(lines) + "\n"
 
@@ -73,14 +77,20 @@ def main() -> None:
     from hyperpod_gov.plan import build_plan
     from hyperpod_gov.simulate.fleet import simulate_fleet
     from hyperpod_gov.simulate.fleet_report import fleet_json
+    from hyperpod_gov.simulate.spec_level import plan_queues
     from hyperpod_gov.simulate.trace import parse_trace
     from hyperpod_gov.spec.loader import parse_spec
 
     n = int(sys.argv[sys.argv.index("--workloads") + 1]) if "--workloads" in sys.argv else WORKLOADS
     c0 = cpu_seconds()
     workers = {f"w{k}": build_plan(parse_spec(worker_spec(k), today=dt.date(2026, 11, 30))) for k in range(WORKERS)}
-    teams = sorted({t.name for p in workers.values() for t in p.teams})
-    rows = parse_trace(trace(teams, n), "fleet-bench.csv")
+    gpus: dict[str, int] = {}
+    for plan in workers.values():
+        for team, q in plan_queues(plan).items():
+            gpus[team] = gpus.get(team, 0) + sum(f.quota("nvidia.com/gpu").nominal for f in q.flavors)
+    teams = sorted(gpus)
+    gap = float(sys.argv[sys.argv.index("--gap") + 1]) if "--gap" in sys.argv else MEAN_GAP_MIN
+    rows = parse_trace(trace(gpus, n, gap), "fleet-bench.csv")
     c1 = cpu_seconds()
     if "--profile" in sys.argv:
         prof = cProfile.Profile()
@@ -93,7 +103,7 @@ def main() -> None:
         pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(30)
         print(s.getvalue())
     doc = fleet_json(result)
-    print(f"workers={len(workers)} teams={len(teams)} workloads={len(rows)} mean gap={MEAN_GAP_MIN:g} min")
+    print(f"workers={len(workers)} teams={len(teams)} workloads={len(rows)} mean gap={gap:g} min")
     print(f"plans and trace: {c1 - c0:.2f} CPU s")
     print(f"simulation:      {c2 - c1:.2f} CPU s  (ends at minute {result.end / 60:.0f})")
     states: dict[str, int] = {}

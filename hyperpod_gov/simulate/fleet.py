@@ -140,20 +140,19 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
         at = row.submit_minute * 60.0
         flavor = (names.flavor(row.instance_type),)
         copies = {}
+        requests = []
         for w in eligible:
             key = (w, row.instance_type, row.accelerators, row.instances)
             if key not in amounts:
                 amounts[key] = (_requests(workers[w], row), _accelerators(workers[w], row))
-            requests, acc = amounts[key]
-            labels = (("team", row.team), ("accelerators", str(acc)))
-            copies[w] = WorkloadDef(name=row.name, queue=queues[w][row.team].name, requests=requests,
-                                    priority=priorities[w][row.priority_class], created=at,
-                                    duration=row.duration_minutes * 60.0, allowed_flavors=flavor, labels=labels)
-        mwl = WorkloadDef(name=row.name, queue=manager_queue_name(row.team),
-                          requests=_union(c.requests for c in copies.values()),
+            copies[w] = (queues[w][row.team].name, amounts[key][0], priorities[w][row.priority_class])
+            requests.append(amounts[key][0])
+        acc = amounts[(eligible[0],) + key[1:]][1]
+        labels = (("team", row.team), ("accelerators", str(acc)))
+        mwl = WorkloadDef(name=row.name, queue=manager_queue_name(row.team), requests=_union(requests),
                           priority=priorities[eligible[0]][row.priority_class], created=at, allowed_flavors=flavor,
                           labels=labels)
-        flights[row.name] = Flight(row.name, row.team, amounts[(eligible[0],) + key[1:]][1], at, copies)
+        flights[row.name] = Flight(row.name, row.team, acc, at, copies, row.duration_minutes * 60.0, flavor, labels)
         subs.append((at, mwl))
     notes = [f"{n} trace row(s) left out: {reason}" for reason, n in sorted(skipped.items())]
     return flights, subs, notes

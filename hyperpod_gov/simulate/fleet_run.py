@@ -26,7 +26,7 @@ Copies exist only while the manager holds quota for them, so the manager's quota
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .cache import Workload
@@ -110,7 +110,11 @@ class Flight:
     team: str
     accelerators: int
     submitted_at: float
-    copies: dict[str, WorkloadDef]  # worker -> its copy (requests as that worker counts them), in worker order
+    # worker -> its copy's (ClusterQueue, requests as that worker counts them, priority), in worker order
+    copies: dict[str, tuple[str, tuple[tuple[str, int], ...], int]]
+    duration: float
+    allowed_flavors: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...]
     reserved_at: Optional[float] = None  # first quota reservation on the manager
     placed_at: Optional[float] = None  # first admission on a worker
     dispatches: int = 0  # quota reservations on the manager
@@ -185,7 +189,9 @@ class FleetClock:
                 if todo:
                     for f in todo:  # copies are created in dispatch order, at the dispatch's time
                         if f.name in self.unplaced and name not in f.offered:
-                            w.submit(replace(f.copies[name], created=self.now))
+                            queue, requests, priority = f.copies[name]
+                            w.submit(WorkloadDef(f.name, queue, requests, priority, self.now, f.duration,
+                                                 allowed_flavors=f.allowed_flavors, labels=f.labels))
                             f.offered.append(name)
                     todo.clear()
                 if not w.dirty:
