@@ -256,3 +256,19 @@ def test_single_cluster_outputs_are_byte_identical_to_before_the_fleet():
         h.update(repr(r).encode())
     h.update(_cli(str(ROOT / "examples/startup.yaml")).encode())  # a usage error stays the same too
     assert h.hexdigest() == SINGLE_CLUSTER_DIGEST
+
+
+def test_one_worker_whose_teams_neither_lend_nor_borrow_admits_as_the_cluster_alone_does():
+    """Same engine, same queues: with one worker and no borrowing, the manager's bound is the worker's own quota, so
+    every workload starts when the single-cluster simulation admits it."""
+    import random
+
+    plan = member("solo", {"ml-engineering": 6, "researchers": 5, "chatbot": 4}, DONT_LEND)
+    rng = random.Random(9)
+    rows = trace(*(f"w{i},{rng.choice(['ml-engineering', 'researchers', 'chatbot'])},training,{GPU},"
+                   f"{rng.randint(1, 4)},,{rng.randint(0, 600)},{rng.randint(10, 120)}" for i in range(150)))
+    _figures, single, _notes = run_plan(plan, rows)
+    fleet = simulate_fleet({"solo": plan}, rows)
+    assert not single.preemptions
+    assert {w.name: w.first_admitted_at for w in single.workloads} == {w.name: w.placed_at for w in fleet.workloads}
+    assert any(w.placed_at > w.submitted_at for w in fleet.workloads)  # queues formed: the case is not trivial
