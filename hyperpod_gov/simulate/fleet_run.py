@@ -86,9 +86,11 @@ class Cluster(Engine):
             self.dirty = True
 
     def settle(self) -> None:
-        """Scheduling cycles to a fixed point (the single-cluster clock's step at one time)."""
-        self.dirty = False
-        self._cycles_to_fixed_point()
+        """Scheduling cycles to a fixed point (the single-cluster clock's step at one time; the fleet reports no
+        pending reasons, so the waiting ones are not explained at the end)."""
+        self.dirty = True
+        while self.dirty:
+            self.step()
 
     def step(self) -> None:
         """One scheduling cycle; the cluster stays dirty until a cycle changes nothing (the fixed-point rule of
