@@ -1,12 +1,11 @@
 """Fleet level: a trace dispatched over several clusters the way MultiKueue's AllAtOnce dispatcher does.
 
 ``simulate_fleet(workers, rows)`` takes the workers' plans (worker name -> single-cluster plan, in the order of
-``MultiKueueConfig.spec.clusters``) and a trace. The manager's ClusterQueue of a team, ``<team>-fleet``, has no
-cohort and, per flavor and resource, the sum of the nominal quotas of the team's ClusterQueues on the workers (what
-MultiKueue documents the manager's quota should be, and what the fleet's plan derives); its queueing strategy,
-preemption within the queue and priorities are the team's own. Each worker is the single-cluster simulation of its
-plan, unchanged (:func:`.spec_level.scenario_from_plan`). The dispatch rules are :mod:`.fleet_run`'s; what is not
-modelled is listed in docs/simulator.md ("Fleet").
+``MultiKueueConfig.spec.clusters``) and a trace. The manager's ClusterQueue of a team, ``<team>-fleet``, is parsed
+from the spec the fleet's plan emits (:mod:`hyperpod_gov.plan.multikueue`: no cohort, per flavor the sum of the
+team's nominal quotas on the workers). Each worker is the single-cluster simulation of its plan, unchanged
+(:func:`.spec_level.scenario_from_plan`). The dispatch rules are :mod:`.fleet_run`'s; what is not modelled is listed
+in docs/simulator.md ("Fleet").
 """
 
 from __future__ import annotations
@@ -16,17 +15,15 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..plan import names
+from ..plan.multikueue import FLEET_CHECK, FleetQueue
+from ..plan.multikueue import _manager_queue  # the plan's own derivation of a fleet queue (no public one yet)
 from .fleet_run import Cluster, Flight, FleetClock
-from .model import FlavorQuotas, Preemption, QueueDef, ResourceQuota, Scenario, WorkloadDef
-from .spec_level import _accelerators, _requests, plan_priorities, plan_queues, scenario_from_plan
+from .model import QueueDef, Scenario, WorkloadDef
+from .spec_level import (_accelerators, _requests, plan_priorities, plan_queues, queue_from_cluster_queue,
+                         scenario_from_plan)
 from .trace import TraceRow
 
 DISPATCHER = "AllAtOnce"
-
-
-def manager_queue_name(team: str) -> str:
-    """The manager's ClusterQueue (and LocalQueue) of a dispatched team (docs/simulator.md, "Fleet")."""
-    return f"{team}-fleet"
 
 
 @dataclass(frozen=True)
@@ -75,37 +72,21 @@ def _team_queues(workers: Mapping[str, Any]) -> dict[str, dict[str, QueueDef]]:
     return {w: plan_queues(plan) for w, plan in workers.items()}
 
 
-def manager_queues(workers: Mapping[str, Any], teams: Sequence[str],
-                   queues: Optional[Mapping[str, Mapping[str, QueueDef]]] = None) -> dict[str, QueueDef]:
-    """Team -> its manager ClusterQueue: no cohort, per flavor and resource the sum of the workers' nominal quotas
-    (flavors and resources in the order the workers list them); queueing strategy, preemption within the queue
-    and fair-sharing weight from the team's queue on its first worker."""
-    queues = queues or _team_queues(workers)
-    out = {}
-    for team in teams:
-        sums: dict[str, dict[str, int]] = {}
-        template = None
-        for w in workers:
-            q = queues[w].get(team)
-            if q is None:
-                continue
-            template = template or q
-            for f in q.flavors:
-                per = sums.setdefault(f.name, {})
-                for r, quota in f.resources:
-                    per[r] = per.get(r, 0) + quota.nominal
-        if template is None:
-            continue
-        out[team] = QueueDef(
-            name=manager_queue_name(team),
-            cohort=None,
-            fair_sharing_weight=template.fair_sharing_weight,
-            queueing_strategy=template.queueing_strategy,
-            preemption=Preemption(within_cluster_queue=template.preemption.within_cluster_queue),
-            flavors=tuple(FlavorQuotas(f, tuple((r, ResourceQuota(nominal=v)) for r, v in per.items()))
-                          for f, per in sums.items()),
-        )
-    return out
+def manager_queues(workers: Mapping[str, Any], teams: Optional[Sequence[str]] = None,
+                   fleet_queues: Optional[Sequence[FleetQueue]] = None) -> dict[str, QueueDef]:
+    """Team -> its manager ClusterQueue, parsed from the ``spec`` the fleet's plan emits
+    (:meth:`hyperpod_gov.plan.multikueue.FleetQueue.cluster_queue_spec`): no cohort, no preemption, per flavor the
+    sum of the team's nominal quotas on the workers. ``fleet_queues``: the manager's
+    (``multikueue_plans(...)[manager].queues``); by default built from the workers as the plan builds them."""
+    if fleet_queues is None:
+        on: dict[str, list] = {}
+        for w, plan in workers.items():
+            for team in plan.tenants:
+                on.setdefault(team.name, []).append((w, team))
+        fleet_queues = [_manager_queue(name, on[name], True) for name in sorted(on)]
+    chosen = None if teams is None else set(teams)
+    return {fq.team: queue_from_cluster_queue(fq.cluster_queue, fq.cluster_queue_spec(FLEET_CHECK))
+            for fq in fleet_queues if chosen is None or fq.team in chosen}
 
 
 def _union(requests: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
@@ -116,12 +97,12 @@ def _union(requests: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, 
     return tuple(out.items())
 
 
-def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, QueueDef]], teams: Sequence[str],
-             rows: Sequence[TraceRow]) -> tuple[dict[str, Flight], list[tuple[float, WorkloadDef]], list[str]]:
+def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, QueueDef]],
+             manager: Mapping[str, QueueDef], rows: Sequence[TraceRow]) -> tuple[dict[str, Flight], list[tuple[float, WorkloadDef]], list[str]]:
     """Each row's manager workload and, per worker that has its team and instance type, its copy there."""
     types = {w: {f.instance_type for f in plan.flavors} for w, plan in workers.items()}
     priorities = {w: plan_priorities(plan) for w, plan in workers.items()}
-    dispatched = set(teams)
+    dispatched = set(manager)
     skipped: dict[str, int] = {}
     amounts: dict[tuple, tuple] = {}  # (worker, type, accelerators, instances) -> (requests, accelerators)
     flights: dict[str, Flight] = {}
@@ -150,7 +131,7 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
             requests.append(amounts[key][0])
         acc = amounts[(eligible[0],) + key[1:]][1]
         labels = (("team", row.team), ("accelerators", str(acc)))
-        mwl = WorkloadDef(name=row.name, queue=manager_queue_name(row.team), requests=_union(requests),
+        mwl = WorkloadDef(name=row.name, queue=manager[row.team].name, requests=_union(requests),
                           priority=priorities[eligible[0]][row.priority_class], created=at, allowed_flavors=flavor,
                           labels=labels)
         flights[row.name] = Flight(row.name, row.team, acc, at, copies, row.duration_minutes * 60.0, flavor, labels)
@@ -160,20 +141,21 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
 
 
 def simulate_fleet(workers: Mapping[str, Any], rows: Sequence[TraceRow], *,
-                   teams: Optional[Iterable[str]] = None) -> FleetResult:
+                   teams: Optional[Iterable[str]] = None,
+                   fleet_queues: Optional[Sequence[FleetQueue]] = None) -> FleetResult:
     """Dispatch a trace over the workers (name -> single-cluster plan, in MultiKueueConfig order) as MultiKueue's
     AllAtOnce dispatcher does. ``teams``: the dispatched teams (default: every team of any worker); rows of other
-    teams are left out with a note."""
+    teams are left out with a note. ``fleet_queues``: the manager's fleet queues as the fleet's plan has them
+    (``multikueue_plans(...)[manager].queues``); by default derived from the workers the same way."""
     if not workers:
         raise ValueError("a fleet simulation needs at least one worker")
     queues = _team_queues(workers)
-    all_teams = sorted({t for qs in queues.values() for t in qs})
-    chosen = sorted(set(teams)) if teams is not None else all_teams
-    unknown = [t for t in chosen if t not in all_teams]
+    mqueues = manager_queues(workers, None if teams is None else list(teams), fleet_queues)
+    unknown = sorted(set(teams or ()) - set(mqueues))
     if unknown:
         raise ValueError(f"dispatched team(s) {', '.join(unknown)} are on no worker")
-    mqueues = manager_queues(workers, chosen, queues)
-    flights, subs, notes = _flights(workers, queues, chosen, rows)
+    chosen = sorted(mqueues)
+    flights, subs, notes = _flights(workers, queues, mqueues, rows)
     manager = Cluster(Scenario(queues=tuple(mqueues[t] for t in chosen)))
     clusters = {w: Cluster(scenario_from_plan(plan, [])[0]) for w, plan in workers.items()}
     clock = FleetClock(manager, clusters, flights, subs)

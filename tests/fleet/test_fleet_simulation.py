@@ -85,6 +85,17 @@ def test_the_manager_quota_is_the_sum_of_the_workers_nominal_quotas(startup_flee
         "researchers": ("researchers-fleet", None)}
 
 
+def test_the_manager_queues_are_the_ones_the_fleet_plan_emits(startup_fleet):
+    from hyperpod_gov.plan.multikueue import multikueue_plans
+
+    members = {"mgr": member("mgr", {"chatbot": 1}), **startup_fleet}
+    emitted = multikueue_plans(members, "mgr", ("use1", "usw2"))["mgr"].queues
+    assert manager_queues(startup_fleet, fleet_queues=emitted) == manager_queues(startup_fleet)
+    assert all(q.preemption.within_cluster_queue == "Never" for q in manager_queues(startup_fleet).values())
+    rows = parse_trace(STARTUP_TRACE)
+    assert repr(simulate_fleet(startup_fleet, rows, fleet_queues=emitted)) == repr(simulate_fleet(startup_fleet, rows))
+
+
 def test_startup_trace_over_two_workers_by_hand(startup_fleet):
     """Minute 0: c1 (chatbot, 4) and t1 (ml-engineering, 6) fit use1 outright; use1 is first, so it wins both.
     Minute 5: t2 (3) fits use1 by borrowing 3 of the researchers' idle quota, and usw2 within ml-engineering's 4:
