@@ -68,8 +68,8 @@ def trace(weights: dict[str, int], n: int = WORKLOADS, mean_gap: float = MEAN_GA
         minute += rng.expovariate(1 / mean_gap)
         acc, inst = ("1", "") if rng.random() < 0.7 else ("", str(rng.choice([1, 2])))
         pc = rng.choice(["", "training", "training", "inference"])
-        lines.append(f"w{k:05d},{rng.choices(teams, cum_weights=cum)[0]},{pc},{INSTANCE_TYPE},{acc},{inst},{minute:.1f},"
-                     f"{rng.randint(10, 120)}")
+        team = rng.choices(teams, cum_weights=cum)[0]
+        lines.append(f"w{k:05d},{team},{pc},{INSTANCE_TYPE},{acc},{inst},{minute:.1f},{rng.randint(10, 120)}")
     return "\n".join(lines) + "\n"
 
 

@@ -98,8 +98,10 @@ def _union(requests: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, 
 
 
 def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, QueueDef]],
-             manager: Mapping[str, QueueDef], rows: Sequence[TraceRow]) -> tuple[dict[str, Flight], list[tuple[float, WorkloadDef]], list[str]]:
-    """Each row's manager workload and, per worker that has its team and instance type, its copy there."""
+             manager: Mapping[str, QueueDef], rows: Sequence[TraceRow]
+             ) -> tuple[dict[str, Flight], list[tuple[float, WorkloadDef]], list[str]]:
+    """Each row's manager workload (its requests in the resources the manager's queue covers, as a worker counts
+    them) and, per worker that has its team and instance type, its copy there."""
     types = {w: {f.instance_type for f in plan.flavors} for w, plan in workers.items()}
     priorities = {w: plan_priorities(plan) for w, plan in workers.items()}
     dispatched = set(manager)
@@ -131,7 +133,9 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
             requests.append(amounts[key][0])
         acc = amounts[(eligible[0],) + key[1:]][1]
         labels = (("team", row.team), ("accelerators", str(acc)))
-        mwl = WorkloadDef(name=row.name, queue=manager[row.team].name, requests=_union(requests),
+        covered = set(manager[row.team].covered_resources)
+        mwl = WorkloadDef(name=row.name, queue=manager[row.team].name,
+                          requests=tuple((r, v) for r, v in _union(requests) if r in covered),
                           priority=priorities[eligible[0]][row.priority_class], created=at, allowed_flavors=flavor,
                           labels=labels)
         flights[row.name] = Flight(row.name, row.team, acc, at, copies, row.duration_minutes * 60.0, flavor, labels)
