@@ -6,8 +6,10 @@ Every value is taken from the plan, as ``explain``'s text is; ``hyperpod_gov.exp
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Iterable, Optional
 
+from .cost.inventory import resource_counts
 from .plan import Plan
 from .plan.elastic import capacity_lines, line_json
 from .plan.quotas import Allocated, Amounts, TeamPlan
@@ -60,13 +62,37 @@ def _team_json(plan: Plan, t: TeamPlan) -> dict[str, Any]:
     }
 
 
-def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optional[str] = None) -> dict[str, Any]:
+def _cost_json(plan: Plan, today: dt.date) -> dict[str, Any]:
+    """``resources``: the billed resources per CloudFormation type (``cost.resource_counts``, the synthesized
+    counts); ``cost``: the fixed monthly lines on ``today``, their total and the EKS support tier they assume."""
+    from .cost.page import cost_lines, monthly_total, tier_of
+
+    lines = cost_lines(plan, today)
+    tier = tier_of(plan, today)
+    return {
+        "resources": resource_counts(plan),
+        "cost": {
+            "day": today.isoformat(),
+            "monthlyUsd": round(monthly_total(lines), 2),
+            "kubernetesSupport": None if tier is None else {
+                "version": tier.version, "tier": tier.tier, "until": tier.until.isoformat(),
+                "controlPlaneUsdPerHour": tier.hourly_usd},
+            "lines": [{"item": c.item, "count": c.count, "rate": c.rate,
+                       "monthlyUsd": None if c.monthly is None else round(c.monthly, 2), "source": c.source}
+                      for c in lines],
+        },
+    }
+
+
+def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optional[str] = None,
+                 today: Optional[dt.date] = None) -> dict[str, Any]:
     """``explain`` as one JSON document (``hyperpod_gov/schemas/explain.json``), every value taken from the plan.
 
     ``warnings``: the spec rules' and plan invariants' findings the spec does not acknowledge (``cli.review_of``).
     Teams in the plan's order (the shared pool, if any, marked ``sharedPool``); capacity per instance type, and
     ``capacityKinds``: guaranteed, elastic and interruptible per type and per flexible group (``plan.elastic``);
-    ``stacks``: every stack's name in deploy order (``StackLayout.all_names``).
+    ``stacks``: every stack's name in deploy order (``StackLayout.all_names``); ``resources`` and ``cost``: what
+    the text's cost lines say (``today``, default the day it runs, dates the EKS support tier).
     """
     from .schemas import issue_json
 
@@ -90,6 +116,7 @@ def explain_json(plan: Plan, warnings: Iterable[Any] = (), *, environment: Optio
                             for p in sorted(plan.priority_classes, key=lambda p: (-p.weight, p.name))],
         "teams": [_team_json(plan, t) for t in plan.teams],
         "stacks": list(plan.stacks.all_names),
+        **_cost_json(plan, today or dt.date.today()),
         "warnings": [issue_json(w, environment) for w in warnings],
     }
 

@@ -147,3 +147,22 @@ def set_capacity(groups: Iterable[InstanceGroupPlan], types: tuple[str, ...], pe
     """The most the groups running any of ``types`` hold together, in governed units (``per_instance``: one instance's
     units per type; a flexible group's types bring the same, HPG-K006): each group once."""
     return sum(g.count * per_instance[g.types[0]] for g in groups if set(g.types) & set(types))
+
+
+def patching_words(g: object) -> str:
+    """When and how the group's node image is replaced (ScheduledUpdateConfig, AutoPatchConfig), in words."""
+    p = getattr(g, "patching")
+    if p is None:
+        return "only when the cluster is updated"
+    parts = []
+    if p.schedule_expression:
+        parts.append(f"scheduled {p.schedule_expression}")
+    if p.auto:
+        parts.append(f"security patches {p.auto}")
+    if p.batch:
+        parts.append(f"batches of {p.batch[1]}{'%' if p.batch[0] == 'CAPACITY_PERCENTAGE' else ' nodes'}")
+    if p.wait_seconds is not None:
+        parts.append(f"{p.wait_seconds}s between batches")
+    if p.rollback_alarms:
+        parts.append(f"rolled back on {', '.join(p.rollback_alarms)}")
+    return "; ".join(parts)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from ..spec.cluster import DEDICATED_KEY
 from . import names
+from .elastic import patching_words
 from .model import Plan
 from .scheduling import gang_scheduling_words, topology_words
 from .views_base import Row, View, _on_off, _when, _widens
-from .words import _UNITS, _linked_unowned, owns
+from .words import owns, unowned_capacity, unowned_lines
 
 
 def _delivery(p: Plan) -> str:
@@ -158,75 +157,6 @@ def dedicated_groups(plan: Plan) -> tuple[str, ...]:
                  + (f", Kueue flavor {d.flavor}" if plan.emits_kueue_objects else "") for d in plan.dedicated)
 
 
-def unowned_capacity(plan: Plan) -> tuple[str, ...]:
-    """Per instance type, the capacity no team and no shared pool holds as quota, in the unit the type is governed
-    in ("4 GPUs of ml.p5.48xlarge"); the types a flexible group joins are one entry ("16 GPUs of
-    ml.g5.12xlarge|ml.g6e.12xlarge"); types wholly owned are left out."""
-    linked_words, linked = _linked_unowned(plan)
-    out = [re.sub(r" \((\S+)\)\Z", r" of \1", words) for words in linked_words]  # "16 GPUs of a|b"
-    for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
-        if fp.instance_type in linked:
-            continue  # a flexible group's types: counted together
-        owned = sum(fp.governed(f.nominal) for t in plan.teams for f in t.flavors
-                    if f.instance_type == fp.instance_type)
-        left = fp.governed(fp.capacity) - owned
-        if left <= 0:
-            continue
-        if fp.mig_resource:
-            unit = f"x {fp.mig_resource.removeprefix('nvidia.com/')} partitions"
-        else:
-            unit = _UNITS.get(fp.accelerator_kind or "", "vCPU")
-            unit += "s" if left != 1 and unit != "vCPU" else ""
-        out.append(f"{left} {unit} of {fp.instance_type}")
-    return tuple(out)
-
-
-_UNOWNED = re.compile(r"\A(?P<n>\d+) (?P<unit>.+) of (?P<type>\S+)\Z")
-
-
-def patching_words(g: object) -> str:
-    """When and how the group's node image is replaced (ScheduledUpdateConfig, AutoPatchConfig), in words."""
-    p = getattr(g, "patching")
-    if p is None:
-        return "only when the cluster is updated"
-    parts = []
-    if p.schedule_expression:
-        parts.append(f"scheduled {p.schedule_expression}")
-    if p.auto:
-        parts.append(f"security patches {p.auto}")
-    if p.batch:
-        parts.append(f"batches of {p.batch[1]}{'%' if p.batch[0] == 'CAPACITY_PERCENTAGE' else ' nodes'}")
-    if p.wait_seconds is not None:
-        parts.append(f"{p.wait_seconds}s between batches")
-    if p.rollback_alarms:
-        parts.append(f"rolled back on {', '.join(p.rollback_alarms)}")
-    return "; ".join(parts)
-
-
-def _unowned_lines(_title: str, old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
-    """One line per instance type whose unowned capacity changes (the row's values as ``unowned_capacity`` words
-    them)."""
-    def parse(values: tuple[str, ...]) -> dict[str, tuple[int, str]]:
-        found = (_UNOWNED.match(v) for v in values)
-        return {m["type"]: (int(m["n"]), m["unit"]) for m in found if m}
-
-    was, now = parse(old), parse(new)
-    lines = []
-    for itype in sorted(set(was) | set(now)):
-        (a, unit_a), (b, unit_b) = was.get(itype, (0, "")), now.get(itype, (0, ""))
-        if a == b:
-            continue
-        if a == 0:
-            them = "it" if b == 1 else "them"
-            lines.append(f"{b} {unit_b} of {itype} become{'s' if b == 1 else ''} unowned: no team and no shared pool "
-                         f"holds {them} as quota, so no queue's quota covers {them}")
-        elif b == 0:
-            lines.append(f"the {a} unowned {unit_a} of {itype} are no longer unowned")
-        else:
-            lines.append(f"unowned capacity of {itype}: {a} -> {b} {unit_b}")
-    return lines
-
-
 def _public(old: str, new: str) -> bool:
     return old == "private" and new != "private"
 
@@ -312,7 +242,7 @@ CLUSTER = View(
         Row("shared pool", "sharedPool", _pool, ()),
         # Capacity nobody holds as quota: a change that frees quota without giving it to anyone says so (issue 58).
         Row("unowned capacity", "teams[].quota|sharedPool|cluster.instanceGroups[].count", unowned_capacity, (),
-            lines=_unowned_lines),
+            lines=unowned_lines),
         # Per-team data: the repositories the nodes (and so every pod) may pull images from.
         Row("node image registries", "cluster.imageRegistries",
             lambda p: (p.cluster.image_registries.repository_arns if p.cluster.image_registries

@@ -5,6 +5,8 @@ The words ``explain``, ``diff`` (through ``views.py``), the contract record and 
 
 from __future__ import annotations
 
+import re
+
 
 from .elastic import linked_types, set_capacity
 from .model import Plan
@@ -107,3 +109,53 @@ def unowned(plan: Plan) -> list[str]:
         if left > 0:
             out.append(_amount(owned_by_teams[0], left) if owned_by_teams else f"{left} ({flavor.instance_type})")
     return out
+
+
+def unowned_capacity(plan: Plan) -> tuple[str, ...]:
+    """Per instance type, the capacity no team and no shared pool holds as quota, in the unit the type is governed
+    in ("4 GPUs of ml.p5.48xlarge"); the types a flexible group joins are one entry ("16 GPUs of
+    ml.g5.12xlarge|ml.g6e.12xlarge"); types wholly owned are left out."""
+    linked_words, linked = _linked_unowned(plan)
+    out = [re.sub(r" \((\S+)\)\Z", r" of \1", words) for words in linked_words]  # "16 GPUs of a|b"
+    for fp in sorted(plan.flavors, key=lambda f: f.instance_type):
+        if fp.instance_type in linked:
+            continue  # a flexible group's types: counted together
+        owned = sum(fp.governed(f.nominal) for t in plan.teams for f in t.flavors
+                    if f.instance_type == fp.instance_type)
+        left = fp.governed(fp.capacity) - owned
+        if left <= 0:
+            continue
+        if fp.mig_resource:
+            unit = f"x {fp.mig_resource.removeprefix('nvidia.com/')} partitions"
+        else:
+            unit = _UNITS.get(fp.accelerator_kind or "", "vCPU")
+            unit += "s" if left != 1 and unit != "vCPU" else ""
+        out.append(f"{left} {unit} of {fp.instance_type}")
+    return tuple(out)
+
+
+_UNOWNED = re.compile(r"\A(?P<n>\d+) (?P<unit>.+) of (?P<type>\S+)\Z")
+
+
+def unowned_lines(_title: str, old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
+    """One line per instance type whose unowned capacity changes (the row's values as ``unowned_capacity`` words
+    them)."""
+    def parse(values: tuple[str, ...]) -> dict[str, tuple[int, str]]:
+        found = (_UNOWNED.match(v) for v in values)
+        return {m["type"]: (int(m["n"]), m["unit"]) for m in found if m}
+
+    was, now = parse(old), parse(new)
+    lines = []
+    for itype in sorted(set(was) | set(now)):
+        (a, unit_a), (b, unit_b) = was.get(itype, (0, "")), now.get(itype, (0, ""))
+        if a == b:
+            continue
+        if a == 0:
+            them = "it" if b == 1 else "them"
+            lines.append(f"{b} {unit_b} of {itype} become{'s' if b == 1 else ''} unowned: no team and no shared pool "
+                         f"holds {them} as quota, so no queue's quota covers {them}")
+        elif b == 0:
+            lines.append(f"the {a} unowned {unit_a} of {itype} are no longer unowned")
+        else:
+            lines.append(f"unowned capacity of {itype}: {a} -> {b} {unit_b}")
+    return lines

@@ -14,7 +14,8 @@ from ..spec.errors import SpecError
 from .engine import simulate
 from .report import result_json, result_text
 from .scenario import load_scenario
-from .spec_level import compare_lines, figures_json, figures_table, run_plan, trace_checks
+from .figures import compare_lines, figures_table
+from .spec_level import figures_json, run_plan, trace_checks
 from .spec_nodes import nodes_json, nodes_lines, plan_groups
 from .timeline import CapacityTimeline, load_timeline
 from .trace import load_trace

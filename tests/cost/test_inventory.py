@@ -101,3 +101,17 @@ def test_the_other_examples_are_counted_as_synthesized(other_examples, example):
     assert mismatches(reported, synthesized.templates) == {}
     types = set(synthesized_counts(synthesized.templates))
     assert {t for t in types - set(BILLED_TYPES) - UNBILLED_TYPES if not t.startswith("Custom::")} == set()
+
+
+@pytest.mark.parametrize("example", ["enterprise", "startup"])
+def test_explain_json_carries_the_counts_and_the_support_tier(request, example):
+    """`explain --format json` says what the text says (issue 58): the counts per type and the EKS support tier."""
+    from hyperpod_gov.explain import explain_json
+
+    plan = build_plan(request.getfixturevalue(example).spec)
+    doc = explain_json(plan, today=DAY)
+    assert doc["resources"] == resource_counts(plan) == explained_counts(explain(plan, today=DAY))
+    assert doc["cost"]["kubernetesSupport"] == {"version": "1.33", "tier": "extended", "until": "2027-07-29",
+                                                "controlPlaneUsdPerHour": 0.6}
+    assert doc["cost"]["monthlyUsd"] == round(sum(line["monthlyUsd"] or 0 for line in doc["cost"]["lines"]), 2)
+    assert doc["cost"]["day"] == "2026-12-07"

@@ -4,7 +4,8 @@ and how many were never admitted. The figures are the contract's own (never admi
 
 from __future__ import annotations
 
-from hyperpod_gov.simulate.spec_level import TeamFigures, compare_lines, figures_table
+from hyperpod_gov.simulate.figures import compare_lines, figures_table
+from hyperpod_gov.simulate.spec_level import TeamFigures
 
 
 def figures(admitted: int, p95: float, submitted: int = 10) -> dict[str, TeamFigures]:
