@@ -248,7 +248,7 @@ def _cli(*argv: str) -> str:
     return f"{code}\n{out.getvalue()}{err.getvalue()}".replace(str(ROOT) + "/", "")
 
 
-# Recorded on main at 3a14dc5 (before the fleet simulation existed), the same on main at 8b8e51c.
+# Recorded on main at 3a14dc5 (before the fleet simulation existed); the same on main at 8b8e51c and 5a68818.
 SINGLE_CLUSTER_DIGEST = "a56d70c78414f2bfd4ccb42c0cc4fd3f67f657b0417edabecc84ea467383835d"
 
 
