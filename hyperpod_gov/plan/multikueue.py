@@ -192,7 +192,7 @@ def _same(teams: list[tuple[str, TeamPlan]], field: str) -> Any:
     return values.pop()
 
 
-def _manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) -> FleetQueue:
+def manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) -> FleetQueue:
     """The manager's fleet queue of one team, ``on``: (worker, the team there) in dispatch order."""
     owned = [(w, f) for w, t in on for f in t.owned]
     covered = covered_resources([f.accelerator_kind for _, f in owned], [f.mig_resource for _, f in owned])
@@ -237,7 +237,7 @@ def multikueue_plans(members: Mapping[str, Plan], manager: str,
             by_team.setdefault(team.name, []).append((w, team))
     home = members[manager]
     on_manager = {t.name for t in home.tenants}
-    queues = tuple(_manager_queue(name, by_team[name], name in on_manager) for name in sorted(by_team))
+    queues = tuple(manager_queue(name, by_team[name], name in on_manager) for name in sorted(by_team))
     have = {f.name for f in home.flavors}
     lacking = {f.name: f.instance_type for q in queues for f in q.flavors if f.name not in have}
     plans = {manager: MultiKueuePlan(

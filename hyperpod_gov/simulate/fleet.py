@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..plan import names
 from ..plan.multikueue import FLEET_CHECK, FleetQueue
-from ..plan.multikueue import _manager_queue  # the plan's own derivation of a fleet queue (no public one yet)
+from ..plan.multikueue import manager_queue  # the plan's own derivation of a fleet queue
 from .fleet_run import Cluster, Flight, FleetClock
 from .model import QueueDef, Scenario, WorkloadDef
 from .spec_level import (_accelerators, _requests, plan_priorities, plan_queues, queue_from_cluster_queue,
@@ -83,7 +83,7 @@ def manager_queues(workers: Mapping[str, Any], teams: Optional[Sequence[str]] = 
         for w, plan in workers.items():
             for team in plan.tenants:
                 on.setdefault(team.name, []).append((w, team))
-        fleet_queues = [_manager_queue(name, on[name], True) for name in sorted(on)]
+        fleet_queues = [manager_queue(name, on[name], True) for name in sorted(on)]
     chosen = None if teams is None else set(teams)
     return {fq.team: queue_from_cluster_queue(fq.cluster_queue, fq.cluster_queue_spec(FLEET_CHECK))
             for fq in fleet_queues if chosen is None or fq.team in chosen}
