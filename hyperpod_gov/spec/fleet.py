@@ -102,6 +102,11 @@ class FleetSpec:
     team_clusters: dict[str, tuple[str, ...]]  # team -> the clusters it is on, in the spec's order
     warnings: tuple[SpecIssue, ...] = ()  # the members' warnings they do not acknowledge, mapped to the fleet
     source_dir: Optional[Path] = field(default=None)
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the fleet's data (paths of member issues)
+
+    def fleet_issues(self, found: list[tuple[str, SpecIssue]]) -> list[SpecIssue]:
+        """Issues of members (cluster, issue) as issues of the fleet spec (``member_path``)."""
+        return _mapped(found, self.data)
 
     @property
     def clusters(self) -> tuple[str, ...]:
@@ -199,16 +204,17 @@ def parse_fleet(data: Any, *, strict: bool = False, today: Optional[dt.date] = N
         warnings += [(cluster, w) for w in spec_warnings(spec, today=today)]
     if found:
         raise SpecError(_mapped(found, data), source)
-    return fleet_of(document, members, warnings=_mapped(warnings, data), source_dir=base_dir)
+    return fleet_of(document, members, warnings=_mapped(warnings, data), source_dir=base_dir, data=data)
 
 
 def fleet_of(document: FleetDocument, members: dict[str, GovernanceSpec], *, warnings: list[SpecIssue] = (),
-             source_dir: Optional[Path] = None) -> FleetSpec:
+             source_dir: Optional[Path] = None, data: Mapping[str, Any]) -> FleetSpec:
     dispatch = document.fleet.dispatch
     team_clusters = {t.name: tuple(c for c in members if c in t.quota) for t in document.teams}
     return FleetSpec(name=document.name, members=members,
                      dispatch=Dispatch(dispatch.manager, tuple(dispatch.workers)) if dispatch else None,
-                     team_clusters=team_clusters, warnings=tuple(warnings), source_dir=source_dir)
+                     team_clusters=team_clusters, warnings=tuple(warnings), source_dir=source_dir,
+                     data=copy.deepcopy(dict(data)))
 
 
 def load_fleet(path: str | Path, *, environment: Optional[str] = None, today: Optional[dt.date] = None,

@@ -25,7 +25,7 @@ def fleet_cluster_names_unique(doc: FleetDocument) -> Iterator[SpecIssue]:
                             f"{names.index(name)}])", name, "give every cluster its own name")
 
 
-@rule("HPG-F002", "error", f"<fleet name>-<cluster name> is at most {MAX_PREFIX} characters: it is the member's "
+@rule("HPG-F002", "error", f"`<fleet name>-<cluster name>` is at most {MAX_PREFIX} characters: it is the member's "
       "spec name, which prefixes its stack, IAM role and bucket names.")
 def fleet_member_name_length(doc: FleetDocument) -> Iterator[SpecIssue]:
     for i, cluster in enumerate(doc.clusters):
