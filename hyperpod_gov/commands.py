@@ -82,11 +82,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     ``--format json``: one document on standard output (``hyperpod_gov/schemas/validate.json``), also when the
     spec is invalid; its warnings are in the document, not on standard error."""
+    from .fleet_commands import is_fleet_file, validate_fleet
     from .schemas import issue_json
     from .spec import SpecError
     from .spec.environments import environment_names
     from .spec.loader import read_yaml
 
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return validate_fleet(args)
     as_json = getattr(args, "format", "text") == "json"
     checked: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
@@ -162,7 +165,10 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """The allocation in words, or (``--format json``) as one document: ``hyperpod_gov/schemas/explain.json``."""
     from .explain import explain, explain_json
+    from .fleet_commands import explain_fleet, is_fleet_file
 
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return explain_fleet(args)
     if getattr(args, "format", "text") == "json":
         plan, review = review_of(args.spec, strict=args.strict, environment=args.environment, warn=False)
         print_json(explain_json(plan, review.warnings, environment=args.environment))

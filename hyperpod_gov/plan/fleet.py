@@ -15,6 +15,7 @@ from typing import Optional
 from ..spec import acknowledge, check_spec
 from ..spec.errors import SpecError, SpecIssue
 from ..spec.fleet import FleetSpec
+from .amounts import ZERO, Amounts
 from .build import build_plan
 from .invariants import plan_warnings
 from .model import Plan
@@ -60,3 +61,31 @@ def build_fleet(fleet: FleetSpec, *, today: Optional[dt.date] = None, strict: bo
     if failing:
         raise SpecError(failing)
     return FleetPlan(fleet, plans, tuple(mapped + [i for i in found if i.severity == "warning"]))
+
+
+@dataclass(frozen=True)
+class TeamAllocation:
+    """What a team owns across the fleet: per cluster its quota per instance type, and the sums."""
+
+    team: str
+    per_cluster: tuple[tuple[str, tuple[tuple[str, Amounts], ...]], ...]  # (cluster, ((instance type, owned), ...))
+    total: tuple[tuple[str, Amounts], ...]  # per instance type, summed over the clusters, sorted by type
+    accelerators: tuple[tuple[str, int], ...]  # per accelerator kind (nvidia.com/gpu, ...), summed, sorted
+
+
+def team_allocations(fleet: FleetPlan) -> tuple[TeamAllocation, ...]:
+    """Each team's owned quota per cluster (the spec's order) and in total, in the fleet spec's team order."""
+    out = []
+    for team, clusters in fleet.fleet.team_clusters.items():
+        per_cluster = []
+        total: dict[str, Amounts] = {}
+        kinds: dict[str, int] = {}
+        for cluster in clusters:
+            owned = tuple((f.instance_type, f.nominal) for f in fleet.plans[cluster].team(team).owned)
+            per_cluster.append((cluster, owned))
+            for f in fleet.plans[cluster].team(team).owned:
+                total[f.instance_type] = total.get(f.instance_type, ZERO) + f.nominal
+                if f.accelerator_kind and f.nominal.accelerators:
+                    kinds[f.accelerator_kind] = kinds.get(f.accelerator_kind, 0) + f.nominal.accelerators
+        out.append(TeamAllocation(team, tuple(per_cluster), tuple(sorted(total.items())), tuple(sorted(kinds.items()))))
+    return tuple(out)

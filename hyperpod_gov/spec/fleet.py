@@ -29,6 +29,9 @@ from .rulebook import RuleBook
 from .rules import RULES
 
 FLEET_ONLY = ("clusters", "fleet", "environments")
+# The fleet document rules without which the members cannot be told apart (names): the others' errors are reported
+# with every member's.
+EXPANSION_RULES = ("HPG-F001", "HPG-F002")
 
 
 def is_fleet(data: Any) -> bool:
@@ -186,7 +189,7 @@ def parse_fleet(data: Any, *, strict: bool = False, today: Optional[dt.date] = N
     if document is None:
         raise SpecError(issues, source)
     issues = [i for i in FLEET_DOCUMENT_RULES.run(document) if i.severity == "error"]
-    if issues:
+    if any(i.rule in EXPANSION_RULES for i in issues):  # the members cannot be named apart: nothing more to read
         raise SpecError(issues, source)
     members: dict[str, GovernanceSpec] = {}
     found: list[tuple[str, SpecIssue]] = []
@@ -202,8 +205,8 @@ def parse_fleet(data: Any, *, strict: bool = False, today: Optional[dt.date] = N
             continue
         members[cluster] = spec
         warnings += [(cluster, w) for w in spec_warnings(spec, today=today)]
-    if found:
-        raise SpecError(_mapped(found, data), source)
+    if found or issues:
+        raise SpecError([*issues, *_mapped(found, data)], source)
     return fleet_of(document, members, warnings=_mapped(warnings, data), source_dir=base_dir, data=data)
 
 

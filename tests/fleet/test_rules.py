@@ -80,9 +80,11 @@ def test_more_than_twenty_workers_breaks_f005(fleet_data):
 def test_a_team_with_other_priority_classes_on_one_cluster_breaks_f006(fleet_data):
     i = cluster_index(fleet_data, "usw2-train")
     fleet_data["clusters"][i]["scheduler"] = {"mode": "kueue", "priorityClasses": [{"name": "training", "weight": 60}]}
-    (issue,) = _errors(fleet_data)
-    assert issue.rule == "HPG-F006" and issue.path == "teams[0]" and "priority classes" in issue.problem
-    assert "use1-train" in issue.problem and "usw2-train" in issue.problem
+    issues = _errors(fleet_data)
+    assert [(i.rule, i.path) for i in issues] == [("HPG-F006", "teams[0]"), ("HPG-F006", "teams[1]")]
+    assert "priority classes" in issues[0].problem
+    assert "use1-train: (('training', 'training-priority', 50),)" in issues[0].problem
+    assert "usw2-train: (('training', 'training-priority', 60),)" in issues[0].problem
 
 
 def test_a_team_with_other_viewers_on_one_cluster_breaks_f006(fleet_data):

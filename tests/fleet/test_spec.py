@@ -36,7 +36,7 @@ def test_a_clusters_accounts_merge_onto_the_fleets(fleet_data):
 def test_a_team_gets_its_quota_of_each_cluster_and_is_absent_where_it_has_none(fleet_data):
     members = fleet_members(fleet_data)
     assert [t["name"] for t in members["use1-train"]["teams"]] == ["research", "applied"]
-    assert [t["name"] for t in members["usw2-train"]["teams"]] == ["research"]
+    assert [t["name"] for t in members["usw2-train"]["teams"]] == ["research", "applied"]
     assert [t["name"] for t in members["use1-hpc"]["teams"]] == ["hpc"]
     assert members["use1-mgr"]["teams"] == []
     assert members["usw2-train"]["teams"][0]["quota"] == [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}]
@@ -65,7 +65,7 @@ def test_the_example_fleet_loads_with_its_members_and_dispatch():
     assert fleet.name == "acme" and fleet.clusters == ("use1-train", "usw2-train", "use1-mgr", "use1-hpc")
     assert fleet.members["usw2-train"].accounts.capacity.region == "us-west-2"
     assert fleet.members["use1-hpc"].cluster.orchestrator == "slurm"
-    assert fleet.team_clusters == {"research": ("use1-train", "usw2-train"), "applied": ("use1-train",),
+    assert fleet.team_clusters == {"research": ("use1-train", "usw2-train"), "applied": ("use1-train", "usw2-train"),
                                    "hpc": ("use1-hpc",)}
     assert fleet.dispatch.manager == "use1-mgr" and fleet.dispatch.workers == ("use1-train", "usw2-train")
 
@@ -190,7 +190,8 @@ def test_clusters_must_not_be_empty(fleet_data):
 def test_an_environment_overrides_a_cluster_by_name_before_the_fleet_expands(fleet_data, tmp_path):
     fleet_data["environments"] = [{"name": "stg", "overrides": {"clusters": [
         {"name": "usw2-train", "cluster": {"instanceGroups": [{"name": "gpu-worker", "count": 1}]}}]}}]
-    fleet_data["teams"][0]["quota"]["usw2-train"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}]
+    fleet_data["teams"][0]["quota"]["usw2-train"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 4}]
+    fleet_data["teams"][1]["quota"]["usw2-train"] = [{"instanceType": "ml.p5.48xlarge", "accelerators": 4}]
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(fleet_data, sort_keys=False))
     fleet = load_fleet(path, environment="stg", today=TODAY)
