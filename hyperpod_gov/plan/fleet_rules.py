@@ -92,7 +92,38 @@ def fleet_dispatch_no_slurm(fleet: FleetSpec, plans: Mapping[str, Plan]) -> Iter
                             "leave the Slurm cluster out of fleet.dispatch (it stays in the fleet's accounting view)")
 
 
-FLEET_RULES = RuleBook("fleet", (fleet_team_identical, fleet_dispatch_needs_kueue, fleet_dispatch_no_slurm))
+@rule("HPG-F009", "error", "No two members of a fleet have a stack of the same name: one CDK app (and one "
+      "pipeline) holds every member's stacks.")
+def fleet_stack_names_unique(fleet: FleetSpec, plans: Mapping[str, Plan]) -> Iterator[SpecIssue]:
+    owner: dict[str, str] = {}
+    clusters = list(fleet.members)
+    for cluster, plan in plans.items():
+        for name in plan.stacks.all_names:
+            if name in owner and owner[name] != cluster:
+                yield SpecIssue(f"clusters[{clusters.index(cluster)}].name", f"gives cluster {cluster!r} a stack "
+                                f"named {name!r}, as cluster {owner[name]!r} has one", cluster,
+                                "rename one of the two clusters (a member's stacks are <fleet>-<cluster>-...)")
+            owner.setdefault(name, cluster)
+
+
+@rule("HPG-F010", "error", "Clusters of a fleet in one account and region have different HyperPod and EKS cluster "
+      "names (cluster.name), since AWS names them per account and region.")
+def fleet_cluster_names_per_region(fleet: FleetSpec, plans: Mapping[str, Plan]) -> Iterator[SpecIssue]:
+    seen: dict[tuple[str, str, str], str] = {}
+    clusters = list(fleet.members)
+    for cluster, plan in plans.items():
+        names = dict.fromkeys((plan.cluster.name, plan.cluster.eks_name))
+        clash = next(((n, seen[(plan.account, plan.region, n)]) for n in names
+                      if (plan.account, plan.region, n) in seen), None)
+        if clash is not None:  # one finding per cluster (its EKS name is derived from its name)
+            yield SpecIssue(f"clusters[{clusters.index(cluster)}].cluster.name", f"names a cluster {clash[0]!r} in "
+                            f"{plan.account}/{plan.region}, as cluster {clash[1]!r} of the fleet does there",
+                            plan.cluster.name, "give each cluster in one account and region its own cluster.name")
+        for name in names:
+            seen.setdefault((plan.account, plan.region, name), cluster)
+
+FLEET_RULES = RuleBook("fleet", (fleet_team_identical, fleet_dispatch_needs_kueue, fleet_dispatch_no_slurm,
+                                 fleet_stack_names_unique, fleet_cluster_names_per_region))
 
 
 def all_fleet_rules() -> RuleBook:

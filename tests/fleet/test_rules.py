@@ -33,7 +33,7 @@ def test_the_example_fleet_passes_every_fleet_rule(fleet_data):
 
 def test_every_fleet_rule_has_its_own_id_and_is_an_error():
     ids = [r.id for r in all_fleet_rules()]
-    assert ids == [f"HPG-F{n:03d}" for n in range(1, 9)]
+    assert ids == [f"HPG-F{n:03d}" for n in range(1, 11)]
     assert {r.level for r in all_fleet_rules()} == {"error"}
 
 
@@ -134,3 +134,34 @@ def test_docs_rules_page_lists_every_fleet_rule_as_the_registry_says():
         "  .venv/bin/python -c 'from hyperpod_gov.plan.fleet_rules import all_fleet_rules; "
         "print(all_fleet_rules().markdown(), end=\"\")'")
     assert FLEET_DOCUMENT_RULES.rules[0].id == "HPG-F001"
+
+
+def test_a_stack_name_two_members_share_breaks_f009(fleet_data):
+    # acme-a's consumer stacks and acme-a-x's... built by hand: two plans whose layouts name one stack
+    fleet = parse_fleet(fleet_data, today=TODAY, base_dir=ROOT / "examples")
+    plans = build_fleet(fleet, today=TODAY).plans
+    from dataclasses import replace
+
+    usw2 = plans["usw2-train"]
+    taken = plans["use1-train"].stacks.capacity
+    plans = {**plans, "usw2-train": replace(usw2, stacks=replace(usw2.stacks, capacity=taken))}
+    issues = [i for i in FLEET_RULES.run(fleet, plans) if i.rule == "HPG-F009"]
+    assert [(i.path, i.value) for i in issues] == [("clusters[1].name", "usw2-train")]
+    assert "'acme-use1-train-capacity'" in issues[0].problem
+
+
+def test_the_example_fleets_stack_names_are_all_different(fleet_data):
+    plans = build_fleet(parse_fleet(fleet_data, today=TODAY, base_dir=ROOT / "examples"), today=TODAY).plans
+    names = [n for p in plans.values() for n in p.stacks.all_names]
+    assert len(names) == len(set(names))
+
+
+def test_two_clusters_of_one_name_in_one_region_break_f010(fleet_data):
+    fleet_data["clusters"][2]["cluster"]["name"] = "acme-use1-train"  # use1-mgr, also in us-east-1
+    issues = _errors(fleet_data)
+    assert [(i.rule, i.path) for i in issues] == [("HPG-F010", "clusters[2].cluster.name")]
+
+
+def test_one_cluster_name_in_two_regions_passes_f010(fleet_data):
+    fleet_data["clusters"][1]["cluster"]["name"] = "acme-use1-train"  # usw2-train, in us-west-2
+    assert _errors(fleet_data) == []
