@@ -197,8 +197,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
 
     from .cdk_start import import_all, start_cdk_imports
+    from .fleet_commands import is_fleet_file, synth_fleet_command
     from .plan.addon_defaults import kubectl_layer
     from .template_checks import LARGE_PLAN_TEAMS, shared
+
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return synth_fleet_command(args)
 
     # Node.js starts and loads the CDK's packages while Python reads and plans the spec (on two cores about a
     # third of a second of the example's synth). A spec that fails, or an --out that cannot be written, stops here,

@@ -15,16 +15,10 @@ EXIT_OK, EXIT_INVALID = 0, 1
 
 
 def is_fleet_file(path: str) -> bool:
-    """Whether the spec file is a fleet (it lists ``clusters``); False where it cannot be read (the single-cluster
-    path reports that as it always has)."""
-    from .spec import SpecError
-    from .spec.fleet import is_fleet
-    from .spec.loader import read_yaml
+    """Whether the spec file is a fleet (``spec.fleet.is_fleet_spec``)."""
+    from .spec.fleet import is_fleet_spec
 
-    try:
-        return is_fleet(read_yaml(path))
-    except (OSError, SpecError):
-        return False
+    return is_fleet_spec(path)
 
 
 def fleet_review(path: str, *, strict: bool = False, environment: Optional[str] = None,
@@ -165,3 +159,46 @@ def explain_fleet(args: argparse.Namespace) -> int:
 def _owned_json(instance_type: str, amounts: "Amounts") -> dict[str, Any]:
     return {"instanceType": instance_type, "accelerators": amounts.accelerators, "vcpu": amounts.vcpu,
             "memoryGib": amounts.memory_gib, "partitions": dict(amounts.partitions)}
+
+
+def synth_fleet_command(args: argparse.Namespace) -> int:
+    """``synth FLEET.yaml --out DIR``: every member's stacks in one assembly, each member's files in DIR/k8s/
+    <cluster>/ (Slurm: DIR/slurm/<cluster>/), DIR/contracts/<cluster>/ and DIR/iam/<cluster>/."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from .cdk_start import start_cdk_imports
+    from .commands import _cannot_write, report_synth_warnings
+
+    started = getattr(args, "cdk_imports", None) or start_cdk_imports()
+    with started[0]:  # Node.js loads the CDK's packages while the fleet is read and planned
+        fleet = fleet_review(args.spec, strict=args.strict, environment=args.environment)
+        out = Path(args.out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=out).close()
+        except OSError as exc:
+            raise _cannot_write(out, exc) from None
+        started[1].result()
+    from .stacks.app import PolicyValidationError, assembly_warnings
+    from .stacks.fleet_app import synth_fleet
+
+    try:
+        assembly = synth_fleet(fleet, out)
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    except PolicyValidationError as exc:
+        print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
+              file=sys.stderr)
+        for line in exc.violations:
+            print(f"  - {line}", file=sys.stderr)
+        print(f"full report: {exc.report}", file=sys.stderr)
+        return EXIT_INVALID
+    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
+    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
+        template = out / "cdk.out" / stack.template_file
+        count = len(json.loads(template.read_text()).get("Resources", {}))
+        print(f"{stack.stack_name} ({stack.environment.account}/{stack.environment.region}): {count} resources "
+              f"-> {template}")
+    return code

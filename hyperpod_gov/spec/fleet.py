@@ -39,6 +39,17 @@ def is_fleet(data: Any) -> bool:
     return isinstance(data, Mapping) and "clusters" in data
 
 
+def is_fleet_spec(path: str | Path) -> bool:
+    """Whether the spec file is a fleet (it lists ``clusters``); False where it cannot be read, so that
+    ``load_spec`` reports why as it always has."""
+    from .yaml_reader import read_yaml
+
+    try:
+        return is_fleet(read_yaml(path))
+    except (OSError, SpecError):
+        return False
+
+
 def _types(cluster: Mapping[str, Any]) -> set[str]:
     """The instance types the cluster's groups may run (a flexible group's every type)."""
     out: set[str] = set()
