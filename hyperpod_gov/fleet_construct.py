@@ -34,9 +34,11 @@ def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
     return {}
 
 
-def fleet_manifests(fleet: FleetPlan) -> dict[str, Manifests]:
-    """Each member's Kubernetes objects (none for a Slurm member), with its extra cluster-wide objects."""
-    extra = fleet_cluster_objects(fleet)
+def fleet_manifests(fleet: FleetPlan, extra: Optional[Mapping[str, list[dict[str, Any]]]] = None
+                    ) -> dict[str, Manifests]:
+    """Each member's Kubernetes objects (none for a Slurm member), with its extra cluster-wide objects (``extra``
+    by cluster name; default: ``fleet_cluster_objects(fleet)``) after its own."""
+    extra = fleet_cluster_objects(fleet) if extra is None else extra
     out: dict[str, Manifests] = {}
     for cluster, plan in fleet.plans.items():
         manifests = governance_manifests(plan)

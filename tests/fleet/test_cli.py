@@ -117,3 +117,29 @@ def test_a_single_cluster_spec_is_read_as_before(command, capsys):
     assert main([command, str(EXAMPLES / "startup.yaml")]) == 0
     out = capsys.readouterr().out
     assert "fleet" not in out.lower()
+
+
+def test_validate_a_fleet_with_environments_checks_the_base_and_each(tmp_path, fleet_data, capsys):
+    fleet_data["environments"] = [{"name": "stg", "overrides": {"clusters": [
+        {"name": "usw2-train", "accounts": {"capacity": {"id": "222222222222"}, "trusted": ["111111111111"]}}]}}]
+    assert main(["validate", str(_write(tmp_path, fleet_data))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and "(environment stg: stacks acme-stg-*)" in out[1]
+    code, doc, _ = run_json(["explain", str(tmp_path / "fleet.yaml"), "--environment", "stg"], capsys)
+    assert code == 0 and doc["fleet"] == "acme-stg"
+    assert [(c["name"], c["account"]) for c in doc["clusters"]][:2] == [("use1-train", "111111111111"),
+                                                                       ("usw2-train", "222222222222")]
+
+
+def test_validate_strict_makes_a_members_warning_an_error(capsys):
+    assert main(["validate", str(FLEET), "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "HPG-D001 clusters[0].cluster.dependenciesChart: on cluster use1-train" in err
+
+
+def test_a_cluster_moved_to_another_account_names_that_clusters_principals(tmp_path, fleet_data, capsys):
+    fleet_data["clusters"][1]["accounts"] = {"capacity": {"id": "222222222222", "region": "us-west-2"}}
+    assert main(["validate", str(_write(tmp_path, fleet_data))]) == 1
+    err = capsys.readouterr().err
+    assert "HPG-A004 clusters[1].cluster.admins[0]: on cluster usw2-train: is in account 111111111111" in err
+    assert "HPG-A004 teams[0].access.viewers[0]: on cluster usw2-train:" in err
