@@ -141,6 +141,10 @@ def document_issues(data: Mapping[str, Any]) -> tuple[Optional[FleetDocument], l
                 hint = f"did you mean '{near[0]}'? " if near else ""
                 issue = SpecIssue(issue.path, issue.problem, issue.value,
                                   f"{hint}remove it or use one of: {', '.join(allowed)}")
+            elif err["type"] in ("model_type", "model_attributes_type") and _model_at(loc) is not None:
+                allowed = sorted(f.alias or n for n, f in _model_at(loc).model_fields.items())  # type: ignore[union-attr]
+                issue = SpecIssue(issue.path, issue.problem, issue.value,
+                                  f"write a mapping with keys: {', '.join(allowed)}")
             elif err["type"] in ("dict_type", "model_type", "model_attributes_type") and loc[-1:] == ("quota",):
                 issue = SpecIssue(_path(loc), "is not a mapping of cluster names: in a fleet spec a team's quota "
                                   "is given per cluster", issue.value, "write quota: {<cluster>: [{instanceType, "

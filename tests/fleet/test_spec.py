@@ -175,7 +175,7 @@ def test_a_team_on_no_cluster_is_refused(fleet_data):
 def test_a_clusters_item_that_is_not_a_mapping_is_an_issue_not_a_traceback(fleet_data):
     fleet_data["clusters"][1] = "usw2-train"
     (issue,) = _issues(fleet_data)
-    assert issue.path == "clusters[1]"
+    assert issue.path == "clusters[1]" and issue.fix == "write a mapping with keys: accounts, cluster, name, scheduler"
 
 
 def test_clusters_must_not_be_empty(fleet_data):
@@ -207,3 +207,18 @@ def test_a_quota_entry_error_points_to_that_clusters_list(fleet_data):
     fleet_data["teams"][2]["quota"]["use1-hpc"][0]["count"] = -3
     issues = _issues(fleet_data)
     assert "teams[2].quota.use1-hpc[0].count" in [x.path for x in issues], [str(x) for x in issues]
+
+
+def test_load_spec_of_a_fleet_says_to_read_it_as_a_fleet():
+    with pytest.raises(SpecError) as exc:
+        load_spec(EXAMPLES / "fleet.yaml")
+    (issue,) = exc.value.issues
+    assert issue.path == "clusters" and "fleet spec" in issue.problem and "load_fleet" in issue.fix
+
+
+def test_a_single_cluster_command_on_a_fleet_says_which_commands_read_one(capsys):
+    from hyperpod_gov.cli import main
+
+    assert main(["onboard", str(EXAMPLES / "fleet.yaml"), "research"]) == 1
+    err = capsys.readouterr().err
+    assert "clusters: makes this a fleet spec" in err and "Traceback" not in err
