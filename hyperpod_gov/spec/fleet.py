@@ -94,8 +94,52 @@ def fleet_members(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                     if not isinstance(b, Mapping) or b.get("instanceType") in types]}
             teams.append(on)
         member["teams"] = teams
+        if isinstance(data.get("acknowledgements"), list):
+            member["acknowledgements"] = _member_acknowledgements(data, name)
         members[name] = member
     return members
+
+
+_CLUSTER_PATH = re.compile(r"\Aclusters\[(\d+)\](.*)\Z", re.S)
+
+
+def _member_acknowledgements(data: Mapping[str, Any], cluster: str) -> list[Any]:
+    """The fleet's acknowledgements as a member reads them: a path into the fleet spec (``clusters[i].cluster...``,
+    ``teams[j].quota.<cluster>...``) becomes the member's path, and an acknowledgement whose path is another
+    cluster's (or a team's not on this cluster) is left out of this member."""
+    names = [c.get("name") for c in data.get("clusters") or ()]
+    on = [j for j, t in enumerate(data.get("teams") or ())
+          if isinstance(t, Mapping) and isinstance(t.get("quota"), Mapping) and cluster in t["quota"]]
+    out = []
+    for ack in data["acknowledgements"]:
+        path = ack.get("path") if isinstance(ack, Mapping) else None
+        if not isinstance(path, str):
+            out.append(copy.deepcopy(ack))
+            continue
+        found = _CLUSTER_PATH.match(path)
+        team = _TEAM.match(path)
+        if found:
+            index = int(found.group(1))
+            if index >= len(names) or names[index] != cluster:
+                continue
+            path = found.group(2).lstrip(".")
+        elif team:
+            j = int(team.group(1))
+            if j not in on:
+                continue
+            rest = team.group(2)
+            if rest.startswith(".quota."):
+                key, _, tail = rest[len(".quota."):].partition("[")
+                key = key.split(".", 1)[0]
+                if key != cluster:
+                    continue
+                rest = ".quota" + (f"[{tail}" if tail else "")
+            path = f"teams[{on.index(j)}]{rest}"
+        if not path:  # the whole cluster: the member's every finding of that rule
+            out.append({k: v for k, v in ack.items() if k != "path"})
+        else:
+            out.append({**ack, "path": path})
+    return out
 
 
 @dataclass(frozen=True)

@@ -222,3 +222,29 @@ def test_a_single_cluster_command_on_a_fleet_says_which_commands_read_one(capsys
     assert main(["onboard", str(EXAMPLES / "fleet.yaml"), "research"]) == 1
     err = capsys.readouterr().err
     assert "clusters: makes this a fleet spec" in err and "Traceback" not in err
+
+
+# --- acknowledgements with paths into the fleet spec ---------------------------------------------------------
+
+
+def test_an_acknowledgement_of_one_clusters_warning_covers_that_cluster_only(fleet_data):
+    mgr = cluster_index(fleet_data, "use1-mgr")
+    fleet_data["acknowledgements"] = [{"id": "HPG-D001", "reason": "the manager runs no GPU work",
+                                       "path": f"clusters[{mgr}].cluster"}]
+    fleet = parse_fleet(fleet_data, today=TODAY)
+    warned = {i.path for i in fleet.warnings if i.rule == "HPG-D001"}
+    assert warned == {"clusters[0].cluster.dependenciesChart", "clusters[1].cluster.dependenciesChart"}
+    members = fleet_members(fleet_data)
+    assert members["use1-mgr"]["acknowledgements"][0]["path"] == "cluster"
+    assert members["use1-train"]["acknowledgements"] == []
+
+
+def test_an_acknowledgement_of_a_teams_quota_on_one_cluster_reads_as_the_members_path(fleet_data):
+    fleet_data["acknowledgements"] = [
+        {"id": "HPG-C001", "reason": "r", "path": "teams[2].quota.use1-hpc[0]"},
+        {"id": "HPG-C001", "reason": "r", "path": "teams[1]"},
+        {"id": "HPG-C001", "reason": "r", "path": "clusters[3]"},
+        {"id": "HPG-C001", "reason": "r"}]
+    members = fleet_members(fleet_data)
+    assert [a.get("path") for a in members["use1-hpc"]["acknowledgements"]] == ["teams[0].quota[0]", None, None]
+    assert [a.get("path") for a in members["usw2-train"]["acknowledgements"]] == ["teams[1]", None]
