@@ -77,8 +77,9 @@ class HyperPodFleet(Construct):
                                         nag=nag, **kwargs)
             for cluster, member in self.plan.plans.items()}
         """Each member's construct by cluster name, in the spec's order."""
-        for issue in self.plan.warnings:
-            cdk.Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{issue.rule or 'warning'}", str(issue))
+        if plan is None:  # given a plan, the caller has reported its warnings (as HyperPodGovernance does)
+            for issue in self.plan.warnings:
+                cdk.Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{issue.rule or 'warning'}", str(issue))
 
     @property
     def stacks(self) -> list[cdk.Stack]:

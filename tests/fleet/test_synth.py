@@ -38,6 +38,9 @@ def synthesized(tmp_path_factory):
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         code = main(["synth", str(FLEET), "--out", str(out)])
     assert "Traceback" not in stderr.getvalue()
+    # each warning once: the fleet's review prints it, the app built from that plan does not repeat it
+    warned = [line for line in stderr.getvalue().splitlines() if "HPG-D001" in line]
+    assert len(warned) == 3, warned
     return code, stdout.getvalue(), out
 
 
@@ -86,6 +89,8 @@ def test_the_fleet_construct_builds_each_member_as_its_governance(tmp_path):
     fleet = HyperPodFleet(app, "Fleet", fleet=load_fleet(FLEET, today=TODAY), nag=False)
     assert list(fleet.members) == ["use1-train", "usw2-train", "use1-mgr", "use1-hpc"]
     assert fleet.members["usw2-train"].node.id == "Fleet-usw2-train"
+    warnings = [m for m in fleet.node.metadata if m.type == "aws:cdk:warning"]
+    assert len(warnings) == 3 and all("HPG-D001" in str(m.data) for m in warnings)
     by_env = defaultdict(list)
     for stack in fleet.stacks:
         by_env[(stack.account, stack.region)].append(stack.stack_name)
