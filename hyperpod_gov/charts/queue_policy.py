@@ -48,6 +48,9 @@ def queue_policy() -> dict[str, Any]:
     """The ``spec`` of the policy that sends every workload of a team namespace through the team's own LocalQueue."""
     label = names.QUEUE_LABEL
     own = f"request.namespace + '{LOCAL_QUEUE_SUFFIX}'"
+    # A fleet's dispatch queue (MultiKueue, names.fleet_local_queue): the team's own too, in its own namespace. Where
+    # no fleet queue exists Kueue leaves such a workload unadmitted: it opens no other team's quota.
+    fleet = f"request.namespace + '{names.FLEET_QUEUE_SUFFIX}'"
     return {
         "failurePolicy": "Fail",
         "matchConstraints": {"resourceRules": _workload_rules(["CREATE", "UPDATE"], ephemeral=False)},
@@ -59,7 +62,8 @@ def queue_policy() -> dict[str, Any]:
         "validations": [
             {
                 "expression": f"has(object.metadata.labels) && '{label}' in object.metadata.labels && "
-                              f"object.metadata.labels['{label}'] == {own}",
+                              f"(object.metadata.labels['{label}'] == {own} || "
+                              f"object.metadata.labels['{label}'] == {fleet})",
                 "messageExpression": f"'every workload in ' + request.namespace + ' goes through the team queue: "
                                      f"set the label {label}: ' + {own}",
                 "reason": "Forbidden",

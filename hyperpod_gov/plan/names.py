@@ -27,6 +27,15 @@ def local_queue(team: str) -> str:
     return f"{namespace(team)}-localqueue"
 
 
+FLEET_QUEUE_SUFFIX = "-fleet"
+
+
+def fleet_local_queue(team: str) -> str:
+    """The team's LocalQueue of a fleet's dispatch (MultiKueue: on the manager and every worker), beside its own:
+    the team-queue admission policy admits either (charts/queue_policy.py)."""
+    return f"{namespace(team)}{FLEET_QUEUE_SUFFIX}"
+
+
 def viewers_group(team: str) -> str:
     return f"{namespace(team)}-viewers"
 

@@ -252,12 +252,14 @@ def borrowed_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, Te
 
 def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, prefix: str = "",
                    label: str = "", capacity: Optional[int] = None, end: Optional[float] = None,
-                   trace: str = "the trace", shared_axis: bool = False) -> Chart:
+                   trace: str = "the trace", shared_axis: bool = False, nodes: Any = None) -> Chart:
     """Accelerators in use per team over the trace, stacked (step function from the simulator's run), on the
-    axis from minute 0 to ``end`` (old and new charts share it; default: the run's own end)."""
+    axis from minute 0 to ``end`` (old and new charts share it; default: the run's own end). ``nodes``: a run with
+    a capacity timeline draws its nodes and their events over the stack (``nodes_charts.NodesOverlay``: its
+    ``draw(ax, ids)`` returns the highest value it drew, its ``caption(label, trace, shared_axis)`` the caption)."""
     slug = f"{prefix}trace-timeline"
     ids = DataIds(slug)
-    fig, ax = new_figure(7.2, 2.6)
+    fig, ax = new_figure(7.2, 2.6 if nodes is None else 3.4)
     teams = sorted(usage)
     end = max([u.end_minute for u in usage.values()] + ([end] if end is not None else []), default=0.0)
     times = sorted({t for u in usage.values() for t, _n in u.steps} | {end})
@@ -281,25 +283,35 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
     ax.axvline(end, color="#616161", linestyle=":", linewidth=0.8,
                gid=ids(Datum("minute", "end of the trace", end, "minutes")))
     ax.set_xlim(0, end or 1)
-    ax.set_ylim(0, max([capacity or 0] + below + [1]) * 1.15)
+    top = max([capacity or 0] + below + [1])
+    if nodes is not None:
+        top = max(top, nodes.draw(ax, ids))
+    ax.set_ylim(0, top * 1.15)
     ax.set_xlabel("minute of the trace")
     ax.set_ylabel("accelerators in use")
-    ax.set_title(f"{label}Accelerators in use per team", loc="left")
-    ax.legend(loc="upper right", fontsize=7, frameon=False, ncol=min(len(teams), 4) or 1)
+    ax.set_title(f"{label}Accelerators {'in use' if nodes is None else 'running on nodes'} per team", loc="left")
+    if nodes is None:
+        ax.legend(loc="upper right", fontsize=7, frameon=False, ncol=min(len(teams), 4) or 1)
+    else:  # the node marks join the teams: below the axes, where no line runs
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=7, frameon=False, ncol=4)
     fig.tight_layout()
     caption = (f"{label}Accelerators each team holds, stacked, {trace}"
                + (f", under the dashed line of the cluster's {capacity}" if capacity is not None else "")
                + ": a drop is a finish or a preemption"
                + ("; old and new share this time axis." if shared_axis else "."))
-    return _finish_timeline(fig, slug, f"{label}Usage over the trace", caption, ids)
+    if nodes is not None:
+        caption = nodes.caption(label, trace, shared_axis)
+    return _finish_timeline(fig, slug, f"{label}Usage over the trace", caption, ids,
+                            ("accelerator-hours", "minute") + (nodes.series if nodes is not None else ()))
 
 
-def _finish_timeline(fig: Any, slug: str, title: str, caption: str, ids: DataIds) -> Chart:
+def _finish_timeline(fig: Any, slug: str, title: str, caption: str, ids: DataIds,
+                     series: tuple[str, ...] = ("accelerator-hours", "minute")) -> Chart:
     # The peak of each team is described, not a shape of its own: it is read back from the text.
     drawn = DataIds(slug)
     extra = []
     for gid, d in ids.by_id.items():
-        if d.series in ("accelerator-hours", "minute"):
+        if d.series in series:
             drawn.by_id[gid] = d
         else:
             extra.append(d.sentence())

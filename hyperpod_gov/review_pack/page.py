@@ -17,11 +17,14 @@ from ..markdown import cell
 from ..plan import Plan
 from ..plan.elastic import KIND_WORDS
 from ..plan.slurm import borrow_qos
+from ..simulate.timeline import CapacityTimeline
 from ..simulate.trace import TraceRow
 from . import charts
 from .data import capacities
+from .nodes import timeline_words
+from .nodes_section import capacity_caution
 from .sections import Alarm, Figure, Section
-from .simulation import never_fit_alarm, simulate_plans, simulation_section
+from .simulation import Simulation, never_fit_alarm, simulate_plans, simulation_section
 from .svg import Chart
 
 __all__ = ["Alarm", "Figure", "Inputs", "Section", "build_sections", "page_html", "report_html", "simulation_html",
@@ -61,6 +64,8 @@ class Inputs:
     trace_name: str = ""
     report: Optional[Mapping[str, Any]] = None
     report_name: str = ""
+    capacity: Optional[CapacityTimeline] = None  # with ``trace``: run it on the nodes, under this timeline
+    capacity_name: str = ""
 
 
 # --- sections ------------------------------------------------------------------------------------------------------
@@ -186,8 +191,13 @@ def slurm_section(plan: Plan) -> Section:
     return s
 
 
-def build_sections(inputs: Inputs) -> list[Section]:
-    """Every section the inputs allow, in page order (a Slurm cluster's accounts after the allocation)."""
+def _timeline(inputs: Inputs) -> str:
+    return timeline_words(inputs.capacity_name, inputs.capacity) if inputs.capacity is not None else ""
+
+
+def build_sections(inputs: Inputs, runs: Optional[tuple[Simulation, Optional[Simulation]]] = None) -> list[Section]:
+    """Every section the inputs allow, in page order (a Slurm cluster's accounts after the allocation).
+    ``runs``: the trace's runs (new, old) when the caller already has them."""
     plan, base = inputs.plan, inputs.base_plan
     sections = allocation_sections(plan, base)
     if plan.slurm is not None:
@@ -195,8 +205,9 @@ def build_sections(inputs: Inputs) -> list[Section]:
     if base is not None:
         sections.append(change_section(base, plan))
     if inputs.trace:
-        new, old = simulate_plans(plan, inputs.trace, base)
-        sections.append(simulation_section(plan, new, base, old, inputs.trace_name, len(inputs.trace)))
+        new, old = runs or simulate_plans(plan, inputs.trace, base, inputs.capacity)
+        sections.append(simulation_section(plan, new, base, old, inputs.trace_name, len(inputs.trace),
+                                           _timeline(inputs)))
     if inputs.report is not None:
         sections.append(report_section(inputs.report, inputs.report_name))
     sections.append(contract_section(plan, inputs.today))
@@ -255,6 +266,8 @@ def _subtitle(inputs: Inputs) -> str:
         parts.insert(1, f"compared with {inputs.base}")
     if inputs.trace_name:
         parts.append(f"trace {inputs.trace_name} ({len(inputs.trace)} workloads)")
+    if inputs.capacity is not None:
+        parts.append(_timeline(inputs))
     if inputs.report_name:
         parts.append(f"usage report {inputs.report_name}")
     return " · ".join(parts)
@@ -262,7 +275,7 @@ def _subtitle(inputs: Inputs) -> str:
 
 def alarm_html(alarm: Alarm) -> str:
     """The red box at the top of the page, before any chart."""
-    return (f'<section id="alarm" class="alarm" role="alert">\n<h2>{_e(alarm.headline)}</h2>\n<ul>'
+    return (f'<section id="{_e(alarm.id)}" class="alarm" role="alert">\n<h2>{_e(alarm.headline)}</h2>\n<ul>'
             + "".join(f"<li>{_e(x)}</li>" for x in alarm.items) + "</ul>\n</section>")
 
 
@@ -310,9 +323,13 @@ def charts_of(sections: Sequence[Section]) -> list[Chart]:
 
 def write_pack(inputs: Inputs, out: Path) -> list[Path]:
     """Write OUT/index.html, OUT/summary.md and one SVG per chart; return the paths written (sorted)."""
-    sections = build_sections(inputs)
+    runs = simulate_plans(inputs.plan, inputs.trace, inputs.base_plan, inputs.capacity) \
+        if inputs.trace and inputs.capacity is not None else None
+    sections = build_sections(inputs, runs)
     alarm = never_fit_alarm(inputs.plan, inputs.trace, inputs.base_plan, inputs.trace_name) if inputs.trace else None
     alarms = [alarm] if alarm is not None else []
+    if runs is not None:
+        alarms += _caution(runs, _timeline(inputs))
     title = f"Allocation review: {inputs.plan.name}"
     subtitle = _subtitle(inputs)
     out.mkdir(parents=True, exist_ok=True)
@@ -328,16 +345,28 @@ def write_pack(inputs: Inputs, out: Path) -> list[Path]:
     return sorted(written)
 
 
+def _caution(runs: tuple[Simulation, Optional[Simulation]], timeline: str) -> list[Alarm]:
+    new, old = runs
+    if new.nodes is None:
+        return []
+    caution = capacity_caution(new.nodes, old.nodes if old else None, timeline)
+    return [caution] if caution is not None else []
+
+
 def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None, *, spec: str,
-                    base: str = "", trace: str = "") -> str:
-    """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] --format html``): ``base_plan`` is
-    the spec before the change, ``plan`` the one after; the page names files, not their folders."""
-    new, old = simulate_plans(plan, rows, base_plan)
-    section = simulation_section(plan, new, base_plan, old, Path(trace).name, len(rows))
+                    base: str = "", trace: str = "", capacity: Optional[CapacityTimeline] = None,
+                    capacity_name: str = "") -> str:
+    """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] [--capacity TIMELINE] --format
+    html``): ``base_plan`` is the spec before the change, ``plan`` the one after, both under the one capacity
+    timeline; the page names files, not their folders."""
+    new, old = simulate_plans(plan, rows, base_plan, capacity)
+    timeline = timeline_words(Path(capacity_name).name, capacity) if capacity is not None else ""
+    section = simulation_section(plan, new, base_plan, old, Path(trace).name, len(rows), timeline)
     subtitle = f"spec {Path(spec).name}" + (f" compared with {Path(base).name}" if base_plan is not None else "") + \
-        f" · trace {Path(trace).name} ({len(rows)} workloads)"
+        f" · trace {Path(trace).name} ({len(rows)} workloads)" + (f" · {timeline}" if timeline else "")
     alarm = never_fit_alarm(plan, rows, base_plan, Path(trace).name)
-    return page_html(f"Simulated trace: {plan.name}", subtitle, [section], [alarm] if alarm else [])
+    alarms = ([alarm] if alarm else []) + _caution((new, old), timeline)
+    return page_html(f"Simulated trace: {plan.name}", subtitle, [section], alarms)
 
 
 def report_html(report: Mapping[str, Any], spec: str) -> str:

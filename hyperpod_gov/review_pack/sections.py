@@ -32,3 +32,4 @@ class Alarm:
 
     headline: str
     items: tuple[str, ...]
+    id: str = "alarm"  # the element's id on the page (one per alarm)

@@ -15,11 +15,15 @@ from ..plan import Plan
 from ..simulate import Result
 from ..simulate.outcomes import TeamWaits, never_fits, outcomes, trace_end
 from ..simulate.spec_level import TeamFigures, figures_json, run_plan
+from ..simulate.timeline import CapacityTimeline
 from ..simulate.trace import TraceRow
 from . import charts
 from .data import capacities
+from .nodes import NodesRun, nodes_run
+from .nodes_charts import NodesOverlay
+from .nodes_section import add_nodes_parts, nodes_figure
 from .sections import Alarm, Figure, Section
-from .timeline import usage_by_team
+from .timeline import usage_by_team, usage_on_nodes
 
 
 @dataclass(frozen=True)
@@ -31,17 +35,24 @@ class Simulation:
     notes: list[str]
     waits: dict[str, TeamWaits]
     end_minute: float  # the end of the trace, shared by the runs compared
+    nodes: Optional[NodesRun] = None  # with a capacity timeline: what the nodes did (``review_pack.nodes``)
 
 
-def simulate_plans(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None
-                   ) -> tuple[Simulation, Optional[Simulation]]:
-    """Run the trace on the plan (and on the base plan), both measured up to the same end of the trace."""
-    new_run = run_plan(plan, rows)
-    old_run = run_plan(base_plan, rows) if base_plan is not None else None
+def simulate_plans(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None,
+                   capacity: Optional[CapacityTimeline] = None) -> tuple[Simulation, Optional[Simulation]]:
+    """Run the trace on the plan (and on the base plan), both measured up to the same end of the trace; with
+    ``capacity``, both on their instance groups as nodes under that one timeline."""
+    new_run = run_plan(plan, rows, capacity)
+    old_run = run_plan(base_plan, rows, capacity) if base_plan is not None else None
     end = trace_end(new_run[1], old_run[1] if old_run else None)
-    new = Simulation(*new_run, outcomes(plan, rows, new_run[1], end), end)
-    old = Simulation(*old_run, outcomes(base_plan, rows, old_run[1], end), end) if old_run and base_plan else None
+    new = Simulation(*new_run, outcomes(plan, rows, new_run[1], end), end, _nodes(plan, new_run[1], end))
+    old = Simulation(*old_run, outcomes(base_plan, rows, old_run[1], end), end,
+                     _nodes(base_plan, old_run[1], end)) if old_run and base_plan else None
     return new, old
+
+
+def _nodes(plan: Plan, result: Result, end: float) -> Optional[NodesRun]:
+    return nodes_run(plan, result, end) if result.nodes is not None else None
 
 
 def never_fit_alarm(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Plan] = None,
@@ -72,24 +83,34 @@ def _trace_words(trace_name: str, rows: int, end: float) -> str:
 
 
 def simulation_section(plan: Plan, new: Simulation, base_plan: Optional[Plan] = None,
-                       old: Optional[Simulation] = None, trace_name: str = "", rows: int = 0) -> Section:
+                       old: Optional[Simulation] = None, trace_name: str = "", rows: int = 0,
+                       timeline: str = "") -> Section:
     """Waits over admitted work beside the work never admitted, borrowed accelerator-hours, usage over one time
-    axis per spec, the table of figures and the list of work never admitted, per team (old beside new)."""
-    trace = _trace_words(trace_name, rows, new.end_minute)
+    axis per spec, the table of figures and the list of work never admitted, per team (old beside new). With a
+    capacity timeline (``timeline``: its words, ``nodes.timeline_words``), also waits for nodes and evictions by
+    lost nodes per team, usage on the nodes with the node events, and their table and lists."""
+    trace = _trace_words(trace_name, rows, new.end_minute) + (f" on {timeline}" if timeline else "")
     s = Section("simulation", f"Simulated {trace}")
     s.figures.append(Figure(charts.wait_chart(new.waits, old.waits if old else None, trace=trace)))
+    if new.nodes is not None:
+        s.figures.append(nodes_figure(new.nodes, old.nodes if old else None, trace))
     s.figures.append(Figure(charts.borrowed_chart(new.figures, old.figures if old else None, trace=trace)))
     colour = charts.colours(sorted({t.name for p in (plan, base_plan) if p is not None for t in p.teams}))
     for prefix, label, p, sim in (("old-", "old: ", base_plan, old), ("", "new: " if old else "", plan, new)):
         if p is None or sim is None:
             continue
-        usage = usage_by_team(sim.result, [t.name for t in p.teams])
+        teams = [t.name for t in p.teams]
+        usage = usage_by_team(sim.result, teams) if sim.nodes is None else \
+            usage_on_nodes(sim.result, teams, set(sim.nodes.bounded))
         types = capacities(p)
         whole = [tc.capacity for tc in types if tc.unit == "accelerators"]
         partitioned = any(tc.unit.endswith("partitions") for tc in types)
         capacity = sum(whole) if whole and not partitioned else None  # usage counts whole accelerators
-        s.figures.append(Figure(charts.timeline_chart(usage, colour, prefix=prefix, label=label, capacity=capacity,
-                                                      end=sim.end_minute, trace=trace, shared_axis=old is not None),
+        overlay = None if sim.nodes is None else NodesOverlay(sim.nodes, sim.end_minute)
+        s.figures.append(Figure(charts.timeline_chart(usage, colour, prefix=prefix, label=label,
+                                                      capacity=capacity if overlay is None else None,
+                                                      end=sim.end_minute, trace=trace, shared_axis=old is not None,
+                                                      nodes=overlay),
                                 pair="timeline"))
     header = ["team", "spec", "submitted", "admitted", "never admitted", "wait p50 min (admitted)",
               "wait p95 min (admitted)", "acc-hours", "borrowed acc-h", "preempted", "preempted others"]
@@ -114,4 +135,6 @@ def simulation_section(plan: Plan, new: Simulation, base_plan: Optional[Plan] = 
         f"{'new spec: ' if old else ''}{n}" for n in new.notes]
     if notes:
         s.lists.append(("Trace rows the spec does not accept (counted above as never admitted)", notes))
+    if new.nodes is not None:
+        add_nodes_parts(s, new.nodes, old.nodes if old else None)
     return s

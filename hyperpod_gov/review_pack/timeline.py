@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from ..simulate import Result
 
@@ -39,18 +40,22 @@ class Usage:
 
 def usage_by_team(result: Result, teams: list[str]) -> dict[str, Usage]:
     """Per team (every name in ``teams``), accelerators held from minute 0 to the end of the run."""
+    def changes() -> Iterator[tuple[str, str, int]]:
+        for line in result.timeline:
+            if m := _ADMITTED.match(line):
+                yield m.group("t"), m.group("w") or m.group("w2"), 1
+            elif m := (_FINISHED.match(line) or _PREEMPTS.match(line)):
+                yield m.group("t"), m.group("w"), -1
+    return _replay(result, teams, changes())
+
+
+def _replay(result: Result, teams: list[str], changes: Iterable[tuple[str, str, int]]) -> dict[str, Usage]:
+    """The usage step function per team from (time in seconds as written, workload, +1 starts / -1 stops)."""
     labels = {w.name: dict(w.labels) for w in result.workloads}
     level = {t: 0 for t in teams}
-    changes: dict[str, list[tuple[float, int]]] = {t: [(0.0, 0)] for t in teams}
+    steps_of: dict[str, list[tuple[float, int]]] = {t: [(0.0, 0)] for t in teams}
     holding: set[str] = set()
-    for line in result.timeline:
-        delta = 0
-        if m := _ADMITTED.match(line):
-            name, delta = m.group("w") or m.group("w2"), 1
-        elif m := (_FINISHED.match(line) or _PREEMPTS.match(line)):
-            name, delta = m.group("w"), -1
-        else:
-            continue
+    for t, name, delta in changes:
         if (delta > 0) == (name in holding):  # a finish of a workload that never ran, or a double admission
             continue
         holding.symmetric_difference_update({name})
@@ -58,14 +63,14 @@ def usage_by_team(result: Result, teams: list[str]) -> dict[str, Usage]:
         if team not in level:
             continue
         level[team] += delta * int(labels[name].get("accelerators", "0"))
-        minute = float(m.group("t")) / 60.0
-        steps = changes[team]
+        minute = float(t) / 60.0
+        steps = steps_of[team]
         if steps[-1][0] == minute:
             steps[-1] = (minute, level[team])
         else:
             steps.append((minute, level[team]))
     end = result.end / 60.0
-    return {t: Usage(t, tuple(_merge(changes[t])), end) for t in teams}
+    return {t: Usage(t, tuple(_merge(steps_of[t])), end) for t in teams}
 
 
 def _merge(steps: list[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -75,3 +80,24 @@ def _merge(steps: list[tuple[float, int]]) -> list[tuple[float, int]]:
             continue
         out.append((t, n))
     return out
+
+
+_STARTED = re.compile(r"^t=(?P<t>[-0-9.e+]+): (?P<w>\S+) started on the nodes of \S+$")
+_EVICTED = re.compile(r"^t=(?P<t>[-0-9.e+]+): (?P<w>\S+) evicted from \S+: nodes of .+ lost under it$")
+_ADMITTED_ON = re.compile(r"^t=(?P<t>[-0-9.e+]+)(?: cycle \d+)?: admitted (?P<w>\S+) in \S+ on (?P<f>\S+)")
+
+
+def usage_on_nodes(result: Result, teams: list[str], bounded: set[str]) -> dict[str, Usage]:
+    """With a capacity timeline: per team, accelerators *running on nodes* (not quota held) from minute 0 to the
+    end of the run. A workload runs from its start on nodes until it finishes, is preempted or is evicted because
+    nodes were lost; on a flavor no node group bounds (``bounded``: the flavors node groups provide) it runs from
+    its admission, as without nodes. The integral equals ``TeamFigures.accelerator_hours`` of such a run."""
+    def changes() -> Iterator[tuple[str, str, int]]:
+        for line in result.timeline:
+            if m := _STARTED.match(line):
+                yield m.group("t"), m.group("w"), 1
+            elif (m := _ADMITTED_ON.match(line)) and m.group("f") not in bounded:
+                yield m.group("t"), m.group("w"), 1
+            elif m := (_FINISHED.match(line) or _PREEMPTS.match(line) or _EVICTED.match(line)):
+                yield m.group("t"), m.group("w"), -1
+    return _replay(result, teams, changes())

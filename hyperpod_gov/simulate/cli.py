@@ -81,8 +81,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     delay = getattr(args, "scale_up_delay", None)
     if delay is not None and (capacity_file is None or not delay >= 0 or delay == float("inf")):
         return _usage("--scale-up-delay needs --capacity and a number of minutes (0 or more)", err)
-    if capacity_file and args.format == "html":
-        return _usage("--capacity is not charted on the review page yet: use --format text or json", err)
     if args.scenario:
         if args.spec or args.trace or args.compare or capacity_file:
             return _usage("--scenario runs on its own (its capacity timeline is in the file); leave out SPEC, --trace, "
@@ -126,7 +124,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if html is None:
             raise ValueError("--format html needs the page renderer (hyperpod_gov.cli passes it)")
         out.write(html(other or plan, rows, plan if other else None, spec=args.compare or args.spec,
-                                  base=args.spec if other else "", trace=args.trace))
+                                  base=args.spec if other else "", trace=args.trace,
+                                  capacity=capacity, capacity_name=capacity_file or ""))
         return EXIT_OK
     figures, result, notes = run_plan(plan, rows, capacity)
     if other is None:

@@ -362,7 +362,8 @@ def figures_table(figures: dict[str, TeamFigures]) -> list[str]:
     rows = [("team",) + tuple(h for _, h in columns)]
     for team in sorted(figures):
         j = figures_json(figures[team])
-        rows.append((team,) + tuple("-" if j.get(k) is None else str(j[k]) for k, _ in columns))
+        rows.append((team,) + tuple("-" if j.get(k) is None else (">=" if k in _WAITS and _censored(j) else "")
+                                    + str(j[k]) for k, _ in columns))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
 
@@ -382,7 +383,27 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
             lines.append(f"team {team} is not in the second spec")
             continue
         a, b = figures_json(old[team]), figures_json(new[team])
-        changes = [f"{_SENTENCE[k][0]} goes from {_show(a.get(k))} to {_show(b.get(k))}{_SENTENCE[k][1]}"
-                   for k, _label in _columns(old, new) if a.get(k) != b.get(k)]
+        changes = [f"{_SENTENCE[k][0]} goes from {_shown(a, k)} to {_shown(b, k)}{_SENTENCE[k][1]}"
+                   for k, _label in _columns(old, new) if a.get(k) != b.get(k) or _censored(a) != _censored(b)
+                   and k in _WAITS]
+        cut = [f"{n} never admitted by the end of the trace in the {which} spec"
+               for which, n in (("first", _censored(a)), ("second", _censored(b))) if n]
+        if changes and cut:
+            changes.append("waits there count to the end of the trace only: " + ", ".join(cut))
         lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
     return lines
+
+
+# The wait figures: a workload never admitted counts the time to the end of the trace, so they are lower bounds.
+_WAITS = ("waitP50Minutes", "waitP95Minutes")
+
+
+def _censored(figures: dict[str, Any]) -> int:
+    """Workloads never admitted by the end of the trace (submitted - admitted: the contract's own figures)."""
+    return int(figures["submitted"]) - int(figures["admitted"])
+
+
+def _shown(figures: dict[str, Any], key: str) -> str:
+    """A figure as the sentence shows it: a wait that counts never-admitted work is "at least" that."""
+    value = _show(figures.get(key))
+    return f"at least {value}" if key in _WAITS and _censored(figures) and value != "-" else value
