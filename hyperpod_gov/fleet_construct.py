@@ -23,15 +23,19 @@ if TYPE_CHECKING:
 
 
 def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
-    """HOOK (issue 60, MultiKueue): the extra cluster-wide Kubernetes objects of each member, by cluster name.
+    """The extra cluster-wide Kubernetes objects of each member, by cluster name: with ``fleet.dispatch``, the
+    MultiKueue objects (docs/fleet.md). The manager gets its MultiKueueClusters, MultiKueueConfig, AdmissionCheck,
+    fleet ClusterQueues and LocalQueues; each worker its mirrored LocalQueues and MultiKueue service account
+    (``plan.multikueue.multikueue_plans``, ``charts.multikueue.multikueue_objects``). The fleet rules have checked
+    what those need (kueue mode, the manager not a worker, at most 20 workers). Without dispatch: none."""
+    from .charts.multikueue import multikueue_objects
+    from .plan.multikueue import multikueue_plans
 
-    With ``fleet.dispatch`` set, the manager gets its MultiKueueClusters, MultiKueueConfig, AdmissionCheck and
-    fleet ClusterQueues/LocalQueues, and each worker its mirrored LocalQueues and MultiKueue service account
-    (``plan.multikueue.multikueue_plans`` and ``charts.multikueue.multikueue_objects``, written separately): they
-    are added here to the member's cluster-wide objects (``k8s/<cluster>/cluster.yaml`` and the governance
-    stack's cluster manifest). Until those modules are wired in, no member gets extra objects.
-    """
-    return {}
+    dispatch = fleet.fleet.dispatch
+    if dispatch is None:
+        return {}
+    roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
+    return {cluster: multikueue_objects(fleet.plans[cluster], mk) for cluster, mk in roles.items()}
 
 
 def fleet_manifests(fleet: FleetPlan, extra: Optional[Mapping[str, list[dict[str, Any]]]] = None

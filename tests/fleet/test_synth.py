@@ -124,19 +124,18 @@ def test_a_fleet_synth_into_a_single_cluster_synths_folder_removes_the_files_no_
 
 
 def test_a_members_extra_cluster_wide_objects_follow_its_own(tmp_path):
-    """The hook the MultiKueue objects take: a member's extra objects end its cluster.yaml, no other member's."""
+    """A member's extra objects (the MultiKueue ones) end its cluster.yaml, no other member's."""
     import yaml
 
-    from hyperpod_gov.fleet_construct import fleet_cluster_objects, fleet_manifests
+    from hyperpod_gov.fleet_construct import fleet_manifests
     from hyperpod_gov.plan.fleet import build_fleet
     from hyperpod_gov.spec.fleet import load_fleet
     from hyperpod_gov.stacks.fleet_app import write_fleet_files
 
     fleet = build_fleet(load_fleet(FLEET, today=TODAY), today=TODAY)
-    assert fleet_cluster_objects(fleet) == {}  # nothing wired yet (plan/multikueue.py is another change)
     extra = {"kind": "AdmissionCheck", "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {"name": "fleet"},
              "spec": {"controllerName": "kueue.x-k8s.io/multikueue"}}
-    plain = fleet_manifests(fleet)
+    plain = fleet_manifests(fleet, {})
     manifests = fleet_manifests(fleet, {"use1-mgr": [extra]})
     assert manifests["use1-mgr"].cluster == [*plain["use1-mgr"].cluster, extra]
     assert manifests["use1-train"].cluster == plain["use1-train"].cluster
@@ -160,3 +159,46 @@ def test_the_reference_app_synthesizes_a_fleet(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     stacks = sorted(p.name.removesuffix(".template.json") for p in tmp_path.glob("*.template.json"))
     assert stacks == sorted(n for names in EXPECTED.values() for n in names)
+
+
+def _kinds(path: Path) -> list[tuple[str, str]]:
+    import yaml
+
+    return [(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(path.read_text()) if o]
+
+
+def test_the_manager_gets_the_multikueue_objects_and_the_workers_their_mirrors(synthesized):
+    out = synthesized[2]
+    manager = _kinds(out / "k8s" / "use1-mgr" / "cluster.yaml")
+    assert ("AdmissionCheck", "hyperpod-gov-fleet") in manager and ("MultiKueueConfig", "hyperpod-gov-fleet") in manager
+    assert [n for k, n in manager if k == "MultiKueueCluster"] == ["use1-train", "usw2-train"]
+    assert {n for k, n in manager if k == "ClusterQueue" and n.endswith("-fleet")} == {"applied-fleet",
+                                                                                     "research-fleet"}
+    for worker in ("use1-train", "usw2-train"):
+        objects = _kinds(out / "k8s" / worker / "cluster.yaml")
+        assert ("ClusterRole", "hyperpod-gov-multikueue") in objects
+        assert ("LocalQueue", "hyperpod-ns-research-fleet") in objects
+        assert not any(k == "MultiKueueCluster" for k, _ in objects)
+
+
+def test_without_dispatch_no_member_gets_multikueue_objects(fleet_data):
+    from hyperpod_gov.fleet_construct import fleet_cluster_objects
+    from hyperpod_gov.plan.fleet import build_fleet
+    from hyperpod_gov.spec.fleet import parse_fleet
+
+    del fleet_data["fleet"]
+    fleet = build_fleet(parse_fleet(fleet_data, today=TODAY, base_dir=EXAMPLES), today=TODAY)
+    assert fleet_cluster_objects(fleet) == {}
+
+
+def test_the_manager_quota_of_a_team_is_the_sum_of_its_worker_quotas():
+    from hyperpod_gov.fleet_construct import fleet_cluster_objects
+    from hyperpod_gov.plan.fleet import build_fleet
+    from hyperpod_gov.spec.fleet import load_fleet
+
+    fleet = build_fleet(load_fleet(FLEET, today=TODAY), today=TODAY)
+    (queue,) = [o for o in fleet_cluster_objects(fleet)["use1-mgr"]
+                if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research-fleet"]
+    resources = {r["name"]: r["nominalQuota"] for g in queue["spec"]["resourceGroups"] for f in g["flavors"]
+                 for r in f["resources"]}
+    assert resources["nvidia.com/gpu"] == 24  # 16 on use1-train + 8 on usw2-train
