@@ -102,8 +102,11 @@ def fleet_section(fleet: "FleetPlan") -> str:
     for alloc in team_allocations(fleet):
         lines.append(f"  {alloc.team}")
         width = max(len(c) for c, _ in alloc.per_cluster) if alloc.per_cluster else 5
+        manager = fleet.fleet.dispatch.manager if fleet.fleet.dispatch else None
         for cluster, owned in alloc.per_cluster:
-            shown = "; ".join(f"{t}: {amounts_words(a, kinds.get(t))}" for t, a in owned) or "nothing owned"
+            shown = "; ".join(f"{t}: {amounts_words(a, kinds.get(t))}" for t, a in owned) or (
+                "nothing owned (the dispatch manager: sends the team's work to the workers)" if cluster == manager
+                else "nothing owned")
             lines.append(f"    {cluster.ljust(max(width, 5))}  {shown}")
         total = "; ".join(f"{t}: {amounts_words(a, kinds.get(t))}" for t, a in alloc.total) or "nothing owned"
         lines.append(f"    {'total'.ljust(max(width, 5))}  {total}")

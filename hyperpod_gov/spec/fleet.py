@@ -61,13 +61,30 @@ def _types(cluster: Mapping[str, Any]) -> set[str]:
     return out
 
 
+def teams_on(data: Mapping[str, Any], cluster: str) -> list[int]:
+    """Indices of the fleet's teams on ``cluster``: those with a quota key for it and, on the dispatch manager,
+    every team on a worker (MultiKueue needs the team's namespace, people and queue there; it owns nothing)."""
+    dispatch = (data.get("fleet") or {}).get("dispatch") if isinstance(data.get("fleet"), Mapping) else None
+    slurm = {c.get("name") for c in data.get("clusters") or () if isinstance(c, Mapping)
+             and isinstance(c.get("cluster"), Mapping) and c["cluster"].get("orchestrator") == "slurm"}
+    workers = set(dispatch.get("workers") or ()) - slurm if isinstance(dispatch, Mapping) and \
+        dispatch.get("manager") == cluster else set()  # a Slurm worker is refused (HPG-F008), not mirrored
+    out = []
+    for j, team in enumerate(data.get("teams") or ()):
+        quota = team.get("quota") if isinstance(team, Mapping) else None
+        if isinstance(quota, Mapping) and (cluster in quota or workers & set(quota)):
+            out.append(j)
+    return out
+
+
 def fleet_members(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Each cluster's member spec data, by cluster name in the spec's order (not yet validated).
 
     A member is the fleet's data without ``clusters``, ``fleet`` and ``environments``, named ``<fleet
     name>-<cluster name>``, with the fleet's ``accounts`` and the cluster's merged on, the cluster's ``cluster``,
     its ``scheduler`` (else the fleet's), and the teams that have a quota on that cluster, each with that quota
-    (and its ``sharing.absoluteBorrowLimits`` of instance types the cluster lacks left out).
+    (and its ``sharing.absoluteBorrowLimits`` of instance types the cluster lacks left out); the dispatch manager
+    also holds every team on a worker, owning nothing there (``teams_on``).
     """
     base = {k: v for k, v in data.items() if k not in FLEET_ONLY}
     members: dict[str, dict[str, Any]] = {}
@@ -81,12 +98,10 @@ def fleet_members(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             member["scheduler"] = copy.deepcopy(item["scheduler"])
         types = _types(item.get("cluster") or {})
         teams = []
-        for team in data.get("teams") or ():
-            quota = team.get("quota") if isinstance(team, Mapping) else None
-            if not isinstance(quota, Mapping) or name not in quota:
-                continue
+        for j in teams_on(data, name):
+            team = data["teams"][j]
             on = copy.deepcopy(dict(team))
-            on["quota"] = copy.deepcopy(quota[name]) if quota[name] is not None else []
+            on["quota"] = copy.deepcopy(team["quota"].get(name) or [])
             sharing = on.get("sharing")
             if isinstance(sharing, Mapping) and isinstance(sharing.get("absoluteBorrowLimits"), list):
                 on["sharing"] = {**sharing, "absoluteBorrowLimits": [
@@ -108,8 +123,7 @@ def _member_acknowledgements(data: Mapping[str, Any], cluster: str) -> list[Any]
     ``teams[j].quota.<cluster>...``) becomes the member's path, and an acknowledgement whose path is another
     cluster's (or a team's not on this cluster) is left out of this member."""
     names = [c.get("name") for c in data.get("clusters") or ()]
-    on = [j for j, t in enumerate(data.get("teams") or ())
-          if isinstance(t, Mapping) and isinstance(t.get("quota"), Mapping) and cluster in t["quota"]]
+    on = teams_on(data, cluster)
     out = []
     for ack in data["acknowledgements"]:
         path = ack.get("path") if isinstance(ack, Mapping) else None
@@ -200,8 +214,7 @@ def member_path(path: str, data: Mapping[str, Any], cluster: str) -> str:
         return f"teams[*].quota.{cluster}{path[len('teams[*].quota'):]}"
     match = _TEAM.match(path)
     if match:
-        on = [j for j, t in enumerate(data.get("teams") or ())
-              if isinstance(t.get("quota"), Mapping) and cluster in t["quota"]]
+        on = teams_on(data, cluster)
         j = int(match.group(1))
         fleet_j = on[j] if j < len(on) else j
         rest = match.group(2)
@@ -268,7 +281,8 @@ def parse_fleet(data: Any, *, strict: bool = False, today: Optional[dt.date] = N
 def fleet_of(document: FleetDocument, members: dict[str, GovernanceSpec], *, warnings: list[SpecIssue] = (),
              source_dir: Optional[Path] = None, data: Mapping[str, Any]) -> FleetSpec:
     dispatch = document.fleet.dispatch
-    team_clusters = {t.name: tuple(c for c in members if c in t.quota) for t in document.teams}
+    team_clusters = {t.name: tuple(c for c in members if j in teams_on(data, c))
+                     for j, t in enumerate(document.teams)}
     return FleetSpec(name=document.name, members=members,
                      dispatch=Dispatch(dispatch.manager, tuple(dispatch.workers)) if dispatch else None,
                      team_clusters=team_clusters, warnings=tuple(warnings), source_dir=source_dir,

@@ -85,6 +85,7 @@ def test_explain_a_fleet_explains_each_cluster_then_the_fleet(capsys):
     # research owns 16 + 8 H100s: 24 in all, per type and per accelerator kind
     assert ("  research\n    use1-train  ml.p5.48xlarge: 16 accelerators (nvidia.com/gpu)\n"
             "    usw2-train  ml.p5.48xlarge: 8 accelerators (nvidia.com/gpu)\n"
+            "    use1-mgr    nothing owned (the dispatch manager: sends the team's work to the workers)\n"
             "    total       ml.p5.48xlarge: 24 accelerators (nvidia.com/gpu)\n"
             "                accelerators in all: 24 nvidia.com/gpu\n") in fleet
     assert "  hpc\n    use1-hpc  ml.g5.2xlarge: 6 accelerators (nvidia.com/gpu)\n" in fleet
@@ -98,8 +99,8 @@ def test_explain_json_of_a_fleet_sums_each_teams_quota(capsys):
     assert [c["name"] for c in doc["clusters"]] == ["use1-train", "usw2-train", "use1-mgr", "use1-hpc"]
     assert doc["clusters"][1]["explain"]["spec"] == "acme-usw2-train"
     research = doc["teams"][0]
-    assert [(c["cluster"], c["quota"][0]["accelerators"]) for c in research["clusters"]] == [
-        ("use1-train", 16), ("usw2-train", 8)]
+    assert [(c["cluster"], [q["accelerators"] for q in c["quota"]]) for c in research["clusters"]] == [
+        ("use1-train", [16]), ("usw2-train", [8]), ("use1-mgr", [])]
     assert research["total"] == [{"instanceType": "ml.p5.48xlarge", "accelerators": 24, "vcpu": 576,
                                   "memoryGib": 6144, "partitions": {}}]
     assert research["accelerators"] == [{"kind": "nvidia.com/gpu", "count": 24}]

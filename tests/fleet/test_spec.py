@@ -38,7 +38,8 @@ def test_a_team_gets_its_quota_of_each_cluster_and_is_absent_where_it_has_none(f
     assert [t["name"] for t in members["use1-train"]["teams"]] == ["research", "applied"]
     assert [t["name"] for t in members["usw2-train"]["teams"]] == ["research", "applied"]
     assert [t["name"] for t in members["use1-hpc"]["teams"]] == ["hpc"]
-    assert members["use1-mgr"]["teams"] == []
+    # the dispatch manager holds every team on a worker, owning nothing there
+    assert [(t["name"], t["quota"]) for t in members["use1-mgr"]["teams"]] == [("research", []), ("applied", [])]
     assert members["usw2-train"]["teams"][0]["quota"] == [{"instanceType": "ml.p5.48xlarge", "accelerators": 8}]
 
 
@@ -65,7 +66,8 @@ def test_the_example_fleet_loads_with_its_members_and_dispatch():
     assert fleet.name == "acme" and fleet.clusters == ("use1-train", "usw2-train", "use1-mgr", "use1-hpc")
     assert fleet.members["usw2-train"].accounts.capacity.region == "us-west-2"
     assert fleet.members["use1-hpc"].cluster.orchestrator == "slurm"
-    assert fleet.team_clusters == {"research": ("use1-train", "usw2-train"), "applied": ("use1-train", "usw2-train"),
+    assert fleet.team_clusters == {"research": ("use1-train", "usw2-train", "use1-mgr"),
+                                   "applied": ("use1-train", "usw2-train", "use1-mgr"),
                                    "hpc": ("use1-hpc",)}
     assert fleet.dispatch.manager == "use1-mgr" and fleet.dispatch.workers == ("use1-train", "usw2-train")
 
@@ -248,3 +250,17 @@ def test_an_acknowledgement_of_a_teams_quota_on_one_cluster_reads_as_the_members
     members = fleet_members(fleet_data)
     assert [a.get("path") for a in members["use1-hpc"]["acknowledgements"]] == ["teams[0].quota[0]", None, None]
     assert [a.get("path") for a in members["usw2-train"]["acknowledgements"]] == ["teams[1]", None]
+
+
+def test_without_dispatch_the_manager_holds_only_its_own_teams(fleet_data):
+    del fleet_data["fleet"]
+    assert fleet_members(fleet_data)["use1-mgr"]["teams"] == []
+
+
+def test_a_slurm_worker_is_not_mirrored_onto_the_manager(fleet_data):
+    fleet_data["fleet"]["dispatch"]["workers"] = ["use1-hpc"]  # refused by HPG-F008, not by the members
+    assert [t["name"] for t in fleet_members(fleet_data)["use1-mgr"]["teams"]] == []
+
+
+def test_a_team_error_on_the_manager_maps_to_the_fleets_team(fleet_data):
+    assert member_path("teams[1].access.viewers[0]", fleet_data, "use1-mgr") == "teams[1].access.viewers[0]"
