@@ -21,13 +21,17 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .cdk_start import resolve_modules_once
     from .construct import HyperPodGovernance, HyperPodGovernanceStage
+    from .fleet_construct import HyperPodFleet
     from .spec import GovernanceSpec, SpecError, SpecIssue, load_spec
+    from .spec.fleet import FleetSpec, is_fleet_spec, load_fleet
 
-__all__ = ["GovernanceSpec", "HyperPodGovernance", "HyperPodGovernanceStage", "SpecError", "SpecIssue",
-           "__version__", "load_spec", "resolve_modules_once"]
+__all__ = ["FleetSpec", "GovernanceSpec", "HyperPodFleet", "HyperPodGovernance", "HyperPodGovernanceStage",
+           "SpecError", "SpecIssue", "__version__", "is_fleet_spec", "load_fleet", "load_spec", "resolve_modules_once"]
 
 _LAZY = {"HyperPodGovernance": ".construct", "HyperPodGovernanceStage": ".construct", "GovernanceSpec": ".spec",
-         "SpecError": ".spec", "SpecIssue": ".spec", "load_spec": ".spec", "resolve_modules_once": ".cdk_start"}
+         "SpecError": ".spec", "SpecIssue": ".spec", "load_spec": ".spec", "resolve_modules_once": ".cdk_start",
+         "HyperPodFleet": ".fleet_construct", "FleetSpec": ".spec.fleet", "load_fleet": ".spec.fleet",
+         "is_fleet_spec": ".spec.fleet"}
 
 
 def __getattr__(name: str) -> Any:

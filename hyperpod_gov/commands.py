@@ -82,11 +82,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     ``--format json``: one document on standard output (``hyperpod_gov/schemas/validate.json``), also when the
     spec is invalid; its warnings are in the document, not on standard error."""
+    from .fleet_commands import is_fleet_file, validate_fleet
     from .schemas import issue_json
     from .spec import SpecError
     from .spec.environments import environment_names
     from .spec.loader import read_yaml
 
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return validate_fleet(args)
     as_json = getattr(args, "format", "text") == "json"
     checked: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
@@ -162,7 +165,10 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     """The allocation in words, or (``--format json``) as one document: ``hyperpod_gov/schemas/explain.json``."""
     from .explain import explain, explain_json
+    from .fleet_commands import explain_fleet, is_fleet_file
 
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return explain_fleet(args)
     if getattr(args, "format", "text") == "json":
         plan, review = review_of(args.spec, strict=args.strict, environment=args.environment, warn=False)
         print_json(explain_json(plan, review.warnings, environment=args.environment))
@@ -191,8 +197,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
 
     from .cdk_start import import_all, start_cdk_imports
+    from .fleet_commands import is_fleet_file, synth_fleet_command
     from .plan.addon_defaults import kubectl_layer
     from .template_checks import LARGE_PLAN_TEAMS, shared
+
+    if is_fleet_file(args.spec):  # clusters: instead of cluster:
+        return synth_fleet_command(args)
 
     # Node.js starts and loads the CDK's packages while Python reads and plans the spec (on two cores about a
     # third of a second of the example's synth). A spec that fails, or an --out that cannot be written, stops here,

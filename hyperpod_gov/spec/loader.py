@@ -39,6 +39,11 @@ def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None =
         data = chosen_environment(read_yaml(path), environment)
     except SpecError as exc:
         raise SpecError(exc.issues, source) from None
+    if isinstance(data, Mapping) and "clusters" in data:  # a fleet (spec.fleet): one spec per cluster, not one
+        raise SpecError([SpecIssue(
+            "clusters", "makes this a fleet spec (several clusters), read by load_fleet: this reads one cluster's "
+            "spec", NO_VALUE, "use hyperpod-gov validate, explain or synth (they read a fleet), or "
+            "hyperpod_gov.load_fleet / HyperPodFleet in a CDK app")], source)
     spec = parse_spec(data, strict=strict, today=today, source=source, known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
     spec._source_dir = Path(path).resolve().parent  # relative paths of the spec, for HyperPodGovernance

@@ -22,6 +22,7 @@ is removed leaves its id retired. Areas:
 - ``D`` what the cluster depends on to deploy and run (e.g. the HyperPod dependencies chart)
 - ``K`` elastic capacity: autoscaling, minimum counts, Spot, flexible instance groups, the node image's lifecycle
 - ``S`` Slurm-orchestrated clusters (``cluster.orchestrator: slurm``)
+- ``F`` fleets: several clusters governed from one spec (``spec.fleet_rules``, ``plan.fleet_rules``)
 - ``P`` the plan's whole-app invariants (``plan/invariants.py``), run by the same runner
 
 docs/rules.md lists every rule, generated from the registry (``RuleBook.markdown``).
@@ -45,6 +46,7 @@ AREAS: dict[str, str] = {
     "C": "Team contracts",
     "D": "Cluster dependencies",
     "K": "Elastic capacity",
+    "F": "Fleets of clusters",
     "P": "Whole-app invariants of the plan",
     "R": "Regions and partitions",
     "S": "Slurm-orchestrated clusters",
