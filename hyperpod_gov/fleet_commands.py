@@ -120,7 +120,10 @@ def fleet_section(fleet: "FleetPlan") -> str:
     else:
         lines.append(f"Dispatch (Kueue MultiKueue): manager {dispatch.manager}; workers "
                      f"{', '.join(dispatch.workers)} (in order of preference).")
-    return "\n".join(lines) + "\n"
+    from .plan.fleet_moves import moves_section
+
+    moves = moves_section(fleet.fleet, fleet.plans)
+    return "\n".join(lines) + "\n" + (f"\n{moves}" if moves else "")
 
 
 def explain_fleet(args: argparse.Namespace) -> int:

@@ -122,8 +122,11 @@ def fleet_cluster_names_per_region(fleet: FleetSpec, plans: Mapping[str, Plan]) 
         for name in names:
             seen.setdefault((plan.account, plan.region, name), cluster)
 
+
+from .fleet_moves import fleet_moves_valid  # noqa: E402 (HPG-F011 lives with the moves it checks)
+
 FLEET_RULES = RuleBook("fleet", (fleet_team_identical, fleet_dispatch_needs_kueue, fleet_dispatch_no_slurm,
-                                 fleet_stack_names_unique, fleet_cluster_names_per_region))
+                                 fleet_stack_names_unique, fleet_cluster_names_per_region, fleet_moves_valid))
 
 
 def all_fleet_rules() -> RuleBook:

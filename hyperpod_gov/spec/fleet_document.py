@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from ._base import SpecModel, check_label
 from .errors import NO_VALUE, SpecIssue
+from .fleet_moves import Move
 from .models import GovernanceSpec
 from .types import MAX_PREFIX
 from .validation_issues import issues_from_validation
@@ -58,6 +59,9 @@ class FleetSection(SpecModel):
 
     dispatch: Optional[Dispatch] = Field(default=None, description="MultiKueue dispatch (default: none, each "
                                          "cluster is used on its own).")
+    moves: tuple[Move, ...] = Field(default=(), description="Capacity moves between clusters (MoveClusterNodes), "
+                                    "each the explanation of two groups' counts changing (docs/fleet.md, Capacity "
+                                    "moves; HPG-F011).")
 
 
 class _FleetTeam(BaseModel):
