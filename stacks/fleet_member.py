@@ -1,0 +1,33 @@
+"""Write one member of a fleet spec as a single-cluster spec file, for the fleet pipeline's drift check of that
+member (``hyperpod-gov drift`` reads single-cluster specs):
+
+    python -m stacks.fleet_member FLEET.yaml ENVIRONMENT|- CLUSTER OUT.yaml
+
+The member is exactly what ``load_fleet`` validates for that cluster (``spec.fleet.fleet_members`` of the chosen
+environment's data). Write OUT beside the fleet spec: a member's relative paths (chart directories) are the fleet's.
+Imports no CDK: CodeBuild runs it before the drift check.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import yaml
+
+from hyperpod_gov.spec.environments import chosen_environment
+from hyperpod_gov.spec.fleet import fleet_members
+from hyperpod_gov.spec.yaml_reader import read_yaml
+
+
+def write_member(fleet_path: str, environment: Optional[str], cluster: str, out: str) -> None:
+    members = fleet_members(chosen_environment(read_yaml(fleet_path), environment))
+    if cluster not in members:
+        raise SystemExit(f"{fleet_path}: no cluster {cluster!r} (clusters: {', '.join(members)})")
+    with open(out, "w") as f:
+        yaml.safe_dump(members[cluster], f, sort_keys=False)
+
+
+if __name__ == "__main__":
+    path, env, name, target = sys.argv[1:5]
+    write_member(path, None if env == "-" else env, name, target)
