@@ -5,6 +5,7 @@
     ./dev.sh cdk synth -c spec=SPEC -c environment=staging                       # one environment of a spec
     ./dev.sh cdk synth -c spec=examples/enterprise.yaml -c pipeline=true         # the delivery pipeline
     ./dev.sh cdk synth -c spec=examples/fleet.yaml                               # every cluster of a fleet
+    ./dev.sh cdk synth -c spec=examples/fleet.yaml -c pipeline=true              # the fleet's pipeline, in waves
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ spec_path = app.node.try_get_context("spec") or DEFAULT_SPEC
 if not app.node.try_get_context("spec"):
     print(f"app.py: no -c spec=PATH given; synthesizing {DEFAULT_SPEC}", file=sys.stderr)
 try:
-    if is_fleet_spec(spec_path):  # clusters: every member's stacks, each in its own account and region
+    if is_fleet_spec(spec_path) and str(app.node.try_get_context("pipeline")).lower() == "true":
+        from stacks.pipeline_fleet import add_fleet_pipeline
+
+        add_fleet_pipeline(app, spec_path)  # per environment, one wave per region (docs/fleet.md)
+    elif is_fleet_spec(spec_path):  # clusters: every member's stacks, each in its own account and region
         HyperPodFleet(app, "HyperPodFleet",
                       fleet=load_fleet(spec_path, environment=app.node.try_get_context("environment")))
     elif str(app.node.try_get_context("pipeline")).lower() == "true":

@@ -15,28 +15,33 @@ from pathlib import PurePosixPath
 from typing import Optional
 
 import aws_cdk as cdk
-from aws_cdk import Environment, Stack, Tags, aws_codepipeline as codepipeline, aws_iam as iam, pipelines
+from aws_cdk import Environment, Stack, Tags, aws_codebuild as codebuild, aws_codepipeline as codepipeline
+from aws_cdk import aws_iam as iam, pipelines
 from cdk_nag import AwsSolutionsChecks
 
 from hyperpod_gov import HyperPodGovernanceStage, SpecError, SpecIssue
+from hyperpod_gov.plan.fleet import build_fleet
+from hyperpod_gov.plan.invariants import INVARIANTS
 from hyperpod_gov.spec.environments import environment_names
 from hyperpod_gov.spec.fleet import FleetSpec, load_fleet
+from hyperpod_gov.spec.rules import RULES
 from hyperpod_gov.spec.yaml_reader import read_yaml
 
-from .pipeline import (LOOKUP_ROLE, TEST_COMMAND, _role_arns_as_sub, acknowledge_pipeline, repository_path,
-                       synth_command, toolchain_versions)
+from .pipeline import (LOOKUP_ROLE, TEST_COMMAND, _role_arns_as_sub, acknowledge, acknowledge_pipeline,
+                       repository_path, synth_command, toolchain_versions, wildcard)
 
 Wave = tuple[str, Optional[str], str, list[HyperPodGovernanceStage]]  # (id, environment, region, member stages)
 
 
 def fleet_waves(app: cdk.App, path: str, *, nag: bool = True) -> list[Wave]:
-    """Each environment's waves in deploy order: per region (the clusters' order of first naming it), a stage per
-    member of that region, named ``<environment>-<cluster>`` (``Deploy-<cluster>`` for a fleet without
-    environments)."""
+    """Each environment's waves in deploy order (every fleet rule checked; raises ``SpecError``): per region (the
+    clusters' order of first naming it), a stage per member of that region, named ``<environment>-<cluster>``
+    (``Deploy-<cluster>`` for a fleet without environments)."""
     envs: list[Optional[str]] = list(environment_names(read_yaml(path))) or [None]
     waves: list[Wave] = []
     for env in envs:
-        fleet: FleetSpec = load_fleet(path, environment=env)
+        fleet: FleetSpec = load_fleet(path, environment=env, known=RULES + INVARIANTS)
+        build_fleet(fleet)  # the fleet rules (HPG-F006..), as `hyperpod-gov synth` of the fleet checks them
         by_region: dict[str, list[HyperPodGovernanceStage]] = {}
         for cluster, member in fleet.members.items():
             stage = HyperPodGovernanceStage(app, f"{env or 'Deploy'}-{cluster}", spec=member, nag=nag,
@@ -104,6 +109,37 @@ class FleetPipelineStack(Stack):
         self.pipeline.build_pipeline()
         _role_arns_as_sub(self, self.pipeline)
         acknowledge_pipeline(self, self.pipeline)
+        acknowledge_check_builds(self, self.pipeline)
+        acknowledge_replication(self, self.pipeline)
+
+
+def acknowledge_check_builds(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
+    """Each member's drift check build writes its own log streams and reports, named per build."""
+    region, account = stack.region, stack.account
+    for project in pipeline.node.find_all():
+        if isinstance(project, codebuild.CfnProject) and "/Check-" in project.node.path:
+            lid = stack.get_logical_id(project)
+            acknowledge(project.node.scope, [  # type: ignore[arg-type]
+                (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
+                          f"<{lid}>:*"), "The drift check build writes log streams (named per build) in its own "
+                 "log group."),
+                (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/<{lid}>-*"),
+                 "The drift check build reports into its own report groups (named after the project)."),
+            ])
+
+
+def acknowledge_replication(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
+    """A wave in another region than the pipeline's: CodePipeline's support stack there holds the artifact
+    replication bucket (private, encrypted with the pipeline's cross-account key); the pipeline's role reads and
+    writes its objects, whose keys are made per run."""
+    for region, support in pipeline.pipeline.cross_region_support.items():
+        bucket = support.replication_bucket
+        name = stack.resolve(bucket.bucket_name)  # the generated physical name, as the pipeline stack sees it
+        acknowledge(support.stack, [("AwsSolutions-S1", f"CodePipeline's artifact replication bucket in {region}: "
+                                     "reached only by the pipeline's roles, every access recorded by CloudTrail.")])
+        acknowledge(pipeline.pipeline.role, [(wildcard("Resource", f"arn:<AWS::Partition>:s3:::{name}/*"),
+                                              f"The pipeline moves artifacts through its {region} replication "
+                                              "bucket; keys are made per run.")])
 
 
 def add_fleet_pipeline(app: cdk.App, path: str, *, spec_path: Optional[str] = None, nag: bool = True

@@ -21,7 +21,7 @@ def template(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("fleet-pipeline")
     app = minimal_app(outdir=str(out), context=CONTEXT)
-    add_fleet_pipeline(app, str(EXAMPLES / "fleet.yaml"), spec_path=str(ROOT / "examples" / "fleet.yaml"), nag=False)
+    add_fleet_pipeline(app, str(EXAMPLES / "fleet.yaml"), spec_path=str(ROOT / "examples" / "fleet.yaml"), nag=True)
     app.synth()
     return json.loads((out / "acme-pipeline.template.json").read_text())
 
@@ -105,3 +105,16 @@ def test_the_member_file_is_the_member_load_fleet_validates(tmp_path):
     expected = load_fleet(EXAMPLES / "fleet.yaml").members["usw2-train"]
     assert member.name == expected.name == "acme-usw2-train"
     assert member.model_dump() == expected.model_dump()
+
+
+def test_the_pipeline_checks_the_fleet_rules(tmp_path):
+    from hyperpod_gov.spec import SpecError
+    from stacks.pipeline_fleet import fleet_waves
+
+    data = yaml.safe_load((EXAMPLES / "fleet.yaml").read_text())
+    data["clusters"][2]["cluster"]["name"] = "acme-use1-train"  # HPG-F010: use1-mgr, also in us-east-1
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(SpecError) as raised:
+        fleet_waves(minimal_app(), str(path), nag=False)
+    assert [i.rule for i in raised.value.issues] == ["HPG-F010"]
