@@ -3,8 +3,8 @@ member (``hyperpod-gov drift`` reads single-cluster specs):
 
     python -m stacks.fleet_member FLEET.yaml ENVIRONMENT|- CLUSTER OUT.yaml
 
-The member is exactly what ``load_fleet`` validates for that cluster (``spec.fleet.fleet_members`` of the chosen
-environment's data). Write OUT beside the fleet spec: a member's relative paths (chart directories) are the fleet's.
+The member is what ``load_fleet`` validated for that cluster (``FleetSpec.members``), written back as the keys
+it was given (``model_dump(exclude_unset=True)``, camelCase). Write OUT beside the fleet spec: a member's relative paths (chart directories) are the fleet's.
 Imports no CDK: CodeBuild runs it before the drift check.
 """
 
@@ -15,17 +15,16 @@ from typing import Optional
 
 import yaml
 
-from hyperpod_gov.spec.environments import chosen_environment
-from hyperpod_gov.spec.fleet import fleet_members
-from hyperpod_gov.spec.yaml_reader import read_yaml
+from hyperpod_gov import load_fleet
 
 
 def write_member(fleet_path: str, environment: Optional[str], cluster: str, out: str) -> None:
-    members = fleet_members(chosen_environment(read_yaml(fleet_path), environment))
+    members = load_fleet(fleet_path, environment=environment).members
     if cluster not in members:
         raise SystemExit(f"{fleet_path}: no cluster {cluster!r} (clusters: {', '.join(members)})")
     with open(out, "w") as f:
-        yaml.safe_dump(members[cluster], f, sort_keys=False)
+        yaml.safe_dump(members[cluster].model_dump(mode="json", by_alias=True, exclude_unset=True), f,
+                       sort_keys=False)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 Source -> synth -> for each environment of the fleet in order (non-production first, as the spec lists them; or the
 fleet itself, ``Deploy``): per region, in the order the clusters first name it (``accounts.capacity.region``), a
-person approves, then one CDK Pipelines wave deploys one ``HyperPodGovernanceStage`` per member of that region (each
-member's stacks in their dependency order, as for one cluster), then, before the next wave, a drift check of each
+person approves, then one CDK Pipelines wave deploys one stage (``MemberStage``) per member of that region (each
+member's stacks in their dependency order, as for one cluster, its plan and objects as ``HyperPodFleet`` builds them), then, before the next wave, a drift check of each
 member of the wave (``hyperpod-gov drift`` of the member, written out by ``stacks/fleet_member.py``). The pipeline's
 account, region, repository and branch are the first member's ``deployment.pipeline`` (the fleet's own keys).
 """
@@ -19,39 +19,47 @@ from aws_cdk import Environment, Stack, Tags, aws_codebuild as codebuild, aws_co
 from aws_cdk import aws_iam as iam, pipelines
 from cdk_nag import AwsSolutionsChecks
 
-from hyperpod_gov import HyperPodGovernanceStage, SpecError, SpecIssue
-from hyperpod_gov.plan.fleet import build_fleet
-from hyperpod_gov.plan.invariants import INVARIANTS
-from hyperpod_gov.spec.environments import environment_names
-from hyperpod_gov.spec.fleet import FleetSpec, load_fleet
-from hyperpod_gov.spec.rules import RULES
-from hyperpod_gov.spec.yaml_reader import read_yaml
+from constructs import Construct
+
+from hyperpod_gov import HyperPodFleet, HyperPodGovernance, SpecError, SpecIssue, load_fleet
 
 from .pipeline import (LOOKUP_ROLE, TEST_COMMAND, _role_arns_as_sub, acknowledge, acknowledge_pipeline,
                        repository_path, synth_command, toolchain_versions, wildcard)
 
-Wave = tuple[str, Optional[str], str, list[HyperPodGovernanceStage]]  # (id, environment, region, member stages)
+
+
+class MemberStage(cdk.Stage):
+    """One member of a fleet in a stage of its own: its plan and Kubernetes objects as ``HyperPodFleet`` builds
+    them (the MultiKueue objects of dispatch included), so the pipeline deploys what ``synth FLEET`` writes."""
+
+    def __init__(self, scope: Construct, id: str, *, fleet: HyperPodFleet, cluster: str, nag: bool = True) -> None:
+        super().__init__(scope, id)
+        self.governance = HyperPodGovernance(self, "Governance", plan=fleet.plan.plans[cluster],
+                                             manifests=fleet.manifests[cluster], nag=nag)
+
+
+Wave = tuple[str, Optional[str], str, list[MemberStage]]  # (id, environment, region, member stages)
 
 
 def fleet_waves(app: cdk.App, path: str, *, nag: bool = True) -> list[Wave]:
     """Each environment's waves in deploy order (every fleet rule checked; raises ``SpecError``): per region (the
     clusters' order of first naming it), a stage per member of that region, named ``<environment>-<cluster>``
     (``Deploy-<cluster>`` for a fleet without environments)."""
-    envs: list[Optional[str]] = list(environment_names(read_yaml(path))) or [None]
+    envs: list[Optional[str]] = [e["name"] for e in load_fleet(path).data.get("environments") or ()] or [None]
     waves: list[Wave] = []
     for env in envs:
-        fleet: FleetSpec = load_fleet(path, environment=env, known=RULES + INVARIANTS)
-        build_fleet(fleet)  # the fleet rules (HPG-F006..), as `hyperpod-gov synth` of the fleet checks them
-        by_region: dict[str, list[HyperPodGovernanceStage]] = {}
-        for cluster, member in fleet.members.items():
-            stage = HyperPodGovernanceStage(app, f"{env or 'Deploy'}-{cluster}", spec=member, nag=nag,
-                                            base_dir=fleet.source_dir)
-            by_region.setdefault(stage.governance.plan.region, []).append(stage)
+        # Every member's plan and objects, and the fleet rules (HPG-F006..), as `hyperpod-gov synth` of the fleet
+        # builds and checks them; in an app of its own, never synthesized (only the public API reaches them).
+        fleet = HyperPodFleet(cdk.App(), "Fleet", fleet=load_fleet(path, environment=env), nag=False)
+        by_region: dict[str, list[MemberStage]] = {}
+        for cluster, plan in fleet.plan.plans.items():
+            stage = MemberStage(app, f"{env or 'Deploy'}-{cluster}", fleet=fleet, cluster=cluster, nag=nag)
+            by_region.setdefault(plan.region, []).append(stage)
         waves += [(f"{env or 'Deploy'}-{region}", env, region, stages) for region, stages in by_region.items()]
     return waves
 
 
-def member_drift_check(stage: HyperPodGovernanceStage, cluster: str, env: Optional[str],
+def member_drift_check(stage: MemberStage, cluster: str, env: Optional[str],
                        source: pipelines.IFileSetProducer, spec: str) -> pipelines.CodeBuildStep:
     """``drift_check`` of one member: its spec written out beside the fleet's, then ``hyperpod-gov drift`` of it
     from CodeBuild through the read-only lookup role of its capacity account (--no-kubernetes, as for one cluster)."""
@@ -160,7 +168,7 @@ def add_fleet_pipeline(app: cdk.App, path: str, *, spec_path: Optional[str] = No
         context["pipelineRepository"] = repository
     if not p.connection_arn:
         context["pipelineConnectionArn"] = connection
-    name = str(read_yaml(path).get("name"))
+    name = load_fleet(path).name
     stack = FleetPipelineStack(app, f"{name}-pipeline", waves=waves, synth_context=context, repository=repository,
                                connection_arn=connection, toolchain=toolchain_versions())
     if nag:
