@@ -16,14 +16,19 @@ CONTEXT = {"pipelineRepository": "acme/gov",
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory):
+def assembly(tmp_path_factory):
     from stacks.pipeline_fleet import add_fleet_pipeline
 
     out = tmp_path_factory.mktemp("fleet-pipeline")
     app = minimal_app(outdir=str(out), context=CONTEXT)
     add_fleet_pipeline(app, str(EXAMPLES / "fleet.yaml"), spec_path=str(ROOT / "examples" / "fleet.yaml"), nag=True)
     app.synth()
-    return json.loads((out / "acme-pipeline.template.json").read_text())
+    return out
+
+
+@pytest.fixture(scope="module")
+def template(assembly):
+    return json.loads((assembly / "acme-pipeline.template.json").read_text())
 
 
 def _stages(template):
@@ -118,3 +123,12 @@ def test_the_pipeline_checks_the_fleet_rules(tmp_path):
     with pytest.raises(SpecError) as raised:
         fleet_waves(minimal_app(), str(path), nag=False)
     assert [i.rule for i in raised.value.issues] == ["HPG-F010"]
+
+
+def test_the_members_stages_carry_the_fleets_multikueue_objects(assembly):
+    """As `synth FLEET` writes them: the manager's stacks apply its MultiKueueConfig, a worker's do not."""
+    def text(cluster):
+        return "".join(p.read_text() for p in (assembly / f"assembly-Deploy-{cluster}").glob("*.template.json"))
+
+    assert "MultiKueueConfig" in text("use1-mgr")
+    assert "MultiKueueConfig" not in text("use1-train")
