@@ -88,3 +88,116 @@ def test_synth_of_a_fleet_writes_the_fleet_records_beside_each_clusters(tmp_path
         build_fleet(load_fleet(FLEET)))["research.md"]
     # every cluster's own record the fleet record links to exists
     assert (contracts / "use1-mgr" / "research.md").is_file()
+
+
+# --- review-pack FLEET ---------------------------------------------------------------------------------------------
+
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+
+from hyperpod_gov.review_pack.fleet import fleet_section  # noqa: E402
+
+
+def _pack(tmp_path, *argv):
+    from hyperpod_gov.cli import main
+
+    out = tmp_path / "pack"
+    code = main(["review-pack", *map(str, argv), "--out", str(out), "--today", "2026-12-01"])
+    return code, out
+
+
+def test_the_fleet_section_tables_each_teams_allocation_per_cluster_and_in_total(example):
+    section = fleet_section(example)
+    header, rows = section.tables[0]
+    assert header == ["team", "cluster", "instance type", "owns"]
+    research = [[v for v, _c in r] for r in rows if r[0][0] == "research"]
+    assert research == [["research", "use1-train", "ml.p5.48xlarge", "16 accelerators (nvidia.com/gpu)"],
+                        ["research", "usw2-train", "ml.p5.48xlarge", "8 accelerators (nvidia.com/gpu)"],
+                        ["research", "total", "ml.p5.48xlarge", "24 accelerators (nvidia.com/gpu)"]]
+
+
+def test_each_teams_chart_stacks_its_clusters_and_its_caption_names_them(example):
+    charts = {f.chart.slug: f.chart for f in fleet_section(example).figures}
+    assert sorted(charts) == ["fleet-applied", "fleet-hpc", "fleet-research"]
+    research = charts["fleet-research"]
+    assert [(d.series, d.key, d.value) for d in research.data] == [
+        ("use1-train", "ml.p5.48xlarge", 16), ("usw2-train", "ml.p5.48xlarge", 8)]
+    assert "use1-train, usw2-train, use1-mgr" in research.caption
+    assert "16 on use1-train + 8 on usw2-train = 24 accelerators" in research.caption
+    assert 'data-series="usw2-train"' in research.svg and 'data-value="8"' in research.svg
+
+
+def test_with_a_base_fleet_the_page_shows_before_and_after(fleet_data, tmp_path, example):
+    team = next(t for t in fleet_data["teams"] if t["name"] == "research")
+    del team["quota"]["usw2-train"]
+    section = fleet_section(_fleet(fleet_data, tmp_path), base=example)
+    header, rows = section.tables[0]
+    assert header[-2:] == ["before", "after"]
+    cells = {(r[0][0], r[1][0]): [v for v, _c in r[3:]] for r in rows}
+    assert cells[("research", "usw2-train")] == ["8 accelerators (nvidia.com/gpu)", "-"]
+    assert cells[("research", "total")] == ["24 accelerators (nvidia.com/gpu)", "16 accelerators (nvidia.com/gpu)"]
+    chart = next(f.chart for f in section.figures if f.chart.slug == "fleet-research")
+    assert [(d.series, d.key, d.value) for d in chart.data] == [
+        ("use1-train", "old: ml.p5.48xlarge", 16), ("usw2-train", "old: ml.p5.48xlarge", 8),
+        ("use1-train", "new: ml.p5.48xlarge", 16)]
+
+
+def test_review_pack_of_a_fleet_writes_the_fleet_and_every_members_charts(tmp_path):
+    code, out = _pack(tmp_path, FLEET)
+    assert code == 0
+    assert sorted(p.stem for p in out.glob("*.svg")) == [
+        "fleet-applied", "fleet-hpc", "fleet-research", "use1-hpc-capacity-ml.g5.2xlarge",
+        "use1-hpc-capacity-ml.m5.xlarge", "use1-mgr-capacity-ml.m5.2xlarge", "use1-train-capacity-ml.p5.48xlarge",
+        "usw2-train-capacity-ml.p5.48xlarge"]
+    page = (out / "index.html").read_text()
+    for cluster in ("use1-train", "usw2-train", "use1-mgr", "use1-hpc"):
+        assert f'<section id="cluster-{cluster}">' in page
+    assert page.count('id="fig-') == 8
+
+
+def test_review_pack_of_a_fleet_refuses_what_it_cannot_show_yet(tmp_path, capsys):
+    code, _out = _pack(tmp_path, FLEET, "--trace", EXAMPLES / "fleet-trace.csv")
+    assert code == 1
+    assert "--trace: is not available for a fleet spec yet" in capsys.readouterr().err
+    code, _out = _pack(tmp_path, FLEET, "--base", EXAMPLES / "startup.yaml")
+    assert code == 1
+    assert "is not a fleet spec" in capsys.readouterr().err
+
+
+def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path):
+    from PIL import Image
+
+    from tests.review_pack.cdp import CHROMIUM, Browser
+
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not on the PATH in CI")
+        pytest.skip("chromium is not on the PATH (apt-get install chromium)")
+    code, out = _pack(tmp_path, FLEET, "--base", FLEET)
+    assert code == 0
+    url = (out / "index.html").resolve().as_uri()
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.events.clear()
+        browser.load(url)
+        events = browser.events
+        requests = [e["params"]["request"]["url"] for e in events if e.get("method") == "Network.requestWillBeSent"]
+        assert requests == [url]
+        assert not [e for e in events if e.get("method") in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown")]
+        boxes = json.loads(browser.evaluate(
+            "JSON.stringify([...document.querySelectorAll('figure.chart svg')].map(e => {"
+            "const r = e.getBoundingClientRect(); return {chart: e.dataset.chart, x: r.x + scrollX, y: r.y + scrollY,"
+            " w: r.width, h: r.height}}))"))
+        assert sorted(b["chart"] for b in boxes) == sorted(p.stem for p in out.glob("*.svg"))
+        for box in boxes:
+            assert box["w"] > 200 and box["h"] > 60, box
+            image = Image.open(io.BytesIO(browser.screenshot(box["x"], box["y"], box["w"], box["h"]))).convert("RGB")
+            colours = image.getcolors(maxcolors=1 << 20) or []
+            white = sum(n for n, c in colours if c == (255, 255, 255)) / (image.width * image.height)
+            assert len(colours) >= 8 and 1 - white > 0.02, f"{box['chart']} looks blank"
+        first = next(b for b in boxes if b["chart"] == "fleet-research")
+        (tmp_path / "fleet-research.png").write_bytes(
+            browser.screenshot(first["x"], first["y"], first["w"], first["h"]))
+    finally:
+        browser.close()
