@@ -201,3 +201,76 @@ def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path)
             browser.screenshot(first["x"], first["y"], first["w"], first["h"]))
     finally:
         browser.close()
+
+
+# --- report FLEET: every member's CloudWatch, summed per team ------------------------------------------------------
+
+
+def _member_calls(plan, usage):
+    """The member's two GetMetricData calls' results: ``usage[team]`` GPUs in use every hour, nothing pending, one
+    preemption of each team in the window's first hour."""
+    from hyperpod_gov.plan.monitoring import monitoring_plan
+    from hyperpod_gov.report.metrics import queries
+    from tests.report.recorded import HOURS, result
+
+    plain, searches = [], []
+    for q in queries(monitoring_plan(plan)):
+        if q.what == "evictions":
+            searches.append(result(q.id, "Preempted", lambda h: 1 if h == HOURS[0] else None))
+        elif q.what in ("usage-avg", "usage-max"):
+            plain.append(result(q.id, q.id, lambda h, v=usage.get(q.team, 0): v))
+        elif q.what == "pending":
+            plain.append(result(q.id, q.id, lambda h: 0))
+        else:
+            plain.append(result(q.id, q.id, lambda h: 50))
+    return [[plain], [searches]]
+
+
+def test_report_of_a_fleet_reads_each_member_in_its_region_and_sums_per_team(example, capsys):
+    import argparse
+
+    from hyperpod_gov.report.cli import configure_parser, run_fleet
+    from tests.conftest import TODAY
+    from tests.report import recorded
+    from tests.report.recorded import NOW
+
+    usage = {"use1-train": {"research": 16, "applied": 4}, "usw2-train": {"research": 8}, "use1-mgr": {}}
+    clients, stubbers, asked = {}, [], []
+    for cluster, plan in example.plans.items():
+        if plan.slurm is not None:
+            continue
+        client, stubber = recorded.client()
+        for queries_of_call, pages in zip(recorded.expected_calls(plan), _member_calls(plan, usage[cluster])):
+            recorded.stub_pages(stubber, queries_of_call, [pages[0]])
+        stubber.activate()
+        clients[cluster] = client
+        stubbers.append(stubber)
+
+    def client_for(cluster, plan):
+        asked.append((cluster, plan.region))
+        return clients[cluster]
+
+    args = configure_parser(argparse.ArgumentParser()).parse_args([str(FLEET), "--format", "json"])
+    code = run_fleet(args, client_for=client_for, now=NOW, today=TODAY)
+    for s in stubbers:
+        s.assert_no_pending_responses()
+        s.deactivate()
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert asked == [("use1-train", "us-east-1"), ("usw2-train", "us-west-2"), ("use1-mgr", "us-east-1")]
+    doc = json.loads(out.out)
+    assert doc["skipped"] == {"use1-hpc": "a Slurm cluster publishes no Kueue metrics (sacct/sshare report its usage)"}
+    research = doc["teams"]["research"]["flavors"]["ml.p5.48xlarge"]
+    assert research["nominal"] == 24  # 16 + 8
+    assert research["usedHoursPerCluster"] == {"use1-train": 16 * 720, "usw2-train": 8 * 720}
+    assert research["usedHours"] == 24 * 720
+    assert doc["teams"]["applied"]["flavors"]["ml.p5.48xlarge"]["usedHours"] == 4 * 720
+    assert doc["teams"]["research"]["evictions"] == {"Preempted": 3}  # one on each of the three Kueue clusters
+    assert sorted(doc["clusters"]) == ["use1-mgr", "use1-train", "usw2-train"]
+
+
+def test_report_of_a_fleet_refuses_html_with_the_reason(capsys):
+    from hyperpod_gov.cli import main
+
+    assert main(["report", str(FLEET), "--format", "html"]) == 1
+    assert "--format html: is not available for a fleet spec yet" in capsys.readouterr().err
