@@ -1,12 +1,17 @@
-"""A fleet's contracts and review page: each team's allocation per cluster and in total, and its dispatch."""
+"""A fleet's contracts, review page and usage report: each team's allocation (and usage) per cluster and in total."""
 
 from __future__ import annotations
+
+import io
+import json
+import os
 
 import pytest
 import yaml
 
 from hyperpod_gov.contracts.fleet import FLEET_RECORDS, render_fleet_records, write_fleet_records
 from hyperpod_gov.plan.fleet import build_fleet
+from hyperpod_gov.review_pack.fleet import fleet_section
 from hyperpod_gov.spec.fleet import load_fleet
 from tests.conftest import EXAMPLES
 
@@ -91,12 +96,6 @@ def test_synth_of_a_fleet_writes_the_fleet_records_beside_each_clusters(tmp_path
 
 
 # --- review-pack FLEET ---------------------------------------------------------------------------------------------
-
-import io  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-
-from hyperpod_gov.review_pack.fleet import fleet_section  # noqa: E402
 
 
 def _pack(tmp_path, *argv):
