@@ -169,7 +169,8 @@ def _owned_json(instance_type: str, amounts: "Amounts") -> dict[str, Any]:
 
 def synth_fleet_command(args: argparse.Namespace) -> int:
     """``synth FLEET.yaml --out DIR``: every member's stacks in one assembly, each member's files in DIR/k8s/
-    <cluster>/ (Slurm: DIR/slurm/<cluster>/), DIR/contracts/<cluster>/ and DIR/iam/<cluster>/."""
+    <cluster>/ (Slurm: DIR/slurm/<cluster>/), DIR/contracts/<cluster>/ and DIR/iam/<cluster>/, and each team's
+    fleet allocation in DIR/contracts/_fleet/<team>.md."""
     import json
     import tempfile
     from pathlib import Path
@@ -190,8 +191,11 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
     from .stacks.app import PolicyValidationError, assembly_warnings
     from .stacks.fleet_app import synth_fleet
 
+    from .contracts.fleet import write_fleet_records
+
     try:
         assembly = synth_fleet(fleet, out)
+        write_fleet_records(fleet, out / "contracts")
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     except PolicyValidationError as exc:

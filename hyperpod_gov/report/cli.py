@@ -18,6 +18,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--format", choices=("text", "json", "html"), default="text",
                         help="output format (default: text; html: the review pack's usage chart and proposals)")
     parser.add_argument("--strict", action="store_true", help="treat warnings (e.g. overdue contracts) as errors")
+    parser.add_argument("--account-profile", action="append", default=[], metavar="ACCOUNT=PROFILE",
+                        dest="account_profiles",
+                        help="a fleet spec: read the members in ACCOUNT with this AWS profile (repeatable; default: "
+                             "the default credential chain)")
     parser.set_defaults(func=run)
     return parser
 
@@ -43,6 +47,10 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
               f"{MAX_DAYS} days)", file=sys.stderr)
         return EXIT_INVALID
     today = today or dt.date.today()
+    from ..spec.fleet import is_fleet_spec
+
+    if is_fleet_spec(args.spec):
+        return run_fleet(args, client_for=None if client is None else (lambda _c, _p: client), now=now, today=today)
     try:
         data = read_yaml(args.spec)
         spec = parse_spec(data, strict=getattr(args, "strict", False), today=today, source=str(args.spec))
@@ -69,4 +77,42 @@ def run(args: argparse.Namespace, *, client: Optional[Any] = None, now: Optional
         sys.stdout.write(report_html(json.loads(render_json(report)), str(args.spec)))
         return EXIT_OK
     sys.stdout.write(render_json(report) if args.format == "json" else render_text(report, spec))
+    return EXIT_OK
+
+
+def run_fleet(args: argparse.Namespace, *, client_for: Optional[Any] = None, now: Optional[dt.datetime] = None,
+              today: dt.date) -> int:
+    """``report FLEET.yaml``: every Kueue member's report, summed per team (``report.fleet``); exit codes as run's."""
+    from ..plan.fleet import build_fleet
+    from ..plan.invariants import INVARIANTS
+    from ..spec import SpecError
+    from ..spec.fleet import load_fleet
+    from ..spec.rules import RULES
+    from .fleet import boto3_client_for, build_fleet_report, fleet_json, fleet_text
+    from .metrics import ReadError
+    from .report import window_ending
+
+    if args.format == "html":
+        print("--format html: is not available for a fleet spec yet; use text or json", file=sys.stderr)
+        return EXIT_INVALID
+    profiles = dict(p.split("=", 1) for p in getattr(args, "account_profiles", []) if "=" in p)
+    try:
+        fleet = build_fleet(load_fleet(args.spec, today=today, strict=getattr(args, "strict", False),
+                                       known=RULES + INVARIANTS), strict=getattr(args, "strict", False))
+    except SpecError as exc:
+        source = "" if exc.source else f"{args.spec}: "
+        print(f"{source}{exc.render()}", file=sys.stderr)
+        return EXIT_INVALID
+    window = window_ending(now or dt.datetime.now(dt.timezone.utc), args.days)
+    try:
+        report = build_fleet_report(fleet, client_for or boto3_client_for(profiles), window, today)
+    except ReadError as exc:
+        print(f"could not read the metrics: {exc.call}: {exc.reason}; {exc.fix}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if args.format == "json":
+        import json
+
+        sys.stdout.write(json.dumps(fleet_json(report), indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(fleet_text(report))
     return EXIT_OK

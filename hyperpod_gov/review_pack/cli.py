@@ -76,6 +76,12 @@ def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
     from .report_json import load_report
 
     err = err or sys.stderr
+    from ..spec.fleet import is_fleet_spec
+
+    if is_fleet_spec(args.spec):
+        from .fleet import run_fleet
+
+        return run_fleet(args, err)
     today = args.today or dt.date.today()
     what = "spec"
     try:

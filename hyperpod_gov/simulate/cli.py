@@ -100,6 +100,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         return _usage("give either --scenario FILE, or SPEC --trace TRACE.csv [--compare OTHER_SPEC]", err)
     if args.cycles is not None:
         return _usage("--cycles applies to --scenario runs only", err)
+    from .fleet_cli import is_fleet_path, run_fleet
+
+    if is_fleet_path(args.spec):
+        return run_fleet(args, out, err)
     plan = _load_plan(args.spec, err)
     if plan is None:
         return EXIT_INVALID
