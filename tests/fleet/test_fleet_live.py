@@ -251,3 +251,19 @@ def test_a_fleet_against_a_single_cluster_spec_is_a_usage_error(fleet_file, caps
         assert main(["diff", *pair, "--governance-only"]) == 2
         err = capsys.readouterr().err
         assert "usage error" in err and "a fleet spec (clusters:)" in err and "a single-cluster spec" in err
+
+
+def test_the_resource_diff_splits_one_synth_of_each_fleet_by_member(tmp_path, fleet_data, capsys):
+    old = write(tmp_path, fleet_data, "old.yaml")
+    research = next(t for t in fleet_data["teams"] if t["name"] == "research")
+    research["quota"]["usw2-train"][0]["accelerators"] = 4
+    assert main(["diff", old, write(tmp_path, fleet_data, "new.yaml"), "--format", "json"]) == 0
+    doc = check("fleet-diff", json.loads(capsys.readouterr().out))
+    resources = {c: [r["words"] for r in d["resources"]] for c, d in doc["clusters"].items()}
+    assert resources["use1-train"] == resources["use1-hpc"] == []
+    stacks = [w for w in resources["usw2-train"] if not w.startswith("~ k8s ")]
+    assert stacks and all(w.startswith("~ acme-usw2-train-") for w in stacks)
+    assert "~ k8s ClusterQueue hyperpod-ns-research-clusterqueue" in resources["usw2-train"]
+    # the manager's derived fleet queue (the sum of the workers' quotas) changed with the worker's quota
+    assert "~ k8s ClusterQueue research-fleet" in resources["use1-mgr"]
+    assert doc["clusters"]["use1-mgr"]["changes"] == []
