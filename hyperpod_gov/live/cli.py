@@ -117,6 +117,10 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
 
         return run_fleet_drift(args, None if clients is None else (lambda _: clients),
                                None if kube is None else (lambda _: kube))
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov drift: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); --cluster "
+              "chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     try:
         plan = build_plan(load_spec(args.spec, environment=args.environment), base_dir=Path(args.spec).resolve().parent)
     except SpecError as exc:

@@ -321,6 +321,10 @@ def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = N
 
         return run_fleet_preflight(args, None if clients is None else (lambda _: clients),
                                    None if kube is None else (lambda _: kube))
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov preflight: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
+              "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     try:
         spec = load_spec(args.spec)
     except SpecError as exc:

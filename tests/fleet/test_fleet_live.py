@@ -123,6 +123,18 @@ def test_a_kubeconfig_without_cluster_is_refused_it_addresses_one_cluster(fleet_
     assert "--kubeconfig address one cluster; fleet acme has 4" in capsys.readouterr().err
 
 
+def test_cluster_on_a_single_cluster_spec_is_refused(capsys):
+    from hyperpod_gov.live import run_drift
+    from hyperpod_gov.live.preflight import run_preflight
+    from tests.conftest import EXAMPLES
+
+    spec = str(EXAMPLES / "startup.yaml")
+    assert run_drift(drift_args(spec, "--cluster", "x"), clients=lambda s: None) == 2
+    assert run_preflight(preflight_args(spec, "--cluster", "x"), clients=lambda s: None) == 2
+    err = capsys.readouterr().err
+    assert err.count("is one cluster's spec (cluster:)") == 2
+
+
 def test_every_member_is_checked_and_the_worst_exit_wins(fleet_file, capsys):
     fleet = fleet_review(fleet_file, warn=False)
     stubs: dict[str, Aws] = {}
@@ -157,7 +169,8 @@ def test_the_exit_status_follows_each_commands_contract():
 def test_the_cli_hands_a_fleet_to_fleet_drift_and_names_each_member(fleet_file, capsys, monkeypatch):
     seen = []
     monkeypatch.setattr("hyperpod_gov.live.cli.drift_plan",
-                        lambda args, plan, clients=None, kube=None, extra=(): seen.append((plan.region, len(extra))) or 0)
+                        lambda args, plan, clients=None, kube=None, extra=():
+                        seen.append((plan.region, len(extra))) or 0)
     assert main(["drift", fleet_file]) == 0
     out = capsys.readouterr().out
     assert [line.split(" (")[0] for line in out.splitlines() if line.startswith("cluster ")] == [
