@@ -109,10 +109,22 @@ _WORDS = {"drift": {0: "no drift", 1: "drift", 2: "could not check"},
           "preflight": {0: "ready", 1: "something to fix", 2: "could not check"}}
 
 
+def multikueue_objects_of(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]:
+    """Each dispatch member's MultiKueue objects, as ``fleet_construct.fleet_cluster_objects`` adds them to its
+    manifests (made here without that module, which loads the AWS CDK as well as the charts)."""
+    from .charts.multikueue import multikueue_objects
+    from .plan.multikueue import multikueue_plans
+
+    dispatch = fleet.fleet.dispatch
+    if dispatch is None:
+        return {}
+    roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
+    return {cluster: multikueue_objects(fleet.plans[cluster], mk) for cluster, mk in roles.items()}
+
+
 def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], Any]] = None,
                     kube: Optional[Callable[[str], Any]] = None) -> int:
     """``drift FLEET.yaml [--cluster NAME]``: each member's drift (its MultiKueue objects compared too)."""
-    from .fleet_construct import fleet_cluster_objects
     from .live.cli import drift_plan
 
     fleet = _load("drift", args)
@@ -121,7 +133,8 @@ def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], 
     clusters = chosen_clusters("drift", args, fleet)
     if clusters is None:
         return EXIT_CANNOT_CHECK
-    extra = fleet_cluster_objects(fleet)
+    # the charts (cdk8s) start Node.js: only when the Kubernetes side is read, as for one cluster
+    extra = {} if getattr(args, "no_kubernetes", False) else multikueue_objects_of(fleet)
 
     def run(cluster: str, a: argparse.Namespace) -> int:
         return drift_plan(a, fleet.plans[cluster], None if clients is None else clients(cluster),

@@ -280,3 +280,11 @@ def test_the_resource_diff_splits_one_synth_of_each_fleet_by_member(tmp_path, fl
     # the manager's derived fleet queue (the sum of the workers' quotas) changed with the worker's quota
     assert "~ k8s ClusterQueue research-fleet" in resources["use1-mgr"]
     assert doc["clusters"]["use1-mgr"]["changes"] == []
+
+
+def test_drift_plans_the_same_multikueue_objects_as_the_synth(fleet_file):
+    from hyperpod_gov.fleet_construct import fleet_cluster_objects
+    from hyperpod_gov.fleet_live import multikueue_objects_of
+
+    fleet = fleet_review(fleet_file, warn=False)
+    assert multikueue_objects_of(fleet) == fleet_cluster_objects(fleet) != {}
