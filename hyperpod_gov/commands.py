@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 # Node.js first (cli.main).
@@ -258,6 +258,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     (``--trace``), resource changes; ``--format json``: one document, ``hyperpod_gov/schemas/diff.json``."""
     from .spec import SpecError, SpecIssue
 
+    from .fleet_commands import is_fleet_file
+
+    if any(p is not None and is_fleet_file(p) for p in (args.old, args.new)):  # clusters: per cluster
+        from .fleet_diff import fleet_diff
+
+        return fleet_diff(args)
     if args.against is not None:  # two environments of one spec: what the second differs in from the first
         if args.new is not None or args.environment is None:
             return usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
@@ -280,6 +286,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.trace and (old.slurm is not None or new.slurm is not None):
         raise SpecError([SpecIssue("--trace", SLURM_NOT_SIMULATED, args.trace,
                                    "leave --trace out when either spec has cluster.orchestrator: slurm")])
+    def snapshots() -> tuple[Any, Any]:
+        from .testing import synth_snapshot
+
+        return synth_snapshot(old), synth_snapshot(new)
+
+    document, changed = diff_plans(args, old, new, title, None if args.governance_only else snapshots)
+    if document is not None:
+        print_json(document)
+    return EXIT_INVALID if args.fail and changed else EXIT_OK
+
+
+def diff_plans(args: argparse.Namespace, old: "Plan", new: "Plan", title: str,
+               snapshots: Optional[Callable[[], tuple[Any, Any]]]) -> tuple[Optional[dict[str, Any]], bool]:
+    """The diff of two plans: printed (text), or the diff.json document (``--format json``); and whether anything
+    changed. ``snapshots``: makes the two sides' ``testing.synth_snapshot`` (None: ``--governance-only``), called
+    after the governance lines are printed (the synths are the slow part)."""
     from .diff import governance_changes, resource_changes, review_events, reviews_of
     from .contracts import retirement_notes
 
@@ -305,27 +327,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"Simulated effect on {args.trace} (Kueue admission, per team):")
             print("\n".join(f"  {line}" for line in effect) if effect else "  none")
     resources = []
-    if not args.governance_only:
-        from .testing import synth_snapshot
-
-        resources = resource_changes(synth_snapshot(old), synth_snapshot(new),
-                                     prefixes=(old.name, new.name) if args.against is not None else None)
+    if snapshots is not None:
+        resources = resource_changes(*snapshots(), prefixes=(old.name, new.name) if args.against is not None else None)
         if not as_json:
             print("Resource changes (+ added, - removed, ~ changed):")
             print("\n".join(f"  {r.words}" for r in resources) if resources else "  none")
     changed = bool(changes or resources or reviews or retiring)
     if as_json:
-        print_json({
+        return ({
             "title": title,
             "changes": [{**c.to_json(), "review": [r.to_json() for r in reviews_of(c, reviews)]} for c in changes],
             "privilegeWidening": widened,
             "reviews": [r.to_json() for r in reviews],
             "retirement": retiring,
             "simulatedEffect": effect,
-            "resources": None if args.governance_only else [r.to_json() for r in resources],
+            "resources": None if snapshots is None else [r.to_json() for r in resources],
             "changed": changed,
-        })
-    return EXIT_INVALID if args.fail and changed else EXIT_OK
+        }, changed)
+    return None, changed
 
 
 SLURM_NOT_SIMULATED = "the simulator models Kueue; Slurm specs are not simulated"

@@ -46,6 +46,8 @@ def configure_drift(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add drift's arguments to ``parser`` (a subparser) and make ``run_drift`` its ``func``."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
     parser.add_argument("--environment", metavar="NAME", help="compare this environment of the spec (environments[])")
+    parser.add_argument("--cluster", metavar="NAME", help="a fleet spec (clusters:): check this member only "
+                        "(default: every member, each in its own account and region)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     _aws_options(parser, "the spec's capacity region")
     _slurm_options(parser, "compare")
@@ -108,13 +110,30 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     ``--require-kubernetes``). ``kube`` lets tests say how the API is reached.
     """
     from ..plan import build_plan
+    from ..spec.fleet import is_fleet_spec
 
+    if is_fleet_spec(args.spec):  # clusters: each member checked in its own account and region
+        from ..fleet_live import run_fleet_drift
+
+        return run_fleet_drift(args, None if clients is None else (lambda _: clients),
+                               None if kube is None else (lambda _: kube))
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov drift: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); --cluster "
+              "chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     try:
         plan = build_plan(load_spec(args.spec, environment=args.environment), base_dir=Path(args.spec).resolve().parent)
     except SpecError as exc:
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov drift: cannot check against an invalid spec.\n{source}{exc.render()}", file=sys.stderr)
         return EXIT_CANNOT_CHECK
+    return drift_plan(args, plan, clients, kube)
+
+
+def drift_plan(args: argparse.Namespace, plan, clients: Optional[ClientFactory] = None,
+               kube: Optional[Connector] = None, extra: tuple = ()) -> int:
+    """``run_drift`` of one plan (``extra``: cluster-wide Kubernetes objects planned beside the plan's own, a fleet
+    member's MultiKueue objects)."""
     if plan.slurm is not None:
         return _run_slurm_drift(args, plan, clients)
     expected = expected_state(plan)
@@ -129,7 +148,7 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     else:
         side = kubernetes_drift(plan, kube or connector(
             kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "kube_context", None),
-            clients=factory, eks_cluster_name=expected.eks_cluster_name))
+            clients=factory, eks_cluster_name=expected.eks_cluster_name), extra)
     items = tuple(sorted((*items, *side.items), key=DriftItem.sort_key))
     if getattr(args, "format", "text") == "json":
         sys.stdout.write(to_json(items, kubernetes=side.to_json()))

@@ -20,9 +20,10 @@ KIND_ORDER = ("Cluster", "InstanceGroup", "ClusterSchedulerConfig", "ComputeQuot
               "SlurmQos", "SlurmAccount", "SlurmUser",
               # the Kubernetes side (live/k8s.py): cluster-wide objects, then each team's, in apply order
               "Namespace", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Topology", "ResourceFlavor",
-              "WorkloadPriorityClass", "ClusterQueue", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role",
-              "RoleBinding", "ServiceAccount", "LocalQueue", "ConfigMap", "LimitRange", "PersistentVolume",
-              "PersistentVolumeClaim", "HyperpodNodeClass", "NodePool")
+              "WorkloadPriorityClass", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck", "ClusterQueue",
+              "ClusterRole", "ClusterRoleBinding", "NetworkPolicy", "Role", "RoleBinding", "ServiceAccount",
+              "LocalQueue", "ConfigMap", "LimitRange", "PersistentVolume", "PersistentVolumeClaim", "HyperpodNodeClass",
+              "NodePool")
 _UNSET: Any = object()
 
 

@@ -60,6 +60,10 @@ KINDS: dict[str, tuple[str, bool]] = {
     # instanceGroups[].autoscale (charts/karpenter.py): HyperPod-managed Karpenter's objects.
     "HyperpodNodeClass": ("hyperpodnodeclasses", False),
     "NodePool": ("nodepools", False),
+    # A fleet member's MultiKueue objects (charts/multikueue.py; the manager of fleet.dispatch).
+    "MultiKueueCluster": ("multikueueclusters", False),
+    "MultiKueueConfig": ("multikueueconfigs", False),
+    "AdmissionCheck": ("admissionchecks", False),
 }
 # The API group of each kind, for listing a kind the plan has no object of (an unexpected one may still exist).
 API_VERSIONS: dict[str, str] = {
@@ -322,11 +326,12 @@ class KubernetesSide:
 Connector = Callable[[], KubeApi]
 
 
-def kubernetes_drift(plan: Plan, connect: Connector) -> KubernetesSide:
-    """Connect, read, compare. Never raises for an unreachable or unreadable API: says why it was not checked."""
+def kubernetes_drift(plan: Plan, connect: Connector, extra: tuple[dict[str, Any], ...] = ()) -> KubernetesSide:
+    """Connect, read, compare. Never raises for an unreachable or unreadable API: says why it was not checked.
+    ``extra``: cluster-wide objects planned beside the plan's own (a fleet member's MultiKueue objects)."""
     try:
         api = connect()
-        planned = planned_kubernetes(plan)
+        planned = planned_kubernetes(plan, extra=extra)
         live = read_kubernetes(api, kinds_to_read(plan, planned))
     except KubeUnavailable as exc:
         return KubernetesSide(False, reason=exc.reason)

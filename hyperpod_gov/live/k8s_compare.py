@@ -82,9 +82,11 @@ def _words(governed: Any) -> str:
     return f"{governed.label}; spec {governed.spec}" if governed.spec else governed.label
 
 
-def planned_kubernetes(plan: Plan, rows: Optional[tuple[Any, ...]] = None) -> tuple[PlannedObject, ...]:
+def planned_kubernetes(plan: Plan, rows: Optional[tuple[Any, ...]] = None,
+                       extra: tuple[dict[str, Any], ...] = ()) -> tuple[PlannedObject, ...]:
     """Every object the charts render for the plan, with the members drift compares (``rows``: the team
-    objects' table, ``charts/fields.py``'s ``TEAM_OBJECTS`` unless given)."""
+    objects' table, ``charts/fields.py``'s ``TEAM_OBJECTS`` unless given; ``extra``: cluster-wide objects planned
+    beside the charts' own, compared on their whole body: a fleet member's MultiKueue objects)."""
     from ..charts import render
     from ..charts.fields import TEAM_OBJECTS, planned_objects
 
@@ -99,6 +101,11 @@ def planned_kubernetes(plan: Plan, rows: Optional[tuple[Any, ...]] = None) -> tu
 
     for m in manifests.cluster:
         add(m, None, {})
+    rendered = {p.key for p in out}
+    for m in extra:  # an object the member's charts render too (a flavor of the manager's own) is compared once
+        meta = m["metadata"]
+        if (m["kind"], meta.get("namespace", ""), meta["name"]) not in rendered:
+            add(m, None, {})
     teams = {t.name: t for t in plan.tenants}
     for team_name, objs in manifests.teams.items():
         team = teams[team_name]

@@ -275,6 +275,8 @@ def to_text(checks: list[Check]) -> str:
 def configure_preflight(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add preflight's arguments to ``parser`` (a subparser) and make ``run_preflight`` its ``func``."""
     parser.add_argument("spec", help="path of the governance spec (YAML)")
+    parser.add_argument("--cluster", metavar="NAME", help="a fleet spec (clusters:): check this member only "
+                        "(default: every member, each in its own account and region)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--profile", help="AWS profile (default: the default credential chain)")
     parser.add_argument("--region", help="AWS region (default: the spec's capacity region)")
@@ -312,12 +314,29 @@ def _write_endpoint_policies(spec: Any, folder: str) -> bool:
 def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
                   kube: Optional[Callable[[], KubeApi]] = None) -> int:
     """Exit 0: every check passed; 1: something to fix (each with its fix); 2: could not check."""
+    from ..spec.fleet import is_fleet_spec
+
+    if is_fleet_spec(args.spec):  # clusters: each member checked in its own account and region
+        from ..fleet_live import run_fleet_preflight
+
+        return run_fleet_preflight(args, None if clients is None else (lambda _: clients),
+                                   None if kube is None else (lambda _: kube))
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov preflight: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
+              "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     try:
         spec = load_spec(args.spec)
     except SpecError as exc:
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov preflight: cannot check an invalid spec.\n{source}{exc.render()}", file=sys.stderr)
         return EXIT_CANNOT_CHECK
+    return preflight_spec(args, spec, clients, kube)
+
+
+def preflight_spec(args: argparse.Namespace, spec: Any, clients: Optional[ClientFactory] = None,
+                   kube: Optional[Callable[[], KubeApi]] = None) -> int:
+    """``run_preflight`` of one parsed spec."""
     region = getattr(args, "region", None) or spec.accounts.capacity.region
     existing = getattr(spec.cluster, "existing", None)
     if getattr(args, "endpoint_policies", None) and not _write_endpoint_policies(spec, args.endpoint_policies):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NAMES", "issue_json", "json_value", "schema"]
 
-NAMES = ("validate", "explain", "diff", "fleet-explain")  # one schema per command with --format json: <name>.json beside this file
+NAMES = ("validate", "explain", "diff", "fleet-explain", "fleet-diff")  # one schema per command with --format json: <name>.json beside this file
 
 
 @cache

@@ -1,0 +1,158 @@
+"""``diff`` of two fleet specs (``clusters:``), or of two environments of one (``--against``): per cluster the
+single-cluster diff of its two member plans (``commands.diff_plans``: governance changes, contract reviews,
+resource changes unless ``--governance-only``) under ``cluster <name>:``, then the clusters added and removed and
+a change of dispatch. ``--format json``: ``hyperpod_gov/schemas/fleet-diff.json``, each cluster's document as
+diff.json. A fleet spec against a single-cluster spec is a usage error (exit 2): their members do not pair up.
+``commands.cmd_diff`` hands a diff over here when either side is a fleet."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+if TYPE_CHECKING:
+    from .plan.fleet import FleetPlan
+
+EXIT_OK, EXIT_INVALID = 0, 1
+
+
+def _sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[str], bool]], str]]:
+    """The two (path, environment, warn) sides and the title, or None after a usage error."""
+    from .commands import usage_error
+    from .fleet_commands import is_fleet_file
+    from .spec import SpecIssue
+
+    if args.trace:
+        usage_error(SpecIssue("--trace", "is not simulated in a fleet diff", args.trace,
+                              "leave --trace out; `hyperpod-gov simulate` replays a trace on one cluster's spec"))
+        return None
+    if args.against is not None:
+        if args.new is not None or args.environment is None:
+            usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
+                                  "give one spec, --environment NAME and --against OTHER"))
+            return None
+        return ([(args.old, args.environment, False), (args.old, args.against, True)],
+                f"{args.old}: environment {args.environment} -> {args.against}")
+    if args.new is None:
+        usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
+                              "give OLD NEW, or SPEC --environment NAME --against OTHER"))
+        return None
+    kinds = {p: "a fleet spec (clusters:)" if is_fleet_file(p) else "a single-cluster spec (cluster:)"
+             for p in (args.old, args.new)}
+    if len(set(kinds.values())) > 1:
+        usage_error(SpecIssue("diff", f"{args.old} is {kinds[args.old]} and {args.new} is {kinds[args.new]}: a "
+                              "fleet's clusters do not pair with one spec", f"{args.old} {args.new}",
+                              "diff two fleet specs, or two single-cluster specs"))
+        return None
+    return [(args.old, args.environment, False), (args.new, args.environment, True)], f"{args.old} -> {args.new}"
+
+
+def fleet_snapshots(fleet: "FleetPlan") -> dict[str, dict[str, Any]]:
+    """Each member's ``testing.synth_snapshot``-shaped structure from one synth of the whole fleet: its stacks'
+    templates (by name, the member's ``<name>-`` prefix, the longest that fits), its Kubernetes objects with the
+    fleet's MultiKueue objects, and a Slurm member's files."""
+    from .fleet_construct import fleet_manifests
+    from .stacks.fleet_app import synth_fleet
+    from .testing import normalise
+
+    manifests = fleet_manifests(fleet)
+    with tempfile.TemporaryDirectory(prefix="hyperpod-gov-") as tmp:
+        assembly = synth_fleet(fleet, Path(tmp), manifests=manifests)
+        templates = {s.stack_name: s.template for s in assembly.stacks}
+    by_prefix = sorted(fleet.plans.items(), key=lambda item: -len(item[1].name))
+    out: dict[str, dict[str, Any]] = {}
+    for cluster, plan in fleet.plans.items():
+        mine = {n: t for n, t in templates.items()
+                if next((c for c, p in by_prefix if n.startswith(f"{p.name}-")), None) == cluster}
+        snapshot: dict[str, Any] = {"templates": dict(sorted(mine.items())),
+                                    "manifests": {"cluster": manifests[cluster].cluster,
+                                                  "teams": manifests[cluster].teams}}
+        if plan.slurm is not None:
+            from .slurm.render import files
+
+            snapshot["slurm"] = dict(sorted(files(plan).items()))
+        out[cluster] = normalise(snapshot)
+    return out
+
+
+def _dispatch(fleet: "FleetPlan") -> Optional[dict[str, Any]]:
+    d = fleet.fleet.dispatch
+    return None if d is None else {"manager": d.manager, "workers": list(d.workers)}
+
+
+def fleet_diff(args: argparse.Namespace) -> int:
+    """The fleet diff (module docstring); exit 1 with ``--fail`` when anything changed, else 0."""
+    from .commands import diff_plans, print_json
+    from .fleet_commands import fleet_review
+    from .spec import SpecError
+
+    sides = _sides(args)
+    if sides is None:
+        return 2
+    paths, title = sides
+    fleets: list["FleetPlan"] = []
+    for path, environment, warn in paths:
+        try:
+            fleets.append(fleet_review(path, strict=args.strict, environment=environment, warn=warn))
+        except SpecError as exc:  # say which of the two specs is wrong
+            raise SpecError(exc.issues, exc.source or path, exc.note) from None
+    old, new = fleets
+    as_json = getattr(args, "format", "text") == "json"
+    snapshots: dict[str, Any] = {}
+
+    def snapshots_of(cluster: str) -> Callable[[], tuple[Any, Any]]:
+        def make() -> tuple[Any, Any]:
+            if not snapshots:  # one synth of each whole fleet, on the first cluster that asks
+                snapshots.update(old=fleet_snapshots(old), new=fleet_snapshots(new))
+            return snapshots["old"][cluster], snapshots["new"][cluster]
+
+        return make
+
+    common = [c for c in new.plans if c in old.plans]
+    added = [c for c in new.plans if c not in old.plans]
+    removed = [c for c in old.plans if c not in new.plans]
+    documents: dict[str, Any] = {}
+    changed = bool(added or removed)
+    for cluster in common:
+        member_title = f"{title}, cluster {cluster}"
+        make = None if args.governance_only else snapshots_of(cluster)
+        if as_json:
+            documents[cluster], member_changed = diff_plans(args, old.plans[cluster], new.plans[cluster],
+                                                            member_title, make)
+        else:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                _, member_changed = diff_plans(args, old.plans[cluster], new.plans[cluster], member_title, make)
+            print(f"cluster {cluster}:")
+            sys.stdout.write("".join(f"  {line}\n" for line in out.getvalue().splitlines()))
+        changed = changed or member_changed
+    dispatch = None
+    if _dispatch(old) != _dispatch(new):
+        dispatch = {"old": _dispatch(old), "new": _dispatch(new)}
+        changed = True
+    if as_json:
+        print_json({"title": title, "clusters": documents, "added": added, "removed": removed,
+                    "dispatch": dispatch, "changed": changed})
+    else:
+        for cluster in added:
+            plan = new.plans[cluster]
+            print(f"cluster {cluster}: added (account {plan.account}, {plan.region}; stacks {plan.name}-*; "
+                  f"{len(plan.tenants)} team{'' if len(plan.tenants) == 1 else 's'})")
+        for cluster in removed:
+            plan = old.plans[cluster]
+            print(f"cluster {cluster}: removed (account {plan.account}, {plan.region}; its stacks {plan.name}-* "
+                  "are no longer in this spec)")
+        if dispatch is not None:
+            print(f"dispatch: {_words(dispatch['old'])} -> {_words(dispatch['new'])}")
+    return EXIT_INVALID if args.fail and changed else EXIT_OK
+
+
+def _words(dispatch: Optional[dict[str, Any]]) -> str:
+    if dispatch is None:
+        return "none"
+    return f"manager {dispatch['manager']}, workers {', '.join(dispatch['workers'])}"
