@@ -42,7 +42,8 @@ def load_spec(path: str | Path, *, strict: bool = False, today: dt.date | None =
     if isinstance(data, Mapping) and "clusters" in data:  # a fleet (spec.fleet): one spec per cluster, not one
         raise SpecError([SpecIssue(
             "clusters", "makes this a fleet spec (several clusters), read by load_fleet: this reads one cluster's "
-            "spec", NO_VALUE, "use hyperpod-gov validate, explain or synth (they read a fleet), or "
+            "spec", NO_VALUE, "use hyperpod-gov validate, explain, synth, diff, drift, preflight, simulate, review-pack or report "
+            "(they read a fleet; onboard, evidence and import read one cluster's spec), or "
             "hyperpod_gov.load_fleet / HyperPodFleet in a CDK app")], source)
     spec = parse_spec(data, strict=strict, today=today, source=source, known=known)
     check_chart_directory(spec, Path(path).resolve().parent, source=str(path))
