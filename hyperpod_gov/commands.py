@@ -186,6 +186,16 @@ def cmd_onboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def policy_violations(exc: Any) -> int:
+    """Print a synth's unacknowledged policy violations (``stacks.app.PolicyValidationError``): exit 1."""
+    print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
+          file=sys.stderr)
+    for line in exc.violations:
+        print(f"  - {line}", file=sys.stderr)
+    print(f"full report: {exc.report}", file=sys.stderr)
+    return EXIT_INVALID
+
+
 def _cannot_write(out: Path, exc: OSError) -> SpecError:
     from .spec import SpecError, SpecIssue
 
@@ -233,12 +243,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     except OSError as exc:  # a full disk...
         raise _cannot_write(out, exc) from None
     except PolicyValidationError as exc:
-        print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
-              file=sys.stderr)
-        for line in exc.violations:
-            print(f"  - {line}", file=sys.stderr)
-        print(f"full report: {exc.report}", file=sys.stderr)
-        return EXIT_INVALID
+        return policy_violations(exc)
     code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
     for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
         template = out / "cdk.out" / stack.template_file

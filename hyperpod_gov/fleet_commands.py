@@ -176,7 +176,7 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .cdk_start import start_cdk_imports
-    from .commands import _cannot_write, report_synth_warnings
+    from .commands import _cannot_write, policy_violations, report_synth_warnings
 
     started = getattr(args, "cdk_imports", None) or start_cdk_imports()
     with started[0]:  # Node.js loads the CDK's packages while the fleet is read and planned
@@ -199,12 +199,7 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     except PolicyValidationError as exc:
-        print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
-              file=sys.stderr)
-        for line in exc.violations:
-            print(f"  - {line}", file=sys.stderr)
-        print(f"full report: {exc.report}", file=sys.stderr)
-        return EXIT_INVALID
+        return policy_violations(exc)
     code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
     for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
         template = out / "cdk.out" / stack.template_file

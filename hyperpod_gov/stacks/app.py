@@ -151,6 +151,15 @@ def write_governance_files(files: Mapping[str, str], directory: Path) -> list[Pa
     return written
 
 
+
+def synth_failure(exc: Exception, assembly_dir: Path) -> Exception:
+    """What a failed ``app.synth()`` raises: the policy violations of its validation report where cdk-nag's or the
+    template checks' validation failed, else the CDK error as a ``SpecError`` (``synth_error``)."""
+    report = assembly_dir / "validation-report.json"
+    if "ValidationFailed" in str(exc) and report.exists():
+        return PolicyValidationError(_violations(report), report)
+    return synth_error(exc)
+
 def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Manifests] = None,
           checks: Optional[TemplateChecks] = None,
           resource_counts: Optional[dict[str, int]] = None) -> cdk.cx_api.CloudAssembly:
@@ -257,10 +266,7 @@ def _synth_into(plan: Plan, out_dir: Path, assembly_dir: Path, *, nag: bool, man
         except SpecError:
             raise
         except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
-            report = assembly_dir / "validation-report.json"
-            if "ValidationFailed" in str(exc) and report.exists():
-                raise PolicyValidationError(_violations(report), report) from None
-            raise synth_error(exc) from None
+            raise synth_failure(exc, assembly_dir) from None
         finally:
             if written is None:  # the app failed to build: the files are still written, as they were before
                 written = pool.submit(write_files)

@@ -21,8 +21,8 @@ from hyperpod_gov.plan.fleet import FleetPlan
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError
 
-from .app import (PolicyValidationError, _moved, _replace, _violations, check_manifests, synth_error,
-                  write_governance_files, write_tools_documents)
+from .app import (PolicyValidationError, _moved, _replace, check_manifests, synth_failure, write_governance_files,
+                  write_tools_documents)
 from .base import STACK_CONTEXT
 
 FLEET_ID = "HyperPodFleet"  # the fleet construct's id in the apps the library builds (the CLI's, app.py's)
@@ -86,10 +86,7 @@ def synth_fleet(fleet: FleetPlan, out_dir: Path, *, nag: bool = True,
         except SpecError:
             raise
         except Exception as exc:  # jsii surfaces CDK errors as RuntimeError/JSIIError
-            report = assembly_dir / "validation-report.json"
-            if "ValidationFailed" in str(exc) and report.exists():
-                raise PolicyValidationError(_violations(report), report) from None
-            raise synth_error(exc) from None
+            raise synth_failure(exc, assembly_dir) from None
         finally:
             write_fleet_files(fleet, manifests, out_dir)
     except PolicyValidationError as exc:  # a whole assembly, with its validation report: it takes the place too
