@@ -16,7 +16,7 @@ from typing import Mapping, Optional
 
 from ..spec.errors import NO_VALUE, SpecError, SpecIssue
 from .model import DEFAULT_SCALE_UP_DELAY
-from .trace import _minutes, _whole
+from .trace import _minutes, _whole, data_rows
 
 COLUMNS = ("minute", "instanceGroup", "instanceType", "add", "lose")
 
@@ -54,15 +54,9 @@ def parse_timeline(text: str, source: str, groups: Mapping[str, tuple[tuple[str,
         for t in its:
             types[t] = types.get(t, 0) + count
     rows = []
-    for row in reader:
-        line = reader.line_num
-        if not row or all(not c.strip() for c in row):
-            continue
+    for line, row in data_rows(reader, len(COLUMNS), issues,
+                               "give one value per column, e.g. 30,burst,,,4 (leave the unused ones empty)"):
         where = f"line {line}"
-        if len(row) != len(COLUMNS):
-            issues.append(SpecIssue(where, f"has {len(row)} fields, the header has {len(COLUMNS)}", ",".join(row),
-                                    "give one value per column, e.g. 30,burst,,,4 (leave the unused ones empty)"))
-            continue
         minute_raw, group, itype, add_raw, lose_raw = (c.strip() for c in row)
         ok = True
         minute = _minutes(minute_raw)

@@ -6,7 +6,7 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from ..spec.errors import NO_VALUE, SpecError, SpecIssue
 
@@ -45,6 +45,19 @@ def _minutes(value: str) -> Optional[float]:
     return x if x >= 0 and x == x and x != float("inf") else None
 
 
+def data_rows(reader: Any, width: int, issues: list[SpecIssue], fix: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each non-blank row of a CSV ``reader`` after its header; a row that has not ``width``
+    fields is reported in ``issues`` with ``fix`` and left out (the trace's and the capacity timeline's rule)."""
+    for row in reader:
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != width:
+            issues.append(SpecIssue(f"line {reader.line_num}", f"has {len(row)} fields, the header has {width}",
+                                    ",".join(row), fix))
+            continue
+        yield reader.line_num, row
+
+
 def parse_trace(text: str, source: str = "trace", *, teams: Optional[Iterable[str]] = None,
                 priority_classes: Optional[Iterable[str]] = None,
                 instance_types: Optional[Iterable[str]] = None) -> tuple[TraceRow, ...]:
@@ -73,15 +86,9 @@ def parse_trace(text: str, source: str = "trace", *, teams: Optional[Iterable[st
     type_set = set(instance_types) if instance_types is not None else None
     rows: list[TraceRow] = []
     seen: dict[str, int] = {}
-    for row in reader:
-        line = reader.line_num
-        if not row or all(not c.strip() for c in row):
-            continue
+    for line, row in data_rows(reader, len(header), issues,
+                               "give one value per column (leave optional ones empty, keep the commas)"):
         where = f"line {line}"
-        if len(row) != len(header):
-            issues.append(SpecIssue(where, f"has {len(row)} fields, the header has {len(header)}", ",".join(row),
-                                    "give one value per column (leave optional ones empty, keep the commas)"))
-            continue
         get = {c: row[i].strip() for c, i in col.items()}
         ok = True
         name = get["name"]
