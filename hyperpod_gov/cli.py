@@ -9,9 +9,11 @@ from typing import Optional, Sequence
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used (commands.py), so that
 # `synth` starts Node.js first (main).
+from . import dispatch
+from .cli_support import (  # noqa: F401 - the helpers' names, importable from here as before
+    EXIT_INVALID, EXIT_OK, EXIT_USAGE, print_json, report_synth_warnings, unreported_synth_warnings, usage_error)
 from .commands import (  # noqa: F401 - the commands' names, importable from here as before
-    EXIT_INVALID, EXIT_OK, EXIT_USAGE, SLURM_NOT_SIMULATED, cmd_diff, cmd_explain, cmd_onboard, cmd_schema, cmd_synth,
-    cmd_validate, plan_of, print_json, report_synth_warnings, review_of, unreported_synth_warnings, usage_error,
+    SLURM_NOT_SIMULATED, cmd_diff, cmd_explain, cmd_onboard, cmd_schema, cmd_synth, cmd_validate, plan_of, review_of,
     _simulate)
 from .process import exit_with
 
@@ -70,10 +72,10 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
 
     validate_parser = with_spec("validate", "check a spec; exit 0 if valid, 1 with every problem otherwise")
     with_format(validate_parser, "validate.json")
-    validate_parser.set_defaults(func=cmd_validate)
+    validate_parser.set_defaults(func=dispatch.validate)
     explain_parser = with_spec("explain", "print per team what it owns, lends, may borrow, and who may view or submit")
     with_format(explain_parser, "explain.json")
-    explain_parser.set_defaults(func=cmd_explain)
+    explain_parser.set_defaults(func=dispatch.explain)
     onboard_parser = with_spec("onboard", "print the page that takes a new member of TEAM from a laptop to a running "
                                "job: tools, role, network, kubeconfig, queue and quota, a first job per kind, how to "
                                "watch it, the team's data and whom to ask")
@@ -83,7 +85,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     onboard_parser.set_defaults(func=cmd_onboard)
     synth_parser = with_spec("synth", "write the CDK cloud assembly to OUT/cdk.out (and manifests to OUT/k8s)")
     synth_parser.add_argument("--out", default="build", help="output directory (default: build)")
-    synth_parser.set_defaults(func=cmd_synth)
+    synth_parser.set_defaults(func=dispatch.synth)
     diff_parser = sub.add_parser("diff", help="what a spec change does: governance first, then resources")
     diff_parser.add_argument("old", help="the spec before the change")
     diff_parser.add_argument("new", nargs="?", help="the spec after the change (not with --against)")
@@ -98,7 +100,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
                              help="also simulate a workload trace on both specs: wait p95, borrowed accelerator-hours "
                              "and preemptions per team, old -> new")
     with_format(diff_parser, "diff.json")
-    diff_parser.set_defaults(func=cmd_diff)
+    diff_parser.set_defaults(func=dispatch.diff)
     sub.add_parser("schema", help="print the JSON Schema of the spec (for editors)").set_defaults(func=cmd_schema)
     for name, (help_, module, configure) in OWN_MODULE_COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_)
@@ -106,6 +108,8 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
             getattr(importlib.import_module(module, __package__), configure)(command_parser)
             if name == "simulate":
                 command_parser.set_defaults(func=_simulate)
+            if name in dispatch.OWN_MODULE:  # a fleet spec goes to the fleet's command (dispatch)
+                command_parser.set_defaults(func=dispatch.OWN_MODULE[name])
     return parser
 
 

@@ -1,5 +1,6 @@
-"""The commands that read a spec: validate, explain, onboard, synth, diff, schema (``hyperpod_gov.cli`` parses the
-command line and calls them; the commands with options of their own live in their modules)."""
+"""The commands that read one cluster's spec: validate, explain, onboard, synth, diff, schema (``hyperpod_gov.cli``
+parses the command line and calls them, through ``dispatch`` for a fleet spec; the commands with options of their
+own live in their modules)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+from .cli_support import (EXIT_INVALID, EXIT_OK, cannot_write, diff_plans, plural, policy_violations,
+                          print_json, report_synth_warnings, usage_error)
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 # Node.js first (cli.main).
@@ -16,9 +20,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from .plan import Plan
-    from .spec import Review, SpecError, SpecIssue
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+    from .spec import Review
 
 
 def review_of(path: str, *, strict: bool = False, warn: bool = True, environment: Optional[str] = None,
@@ -67,29 +69,17 @@ def plan_of(path: str, *, strict: bool = False, warn: bool = True, environment: 
     return review_of(path, strict=strict, warn=warn, environment=environment)[0]
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def print_json(document: Any) -> None:
-    """One JSON document on standard output: keys sorted, two-space indent, a final newline."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
     """The spec (or the one environment asked for); a spec with environments: the base and every environment,
     each validated as a whole, every problem of every one reported before exit 1.
 
     ``--format json``: one document on standard output (``hyperpod_gov/schemas/validate.json``), also when the
     spec is invalid; its warnings are in the document, not on standard error."""
-    from .fleet_commands import is_fleet_file, validate_fleet
     from .schemas import issue_json
     from .spec import SpecError
     from .spec.environments import environment_names
     from .spec.loader import read_yaml
 
-    if is_fleet_file(args.spec):  # clusters: instead of cluster:
-        return validate_fleet(args)
     as_json = getattr(args, "format", "text") == "json"
     checked: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
@@ -121,7 +111,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         issues += [issue_json(i, environment) for i in review.warnings]
         if as_json:
             continue
-        acknowledged = f", {_plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
+        acknowledged = f", {plural(len(review.acknowledged), 'warning')} acknowledged" if review.acknowledged else ""
         which = f" (environment {environment}: stacks {plan.name}-*)" if environment else ""
         print(f"{args.spec}{which}: valid ({len(plan.tenants)} teams, {mode}){acknowledged}")
         for i in review.unused:
@@ -139,36 +129,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def unreported_synth_warnings(warnings: Iterable[str], covered: Iterable[str]) -> list[str]:
-    """Synth's CDK warnings less those a spec rule already reported (listed in its ``covers``).
-
-    CDK appends ``[ack: <id>]`` to a warning added with ``add_warning_v2``; the spec rule has already printed
-    that finding, or the spec acknowledged it, or ``--strict`` refused it before synth.
-    """
-    tags = tuple(f"[ack: {c}]" for c in covered)
-    return [w for w in warnings if not any(tag in w for tag in tags)]
-
-
-def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
-    """Print synth's CDK warnings that no spec rule reported; with ``strict`` any of them is exit 1."""
-    from .spec.rules import RULES
-    left = unreported_synth_warnings(warnings, RULES.covered_warnings())
-    for warning in left:
-        print(f"warning: {warning}", file=sys.stderr)
-    if strict and left:
-        print(f"--strict: synth added {_plural(len(left), 'warning')} (above), errors with --strict; the cloud "
-              "assembly is written but must not be deployed", file=sys.stderr)
-        return EXIT_INVALID
-    return EXIT_OK
-
-
 def cmd_explain(args: argparse.Namespace) -> int:
     """The allocation in words, or (``--format json``) as one document: ``hyperpod_gov/schemas/explain.json``."""
     from .explain import explain, explain_json
-    from .fleet_commands import explain_fleet, is_fleet_file
 
-    if is_fleet_file(args.spec):  # clusters: instead of cluster:
-        return explain_fleet(args)
     if getattr(args, "format", "text") == "json":
         plan, review = review_of(args.spec, strict=args.strict, environment=args.environment, warn=False)
         print_json(explain_json(plan, review.warnings, environment=args.environment))
@@ -186,33 +150,12 @@ def cmd_onboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def policy_violations(exc: Any) -> int:
-    """Print a synth's unacknowledged policy violations (``stacks.app.PolicyValidationError``): exit 1."""
-    print(f"{len(exc.violations)} policy violation(s) (cdk-nag, template checks) without an acknowledgement:",
-          file=sys.stderr)
-    for line in exc.violations:
-        print(f"  - {line}", file=sys.stderr)
-    print(f"full report: {exc.report}", file=sys.stderr)
-    return EXIT_INVALID
-
-
-def _cannot_write(out: Path, exc: OSError) -> SpecError:
-    from .spec import SpecError, SpecIssue
-
-    return SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
-                                "give a folder you can write to (it is created if missing)")])
-
-
 def cmd_synth(args: argparse.Namespace) -> int:
     import tempfile
 
     from .cdk_start import import_all, start_cdk_imports
-    from .fleet_commands import is_fleet_file, synth_fleet_command
     from .plan.addon_defaults import kubectl_layer
     from .template_checks import LARGE_PLAN_TEAMS, shared
-
-    if is_fleet_file(args.spec):  # clusters: instead of cluster:
-        return synth_fleet_command(args)
 
     # Node.js starts and loads the CDK's packages while Python reads and plans the spec (on two cores about a
     # third of a second of the example's synth). A spec that fails, or an --out that cannot be written, stops here,
@@ -230,7 +173,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             out.mkdir(parents=True, exist_ok=True)
             tempfile.TemporaryFile(dir=out).close()
         except OSError as exc:  # --out names a file, an unwritable folder...
-            raise _cannot_write(out, exc) from None
+            raise cannot_write(out, exc) from None
         # CDK's template check builds its engine while the app is imported and built
         checks = shared(tier_up=len(plan.tenants) >= LARGE_PLAN_TEAMS)
         for future in loaded:  # jsii's channel to Node.js serves one thread at a time: the imports end first
@@ -241,7 +184,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     try:
         assembly = synth(plan, out, checks=checks, resource_counts=counts)
     except OSError as exc:  # a full disk...
-        raise _cannot_write(out, exc) from None
+        raise cannot_write(out, exc) from None
     except PolicyValidationError as exc:
         return policy_violations(exc)
     code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
@@ -251,24 +194,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return code
 
 
-def usage_error(issue: "SpecIssue") -> int:
-    """Options that do not go together (argparse cannot say so): the problem with its fix, exit 2 like argparse's
-    own usage errors."""
-    print(f"usage error: {issue}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def cmd_diff(args: argparse.Namespace) -> int:
     """What a spec change does: governance changes (privilege marked), contract reviews, the simulated effect
     (``--trace``), resource changes; ``--format json``: one document, ``hyperpod_gov/schemas/diff.json``."""
     from .spec import SpecError, SpecIssue
 
-    from .fleet_commands import is_fleet_file
-
-    if any(p is not None and is_fleet_file(p) for p in (args.old, args.new)):  # clusters: per cluster
-        from .fleet_diff import fleet_diff
-
-        return fleet_diff(args)
     if args.against is not None:  # two environments of one spec: what the second differs in from the first
         if args.new is not None or args.environment is None:
             return usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
@@ -300,56 +230,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if document is not None:
         print_json(document)
     return EXIT_INVALID if args.fail and changed else EXIT_OK
-
-
-def diff_plans(args: argparse.Namespace, old: "Plan", new: "Plan", title: str,
-               snapshots: Optional[Callable[[], tuple[Any, Any]]]) -> tuple[Optional[dict[str, Any]], bool]:
-    """The diff of two plans: printed (text), or the diff.json document (``--format json``); and whether anything
-    changed. ``snapshots``: makes the two sides' ``testing.synth_snapshot`` (None: ``--governance-only``), called
-    after the governance lines are printed (the synths are the slow part)."""
-    from .diff import governance_changes, resource_changes, review_events, reviews_of
-    from .contracts import retirement_notes
-
-    as_json = getattr(args, "format", "text") == "json"
-    changes = governance_changes(old, new)
-    reviews = review_events(old, new)
-    retiring = retirement_notes(old, new)
-    widened = sum(1 for c in changes if c.privilege is not None)
-    if not as_json:  # printed before the (slower) simulation and synths
-        print(f"Governance changes ({title}):")
-        print("\n".join(f"  {c.words}" for c in changes) if changes else "  none")
-        if widened:
-            print(f"  {widened} of these widen privilege (marked 'privilege'): review them first")
-        review_lines = [r.words for r in reviews] + retiring
-        print("Contract reviews (event-driven) and retirement:")
-        print("\n".join(f"  {line}" for line in review_lines) if review_lines else "  none")
-    effect: Optional[list[str]] = None
-    if args.trace:
-        from .simulate.cli import diff_effect
-
-        effect = diff_effect(old, new, args.trace)
-        if not as_json:
-            print(f"Simulated effect on {args.trace} (Kueue admission, per team):")
-            print("\n".join(f"  {line}" for line in effect) if effect else "  none")
-    resources = []
-    if snapshots is not None:
-        resources = resource_changes(*snapshots(), prefixes=(old.name, new.name) if args.against is not None else None)
-        if not as_json:
-            print("Resource changes (+ added, - removed, ~ changed):")
-            print("\n".join(f"  {r.words}" for r in resources) if resources else "  none")
-    changed = bool(changes or resources or reviews or retiring)
-    if as_json:
-        return ({
-            "title": title,
-            "changes": [{**c.to_json(), "review": [r.to_json() for r in reviews_of(c, reviews)]} for c in changes],
-            "privilegeWidening": widened,
-            "reviews": [r.to_json() for r in reviews],
-            "retirement": retiring,
-            "simulatedEffect": effect,
-            "resources": None if snapshots is None else [r.to_json() for r in resources],
-            "changed": changed,
-        }, changed)
-    return None, changed
 
 
 SLURM_NOT_SIMULATED = "the simulator models Kueue; Slurm specs are not simulated"

@@ -1,5 +1,5 @@
 """validate and explain of a fleet spec (``clusters:``): every member checked, each cluster explained under its own
-heading, then the fleet as a whole (``commands.cmd_validate`` and ``cmd_explain`` hand a fleet spec over here)."""
+heading, then the fleet as a whole (``dispatch`` hands a fleet spec over here; ``commands`` reads one cluster's)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
+from .cli_support import EXIT_INVALID, EXIT_OK, cannot_write, policy_violations, print_json, report_synth_warnings
+
 if TYPE_CHECKING:
     from .plan.amounts import Amounts
     from .plan.fleet import FleetPlan
-
-EXIT_OK, EXIT_INVALID = 0, 1
 
 
 def is_fleet_file(path: str) -> bool:
@@ -47,7 +47,6 @@ def _summary(fleet: "FleetPlan") -> str:
 def validate_fleet(args: argparse.Namespace) -> int:
     """The fleet (or the one environment asked for; without one: the base and every environment), every problem
     of every member at once; ``--format json`` as validate.json, each checked entry naming its clusters."""
-    from .commands import print_json
     from .schemas import issue_json
     from .spec import SpecError
     from .spec.environments import environment_names
@@ -128,7 +127,6 @@ def fleet_section(fleet: "FleetPlan") -> str:
 
 def explain_fleet(args: argparse.Namespace) -> int:
     """Each cluster's explain under a heading, then the fleet section; ``--format json``: fleet-explain.json."""
-    from .commands import print_json
     from .explain import explain, explain_json
 
     as_json = getattr(args, "format", "text") == "json"
@@ -176,7 +174,6 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .cdk_start import start_cdk_imports
-    from .commands import _cannot_write, policy_violations, report_synth_warnings
 
     started = getattr(args, "cdk_imports", None) or start_cdk_imports()
     with started[0]:  # Node.js loads the CDK's packages while the fleet is read and planned
@@ -186,7 +183,7 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
             out.mkdir(parents=True, exist_ok=True)
             tempfile.TemporaryFile(dir=out).close()
         except OSError as exc:
-            raise _cannot_write(out, exc) from None
+            raise cannot_write(out, exc) from None
         started[1].result()
     from .stacks.app import PolicyValidationError, assembly_warnings
     from .stacks.fleet_app import synth_fleet
@@ -197,7 +194,7 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
         assembly = synth_fleet(fleet, out)
         write_fleet_records(fleet, out / "contracts")
     except OSError as exc:
-        raise _cannot_write(out, exc) from None
+        raise cannot_write(out, exc) from None
     except PolicyValidationError as exc:
         return policy_violations(exc)
     code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)

@@ -1,9 +1,9 @@
 """``diff`` of two fleet specs (``clusters:``), or of two environments of one (``--against``): per cluster the
-single-cluster diff of its two member plans (``commands.diff_plans``: governance changes, contract reviews,
+single-cluster diff of its two member plans (``cli_support.diff_plans``: governance changes, contract reviews,
 resource changes unless ``--governance-only``) under ``cluster <name>:``, then the clusters added and removed and
 a change of dispatch. ``--format json``: ``hyperpod_gov/schemas/fleet-diff.json``, each cluster's document as
 diff.json. A fleet spec against a single-cluster spec is a usage error (exit 2): their members do not pair up.
-``commands.cmd_diff`` hands a diff over here when either side is a fleet."""
+``dispatch.diff`` hands a diff over here when either side is a fleet."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from .cli_support import diff_plans, print_json, usage_error
+from .fleet_commands import fleet_review, is_fleet_file
+
 if TYPE_CHECKING:
     from .plan.fleet import FleetPlan
 
@@ -23,8 +26,6 @@ EXIT_OK, EXIT_INVALID = 0, 1
 
 def _sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[str], bool]], str]]:
     """The two (path, environment, warn) sides and the title, or None after a usage error."""
-    from .commands import usage_error
-    from .fleet_commands import is_fleet_file
     from .spec import SpecIssue
 
     if args.trace:
@@ -87,8 +88,6 @@ def _dispatch(fleet: "FleetPlan") -> Optional[dict[str, Any]]:
 
 def fleet_diff(args: argparse.Namespace) -> int:
     """The fleet diff (module docstring); exit 1 with ``--fail`` when anything changed, else 0."""
-    from .commands import diff_plans, print_json
-    from .fleet_commands import fleet_review
     from .spec import SpecError
 
     sides = _sides(args)

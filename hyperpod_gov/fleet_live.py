@@ -2,7 +2,8 @@
 the one ``--cluster`` names), each in its own account and region, each under a heading; the exit status is the
 worst of the members' by the command's own contract (docs/fleet.md, "drift, preflight and diff").
 
-``live.cli.run_drift`` and ``live.preflight.run_preflight`` hand a fleet spec over here. ``clients`` and ``kube``
+``dispatch.drift`` and ``dispatch.preflight`` hand a fleet spec over here (``live.cli.run_drift`` and
+``live.preflight.run_preflight`` read one cluster's). ``clients`` and ``kube``
 (cluster name -> a client factory / a Kubernetes connector) let tests say how each member is reached; by default
 each member gets boto3 clients in its own capacity region, as the single-cluster command makes them (``--region``
 and ``--profile``, when given, apply to every member).
@@ -17,6 +18,10 @@ import io
 import json
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from .fleet_commands import fleet_review
+from .live.cli import drift_plan
+from .live.preflight import preflight_spec
 
 if TYPE_CHECKING:
     from .plan.fleet import FleetPlan
@@ -59,7 +64,6 @@ def chosen_clusters(command: str, args: argparse.Namespace, fleet: "FleetPlan") 
 
 
 def _load(command: str, args: argparse.Namespace) -> Optional["FleetPlan"]:
-    from .fleet_commands import fleet_review
     from .spec import SpecError
 
     try:
@@ -125,8 +129,6 @@ def multikueue_objects_of(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]
 def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], Any]] = None,
                     kube: Optional[Callable[[str], Any]] = None) -> int:
     """``drift FLEET.yaml [--cluster NAME]``: each member's drift (its MultiKueue objects compared too)."""
-    from .live.cli import drift_plan
-
     fleet = _load("drift", args)
     if fleet is None:
         return EXIT_CANNOT_CHECK
@@ -147,8 +149,6 @@ def run_fleet_preflight(args: argparse.Namespace, clients: Optional[Callable[[st
                         kube: Optional[Callable[[str], Any]] = None) -> int:
     """``preflight FLEET.yaml [--cluster NAME]``: each member's preflight (``--endpoint-policies DIR``: each
     member's into DIR/<cluster>)."""
-    from .live.preflight import preflight_spec
-
     fleet = _load("preflight", args)
     if fleet is None:
         return EXIT_CANNOT_CHECK

@@ -112,11 +112,10 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     from ..plan import build_plan
     from ..spec.fleet import is_fleet_spec
 
-    if is_fleet_spec(args.spec):  # clusters: each member checked in its own account and region
-        from ..fleet_live import run_fleet_drift
-
-        return run_fleet_drift(args, None if clients is None else (lambda _: clients),
-                               None if kube is None else (lambda _: kube))
+    if is_fleet_spec(args.spec):  # the command hands a fleet over to fleet_live (hyperpod_gov.dispatch)
+        print(f"hyperpod-gov drift: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_drift checks each "
+              "member, as `hyperpod-gov drift` does", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     if getattr(args, "cluster", None) is not None:
         print(f"hyperpod-gov drift: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); --cluster "
               "chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)

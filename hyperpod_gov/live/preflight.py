@@ -316,11 +316,10 @@ def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = N
     """Exit 0: every check passed; 1: something to fix (each with its fix); 2: could not check."""
     from ..spec.fleet import is_fleet_spec
 
-    if is_fleet_spec(args.spec):  # clusters: each member checked in its own account and region
-        from ..fleet_live import run_fleet_preflight
-
-        return run_fleet_preflight(args, None if clients is None else (lambda _: clients),
-                                   None if kube is None else (lambda _: kube))
+    if is_fleet_spec(args.spec):  # the command hands a fleet over to fleet_live (hyperpod_gov.dispatch)
+        print(f"hyperpod-gov preflight: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_preflight checks "
+              "each member, as `hyperpod-gov preflight` does", file=sys.stderr)
+        return EXIT_CANNOT_CHECK
     if getattr(args, "cluster", None) is not None:
         print(f"hyperpod-gov preflight: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
               "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)

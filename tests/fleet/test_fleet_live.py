@@ -168,7 +168,7 @@ def test_the_exit_status_follows_each_commands_contract():
 
 def test_the_cli_hands_a_fleet_to_fleet_drift_and_names_each_member(fleet_file, capsys, monkeypatch):
     seen = []
-    monkeypatch.setattr("hyperpod_gov.live.cli.drift_plan",
+    monkeypatch.setattr("hyperpod_gov.fleet_live.drift_plan",
                         lambda args, plan, clients=None, kube=None, extra=():
                         seen.append((plan.region, len(extra))) or 0)
     assert main(["drift", fleet_file]) == 0
