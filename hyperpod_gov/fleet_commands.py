@@ -133,6 +133,7 @@ def explain_fleet(args: argparse.Namespace) -> int:
     fleet = fleet_review(args.spec, strict=args.strict, environment=args.environment, warn=not as_json)
     if as_json:
         from .plan.fleet import team_allocations
+        from .plan.fleet_moves import move_commands
         from .schemas import issue_json
 
         print_json({
@@ -148,6 +149,7 @@ def explain_fleet(args: argparse.Namespace) -> int:
                       for a in team_allocations(fleet)],
             "dispatch": (None if fleet.fleet.dispatch is None else
                          {"manager": fleet.fleet.dispatch.manager, "workers": list(fleet.fleet.dispatch.workers)}),
+            "moves": [c.to_json() for c in move_commands(fleet.fleet, fleet.plans)],
             "warnings": [issue_json(i, args.environment) for i in fleet.warnings],
         })
         return EXIT_OK

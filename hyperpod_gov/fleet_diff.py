@@ -19,7 +19,10 @@ from .cli_support import diff_plans, print_json, usage_error
 from .fleet_commands import fleet_review, is_fleet_file
 
 if TYPE_CHECKING:
+    from .diff import GovernanceChange
     from .plan.fleet import FleetPlan
+    from .plan.fleet_move_diff import MoveInDiff
+    from .plan.model import Plan
 
 EXIT_OK, EXIT_INVALID = 0, 1
 
@@ -102,6 +105,10 @@ def fleet_diff(args: argparse.Namespace) -> int:
             raise SpecError(exc.issues, exc.source or path, exc.note) from None
     old, new = fleets
     as_json = getattr(args, "format", "text") == "json"
+    moves, explained = _moves(args, old, new)
+    if not as_json:  # the moves first: they explain count changes the clusters' sections then leave out
+        for move in moves:
+            print(move.words)
     snapshots: dict[str, Any] = {}
 
     def snapshots_of(cluster: str) -> Callable[[], tuple[Any, Any]]:
@@ -116,17 +123,19 @@ def fleet_diff(args: argparse.Namespace) -> int:
     added = [c for c in new.plans if c not in old.plans]
     removed = [c for c in old.plans if c not in new.plans]
     documents: dict[str, Any] = {}
-    changed = bool(added or removed)
+    changed = bool(added or removed) or any(m.changed for m in moves)
     for cluster in common:
         member_title = f"{title}, cluster {cluster}"
         make = None if args.governance_only else snapshots_of(cluster)
+        moved = _explained(explained.get(cluster, {}), new.plans[cluster])
         if as_json:
             documents[cluster], member_changed = diff_plans(args, old.plans[cluster], new.plans[cluster],
-                                                            member_title, make)
+                                                            member_title, make, explained=moved)
         else:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                _, member_changed = diff_plans(args, old.plans[cluster], new.plans[cluster], member_title, make)
+                _, member_changed = diff_plans(args, old.plans[cluster], new.plans[cluster], member_title, make,
+                                               explained=moved)
             print(f"cluster {cluster}:")
             sys.stdout.write("".join(f"  {line}\n" for line in out.getvalue().splitlines()))
         changed = changed or member_changed
@@ -135,8 +144,8 @@ def fleet_diff(args: argparse.Namespace) -> int:
         dispatch = {"old": _dispatch(old), "new": _dispatch(new)}
         changed = True
     if as_json:
-        print_json({"title": title, "clusters": documents, "added": added, "removed": removed,
-                    "dispatch": dispatch, "changed": changed})
+        print_json({"title": title, "moves": [m.to_json() for m in moves], "clusters": documents, "added": added,
+                    "removed": removed, "dispatch": dispatch, "changed": changed})
     else:
         for cluster in added:
             plan = new.plans[cluster]
@@ -155,3 +164,40 @@ def _words(dispatch: Optional[dict[str, Any]]) -> str:
     if dispatch is None:
         return "none"
     return f"manager {dispatch['manager']}, workers {', '.join(dispatch['workers'])}"
+
+
+def _moves(args: argparse.Namespace, old: "FleetPlan", new: "FleetPlan"
+           ) -> tuple[tuple["MoveInDiff", ...], dict[str, dict[str, tuple[int, int]]]]:
+    """The new spec's moves against the counts, and per cluster the count changes they explain (none with
+    ``--against``: two environments' counts differ by design, not by a move)."""
+    from .plan.fleet_move_diff import explained_counts, moves_in_diff
+
+    if args.against is not None:
+        return (), {}
+    moves = moves_in_diff(old.fleet, old.plans, new.fleet, new.plans)
+    return moves, explained_counts(moves)
+
+
+def _explained(counts: dict[str, tuple[int, int]], new: "Plan") -> Callable[["GovernanceChange"], bool]:
+    """The member's governance changes a matching move shows: its groups' instances (and guaranteed instances, which
+    follow them), and the instance type's capacity when those groups' changes are all of it."""
+    groups = {g.name: g for g in new.instance_groups}
+    by_type: dict[str, int] = {}
+    for name, (was, now) in counts.items():
+        if not groups[name].instance_types:  # a flexible group's capacity is spread over its types
+            by_type[groups[name].instance_type] = by_type.get(groups[name].instance_type, 0) + now - was
+
+    def delta(change: "GovernanceChange") -> Optional[int]:
+        ints = change.kind == "changed" and all(isinstance(v, int) and not isinstance(v, bool)
+                                                for v in (change.old, change.new))
+        return change.new - change.old if ints else None
+
+    def explained(change: "GovernanceChange") -> bool:
+        if change.view == "instance group" and change.key in counts:
+            was, now = counts[change.key]
+            return (change.label == "instances" and (change.old, change.new) == (was, now)) or (
+                change.label == "guaranteed instances" and delta(change) == now - was)
+        return (change.view == "capacity" and change.label == "(instances)" and change.key in by_type
+                and delta(change) == by_type[change.key])
+
+    return explained

@@ -16,7 +16,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 from ..spec.errors import SpecIssue
 from ..spec.fleet import FleetSpec
-from ..spec.fleet_moves import Move
+from ..spec.fleet_moves import Move, MoveEnd
 from ..spec.rulebook import rule
 from .model import Plan
 
@@ -35,6 +35,11 @@ def _group(fleet: FleetSpec, cluster: str, name: str) -> Optional[Any]:
 
 def _types(group: Any) -> tuple[str, ...]:
     return tuple(sorted({*(group.instance_types or ()), *([group.instance_type] if group.instance_type else [])}))
+
+
+def instance_type_of(fleet: FleetSpec, move: Move) -> str:
+    """The instance type a move's nodes run: its source group's (a flexible group's types, sorted, comma-separated)."""
+    return ", ".join(_types(_group(fleet, move.from_.cluster, move.from_.instance_group)))
 
 
 def _side_issues(fleet: FleetSpec, plans: Mapping[str, Plan], path: str, cluster: str, group: str) -> list[SpecIssue]:
@@ -107,6 +112,7 @@ class MoveCommand:
     move: Move
     region: str
     parameters: dict[str, Any]  # MoveClusterNodesRequest members
+    instance_type: str  # the source group's type (a flexible group's types, comma-separated)
 
     @property
     def command(self) -> str:
@@ -115,6 +121,17 @@ class MoveCommand:
         args = [f"--{xform_name(k, '-')} {v if str(v).startswith('$(') else shlex.quote(str(v))}"
                 for k, v in self.parameters.items()]
         return " ".join([f"aws sagemaker {xform_name(OPERATION, '-')}", *args, f"--region {self.region}"])
+
+    def to_json(self) -> dict[str, Any]:
+        """The move as ``explain --format json`` of a fleet gives it (``schemas/fleet-explain.json``)."""
+        m = self.move
+        return {"from": end_json(m.from_), "to": end_json(m.to), "count": m.count, "instanceType": self.instance_type,
+                "region": self.region, "command": self.command}
+
+
+def end_json(end: MoveEnd) -> dict[str, str]:
+    """One side of a move as the JSON documents give it: ``{"cluster", "instanceGroup"}``."""
+    return {"cluster": end.cluster, "instanceGroup": end.instance_group}
 
 
 def _arn(plan: Plan) -> str:
@@ -133,7 +150,8 @@ def move_commands(fleet: FleetSpec, plans: Mapping[str, Plan]) -> tuple[MoveComm
         out.append(MoveCommand(move, src.region, {
             "SourceClusterArn": _arn(src), "SourceInstanceGroupName": move.from_.instance_group,
             "TargetClusterArn": _arn(dst), "TargetInstanceGroupName": move.to.instance_group,
-            "InstanceCount": move.count}))
+            "InstanceCount": move.count},
+            instance_type_of(fleet, move)))
     return tuple(out)
 
 
