@@ -233,9 +233,8 @@ def manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) -
     workers = tuple(w for w, _ in on)
     return FleetQueue(team=name, namespace=_same(on, "namespace"), local_queue=names.fleet_local_queue(name),
                       cluster_queue=fleet_queue(name), workers=workers, check=dispatch_check(workers),
-                      covered=covered,
-                      flavors=tuple(sorted(flavors, key=lambda f: f.name)), active=any(t.active for _, t in on),
-                      create_namespace=not on_manager)
+                      covered=covered, flavors=tuple(sorted(flavors, key=lambda f: f.name)),
+                      active=any(t.active for _, t in on), create_namespace=not on_manager)
 
 
 def dispatch_sets(queues: Iterable[FleetQueue]) -> tuple[DispatchSet, ...]:

@@ -95,7 +95,7 @@ def manager_queues(workers: Mapping[str, Any], teams: Optional[Sequence[str]] = 
             for fq in _fleet_queues(workers, fleet_queues) if chosen is None or fq.team in chosen}
 
 
-def dispatch_sets(workers: Mapping[str, Any], fleet_queues: Sequence[FleetQueue]) -> dict[str, tuple[str, ...]]:
+def team_sets(workers: Mapping[str, Any], fleet_queues: Sequence[FleetQueue]) -> dict[str, tuple[str, ...]]:
     """Team -> the workers its check's MultiKueueConfig lists (``FleetQueue.workers``, the plan's one source), in
     dispatch order; each must be a given worker that has the team."""
     sets = {}
@@ -180,7 +180,7 @@ def simulate_fleet(workers: Mapping[str, Any], rows: Sequence[TraceRow], *,
     if unknown:
         raise ValueError(f"dispatched team(s) {', '.join(unknown)} are on no worker")
     chosen = sorted(mqueues)
-    flights, subs, notes = _flights(workers, queues, mqueues, dispatch_sets(workers, fqs), rows)
+    flights, subs, notes = _flights(workers, queues, mqueues, team_sets(workers, fqs), rows)
     manager = Cluster(Scenario(queues=tuple(mqueues[t] for t in chosen)))
     clusters = {w: Cluster(scenario_from_plan(plan, [])[0]) for w, plan in workers.items()}
     clock = FleetClock(manager, clusters, flights, subs)
