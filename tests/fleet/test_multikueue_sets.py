@@ -88,7 +88,7 @@ def test_only_the_sets_teams_are_on_are_emitted():
 
 def test_reordering_teams_or_workers_changes_no_object_name():
     members, mk = fleet()
-    names = {w: [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objs]
+    names = {w: [(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in objs]
              for w, objs in objects_of(members, mk).items()}
     data = startup_data()
     for d in data.values():
@@ -96,7 +96,7 @@ def test_reordering_teams_or_workers_changes_no_object_name():
     reordered = plans_of(data)
     for workers in (WORKERS, WORKERS[::-1]):
         objs = objects_of(reordered, multikueue_plans(reordered, "mgr", workers))
-        assert {w: sorted((o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objs[w])
+        assert {w: sorted((o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in objs[w])
                 for w in objs} == {w: sorted(n) for w, n in names.items()}
 
 
