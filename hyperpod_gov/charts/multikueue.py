@@ -1,5 +1,6 @@
-"""MultiKueue objects of one fleet member (plan/multikueue.py): the manager's clusters, config, check and fleet
-queues; a worker's mirrored LocalQueues and the service account the manager connects as.
+"""MultiKueue objects of one fleet member (plan/multikueue.py): the manager's clusters, a config and a check per
+set of workers its teams are on, and its fleet queues; a worker's mirrored LocalQueues and the service account the
+manager connects as.
 
 Plain Kubernetes objects (the dicts ``api_object`` would add), in a fixed order: ``kueue.x-k8s.io/v1beta2`` as
 every Kueue object of this project (plan/kueue.py ``KUEUE_API``). The manager's kubeconfig Secrets are not among
@@ -30,14 +31,15 @@ def _manager(mk: MultiKueuePlan) -> list[dict[str, Any]]:
         objs.append(kubernetes_object(KUEUE_API, "MultiKueueCluster", link.cluster, annotations={CREDENTIAL_ANNOTATION: note},
                             body={"spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret",
                                                                            "location": link.secret}}}}))
-    objs.append(kubernetes_object(KUEUE_API, "MultiKueueConfig", mk.check, body={"spec": {"clusters": list(mk.workers)}}))
-    objs.append(kubernetes_object(KUEUE_API, "AdmissionCheck", mk.check, body={"spec": {
-        "controllerName": MULTIKUEUE_CONTROLLER,
-        "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": mk.check}}}))
+    for s in mk.sets:  # one config and check per set of workers a team is on: none dispatches where it is absent
+        objs.append(kubernetes_object(KUEUE_API, "MultiKueueConfig", s.name, body={"spec": {"clusters": list(s.workers)}}))
+        objs.append(kubernetes_object(KUEUE_API, "AdmissionCheck", s.name, body={"spec": {
+            "controllerName": MULTIKUEUE_CONTROLLER,
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": s.name}}}))
     for q in mk.queues:
         if q.create_namespace:
             objs.append(kubernetes_object("v1", "Namespace", q.namespace, labels={TEAM_LABEL: q.team}))
-        objs.append(kubernetes_object(KUEUE_API, "ClusterQueue", q.cluster_queue, body={"spec": q.cluster_queue_spec(mk.check)}))
+        objs.append(kubernetes_object(KUEUE_API, "ClusterQueue", q.cluster_queue, body={"spec": q.cluster_queue_spec()}))
         objs.append(kubernetes_object(KUEUE_API, "LocalQueue", q.local_queue, namespace=q.namespace,
                             body={"spec": {"clusterQueue": q.cluster_queue}}))
     return objs

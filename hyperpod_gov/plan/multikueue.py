@@ -4,8 +4,11 @@ Pure: built from the members' single-cluster plans (``build_plan`` of each membe
 renders it. Kueue v0.19.2 facts this follows (docs/fleet.md cites them):
 
 - the manager holds one MultiKueueCluster per worker (its kubeconfig in a Secret of the Kueue namespace, key
-  ``kubeconfig``), one MultiKueueConfig listing the workers in order, one AdmissionCheck of controller
-  ``kueue.x-k8s.io/multikueue`` and, per team, a ClusterQueue that carries the check; "the quota in the manager
+  ``kubeconfig``) and, per distinct set of workers a team is on, one MultiKueueConfig listing that set in dispatch
+  order and one AdmissionCheck of controller ``kueue.x-k8s.io/multikueue`` naming it (the dispatcher copies a
+  workload to every cluster of its check's config, ``workload.go`` ``remoteClientsForAC``; configs may share
+  clusters, ``indexer.go`` indexes a cluster's configs); per team, a ClusterQueue that carries its set's check
+  (one MultiKueue check per ClusterQueue, ``pkg/cache/scheduler/clusterqueue.go``); "the quota in the manager
   cluster should equal the total quota available in all worker clusters", so the plan derives it as the sum;
 - a worker "acts like a standalone Kueue cluster": the dispatched copy keeps its namespace and queue name, so each
   worker has the team's namespace and a LocalQueue of the manager's queue name, pointing at the team's own
@@ -15,8 +18,9 @@ renders it. Kueue v0.19.2 facts this follows (docs/fleet.md cites them):
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from . import names
 from .kueue import KUEUE_SETTINGS, covered_resources, quantities
@@ -28,7 +32,7 @@ from .workloads import kinds_for
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"  # AdmissionCheck spec.controllerName (Kueue's constant)
 KUBECONFIG_KEY = "kubeconfig"  # the Secret key Kueue reads (MultiKueueConfigSecretKey)
 MAX_WORKERS = 20  # MultiKueueConfig spec.clusters maxItems
-FLEET_CHECK = "hyperpod-gov-fleet"  # the AdmissionCheck and the MultiKueueConfig it names (one per fleet)
+FLEET_CHECK = "hyperpod-gov-fleet"  # the prefix of each set's AdmissionCheck and MultiKueueConfig
 WORKER_ACCOUNT = "hyperpod-gov-multikueue"  # the worker's ServiceAccount, ClusterRole and ClusterRoleBinding
 CREDENTIAL_STEP = "docs/fleet.md#the-worker-credential"  # where the Secret's contents come from
 MEMORY = "memory"
@@ -45,6 +49,18 @@ def fleet_queue(team: str) -> str:
     Ends in ``-fleet``: the single-cluster queue names end in ``-clusterqueue`` / ``-localqueue``, so no team's
     fleet queue is another's queue."""
     return f"{team}-fleet"
+
+
+def dispatch_check(workers: Iterable[str]) -> str:
+    """The AdmissionCheck of one set of workers and the MultiKueueConfig it names: ``hyperpod-gov-fleet-<hash>``,
+    the first 10 hex digits of the SHA-256 of the sorted worker names joined by ``/`` (no member name holds one).
+
+    Derived from the set alone: the dispatch order, the teams and their order change no name. A readable join of
+    the names would collide (``a-b`` + ``c`` and ``a`` + ``b-c``: a DNS label may hold any run of ``-``)."""
+    members = sorted(set(workers))
+    if not members:
+        raise ValueError("a dispatch check needs at least one worker")
+    return f"{FLEET_CHECK}-{hashlib.sha256('/'.join(members).encode()).hexdigest()[:10]}"
 
 
 def kubeconfig_secret(worker: str) -> str:
@@ -107,25 +123,35 @@ class FleetFlavor:
 
 
 @dataclass(frozen=True)
+class DispatchSet:
+    """One set of workers some team is on: the manager's MultiKueueConfig listing them and the AdmissionCheck
+    naming it, both ``name`` (:func:`dispatch_check`)."""
+
+    name: str
+    workers: tuple[str, ...]  # in dispatch order (MultiKueueConfig spec.clusters)
+
+
+@dataclass(frozen=True)
 class FleetQueue:
-    """A team's fleet queues. On the manager: the ClusterQueue ``cluster_queue`` (with the check, ``flavors``
-    summed over ``workers``) and the LocalQueue ``local_queue``; on a worker: the LocalQueue ``local_queue``
-    pointing at ``cluster_queue``, the team's own ClusterQueue there."""
+    """A team's fleet queues. On the manager: the ClusterQueue ``cluster_queue`` (with the check ``check`` of its
+    set of ``workers``, ``flavors`` summed over them) and the LocalQueue ``local_queue``; on a worker: the
+    LocalQueue ``local_queue`` pointing at ``cluster_queue``, the team's own ClusterQueue there."""
 
     team: str
     namespace: str
     local_queue: str
     cluster_queue: str
-    workers: tuple[str, ...] = ()  # manager: the workers the team has quota on, in dispatch order
+    workers: tuple[str, ...] = ()  # manager: the workers the team has quota on, in dispatch order: its set
+    check: str = ""  # manager: dispatch_check(workers), the AdmissionCheck its ClusterQueue carries
     covered: tuple[str, ...] = ()  # manager: coveredResources of the fleet ClusterQueue
     flavors: tuple[FleetFlavor, ...] = ()  # manager: sorted by flavor name; only the flavors with quota
     active: bool = True  # manager: False when the team is paused on every worker (stopPolicy Hold)
     create_namespace: bool = False  # manager: the team has no quota on the manager's own cluster
 
-    def cluster_queue_spec(self, check: str) -> dict[str, Any]:
+    def cluster_queue_spec(self) -> dict[str, Any]:
         """The manager's ClusterQueue ``spec``: no cohort (the manager only bounds what is in flight; borrowing
-        happens on the workers), the team's namespace only, the MultiKueue check for every flavor (Kueue refuses
-        ``onFlavors`` on a MultiKueue check)."""
+        happens on the workers), the team's namespace only, the MultiKueue check of its set for every flavor
+        (Kueue refuses ``onFlavors`` on a MultiKueue check)."""
         spec: dict[str, Any] = {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.namespace}},
             "queueingStrategy": KUEUE_SETTINGS.queueing_strategy,
@@ -134,7 +160,7 @@ class FleetQueue:
                 "flavors": [{"name": f.name, "resources": [{"name": r, "nominalQuota": f.quantity(r)}
                                                            for r in self.covered]} for f in self.flavors],
             }],
-            "admissionChecksStrategy": {"admissionChecks": [{"name": check}]},
+            "admissionChecksStrategy": {"admissionChecks": [{"name": self.check}]},
         }
         if not self.active:
             spec["stopPolicy"] = KUEUE_SETTINGS.paused_stop_policy
@@ -165,9 +191,9 @@ class MultiKueuePlan:
     cluster: str  # the member's name in the fleet
     role: Role
     kueue_namespace: str
-    check: str  # the AdmissionCheck (manager) and the MultiKueueConfig it names
     queues: tuple[FleetQueue, ...]  # sorted by team
     links: tuple[WorkerLink, ...] = ()  # manager: the workers, in dispatch order
+    sets: tuple[DispatchSet, ...] = ()  # manager: the sets of workers its queues use, each once, sorted by name
     flavors: tuple[ManagerFlavor, ...] = ()  # manager: the ResourceFlavors it lacks, sorted by name
     account: str = WORKER_ACCOUNT  # worker: ServiceAccount, ClusterRole, ClusterRoleBinding
     rules: tuple[RbacRule, ...] = ()  # worker: the ClusterRole's rules
@@ -204,10 +230,22 @@ def manager_queue(name: str, on: list[tuple[str, TeamPlan]], on_manager: bool) -
             name=names.flavor(instance_type), instance_type=instance_type,
             nominal=tuple((r, total[r]) for r in covered),
             by_worker=tuple((w, tuple((r, s[r]) for r in covered)) for w, s in shares)))
+    workers = tuple(w for w, _ in on)
     return FleetQueue(team=name, namespace=_same(on, "namespace"), local_queue=names.fleet_local_queue(name),
-                      cluster_queue=fleet_queue(name), workers=tuple(w for w, _ in on), covered=covered,
-                      flavors=tuple(sorted(flavors, key=lambda f: f.name)), active=any(t.active for _, t in on),
-                      create_namespace=not on_manager)
+                      cluster_queue=fleet_queue(name), workers=workers, check=dispatch_check(workers),
+                      covered=covered, flavors=tuple(sorted(flavors, key=lambda f: f.name)),
+                      active=any(t.active for _, t in on), create_namespace=not on_manager)
+
+
+def dispatch_sets(queues: Iterable[FleetQueue]) -> tuple[DispatchSet, ...]:
+    """The distinct sets of workers of ``queues`` (the manager's), each once, sorted by name: a set no team is on
+    is not among them. Two sets of one name (a hash collision) are refused rather than merged."""
+    sets: dict[str, tuple[str, ...]] = {}
+    for q in queues:
+        if sets.setdefault(q.check, q.workers) != q.workers:
+            raise ValueError(f"dispatch check {q.check} names two sets of workers: {list(sets[q.check])} and "
+                             f"{list(q.workers)}")
+    return tuple(DispatchSet(name, ws) for name, ws in sorted(sets.items()))
 
 
 def worker_rules(teams: tuple[TeamPlan, ...]) -> tuple[RbacRule, ...]:
@@ -241,14 +279,14 @@ def multikueue_plans(members: Mapping[str, Plan], manager: str,
     have = {f.name for f in home.flavors}
     lacking = {f.name: f.instance_type for q in queues for f in q.flavors if f.name not in have}
     plans = {manager: MultiKueuePlan(
-        cluster=manager, role="manager", kueue_namespace=KUEUE_NAMESPACE, check=FLEET_CHECK, queues=queues,
-        links=tuple(WorkerLink(w, w, kubeconfig_secret(w)) for w in workers),
+        cluster=manager, role="manager", kueue_namespace=KUEUE_NAMESPACE, queues=queues,
+        links=tuple(WorkerLink(w, w, kubeconfig_secret(w)) for w in workers), sets=dispatch_sets(queues),
         flavors=tuple(ManagerFlavor(n, t) for n, t in sorted(lacking.items())))}
     fleet_teams = tuple(t for w in workers for t in members[w].tenants)
     rules = worker_rules(fleet_teams)
     for w in workers:
         plans[w] = MultiKueuePlan(
-            cluster=w, role="worker", kueue_namespace=KUEUE_NAMESPACE, check=FLEET_CHECK, rules=rules,
+            cluster=w, role="worker", kueue_namespace=KUEUE_NAMESPACE, rules=rules,
             queues=tuple(FleetQueue(team=t.name, namespace=t.namespace, local_queue=names.fleet_local_queue(t.name),
                                     cluster_queue=t.cluster_queue) for t in members[w].tenants))
     return plans

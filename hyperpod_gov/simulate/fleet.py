@@ -1,11 +1,12 @@
 """Fleet level: a trace dispatched over several clusters the way MultiKueue's AllAtOnce dispatcher does.
 
 ``simulate_fleet(workers, rows)`` takes the workers' plans (worker name -> single-cluster plan, in the order of
-``MultiKueueConfig.spec.clusters``) and a trace. The manager's ClusterQueue of a team, ``<team>-fleet``, is parsed
-from the spec the fleet's plan emits (:mod:`hyperpod_gov.plan.multikueue`: no cohort, per flavor the sum of the
-team's nominal quotas on the workers). Each worker is the single-cluster simulation of its plan, unchanged
-(:func:`.spec_level.scenario_from_plan`). The dispatch rules are :mod:`.fleet_run`'s; what is not modelled is listed
-in docs/simulator.md ("Fleet").
+``dispatch.workers``) and a trace. The manager's ClusterQueue of a team, ``<team>-fleet``, is parsed from the spec
+the fleet's plan emits (:mod:`hyperpod_gov.plan.multikueue`: no cohort, per flavor the sum of the team's nominal
+quotas on the workers), and a team's work is offered to the workers of its set only (``FleetQueue.workers``, the
+``spec.clusters`` of the MultiKueueConfig its check names). Each worker is the single-cluster simulation of its
+plan, unchanged (:func:`.spec_level.scenario_from_plan`). The dispatch rules are :mod:`.fleet_run`'s; what is
+not modelled is listed in docs/simulator.md ("Fleet").
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ..plan import names
-from ..plan.multikueue import FLEET_CHECK, FleetQueue
+from ..plan.multikueue import FleetQueue
 from ..plan.multikueue import manager_queue  # the plan's own derivation of a fleet queue
 from .fleet_run import Cluster, Flight, FleetClock
 from .model import QueueDef, Scenario, WorkloadDef
@@ -60,7 +61,7 @@ class InFlightBound:
 class FleetResult:
     """A whole fleet run."""
 
-    workers: tuple[str, ...]  # in MultiKueueConfig.spec.clusters order
+    workers: tuple[str, ...]  # in dispatch order (each set's MultiKueueConfig.spec.clusters keeps it)
     teams: tuple[str, ...]  # the dispatched teams, sorted
     workloads: tuple[FleetWorkload, ...]  # sorted by name
     bounds: tuple[InFlightBound, ...]  # sorted by team, flavor, resource
@@ -72,21 +73,39 @@ def _team_queues(workers: Mapping[str, Any]) -> dict[str, dict[str, QueueDef]]:
     return {w: plan_queues(plan) for w, plan in workers.items()}
 
 
+def _fleet_queues(workers: Mapping[str, Any], fleet_queues: Optional[Sequence[FleetQueue]]) -> list[FleetQueue]:
+    """The manager's fleet queues: ``fleet_queues`` as given, or built from the workers as the plan builds them."""
+    if fleet_queues is not None:
+        return list(fleet_queues)
+    on: dict[str, list] = {}
+    for w, plan in workers.items():
+        for team in plan.tenants:
+            on.setdefault(team.name, []).append((w, team))
+    return [manager_queue(name, on[name], True) for name in sorted(on)]
+
+
 def manager_queues(workers: Mapping[str, Any], teams: Optional[Sequence[str]] = None,
                    fleet_queues: Optional[Sequence[FleetQueue]] = None) -> dict[str, QueueDef]:
     """Team -> its manager ClusterQueue, parsed from the ``spec`` the fleet's plan emits
     (:meth:`hyperpod_gov.plan.multikueue.FleetQueue.cluster_queue_spec`): no cohort, no preemption, per flavor the
     sum of the team's nominal quotas on the workers. ``fleet_queues``: the manager's
     (``multikueue_plans(...)[manager].queues``); by default built from the workers as the plan builds them."""
-    if fleet_queues is None:
-        on: dict[str, list] = {}
-        for w, plan in workers.items():
-            for team in plan.tenants:
-                on.setdefault(team.name, []).append((w, team))
-        fleet_queues = [manager_queue(name, on[name], True) for name in sorted(on)]
     chosen = None if teams is None else set(teams)
-    return {fq.team: queue_from_cluster_queue(fq.cluster_queue, fq.cluster_queue_spec(FLEET_CHECK))
-            for fq in fleet_queues if chosen is None or fq.team in chosen}
+    return {fq.team: queue_from_cluster_queue(fq.cluster_queue, fq.cluster_queue_spec())
+            for fq in _fleet_queues(workers, fleet_queues) if chosen is None or fq.team in chosen}
+
+
+def team_sets(workers: Mapping[str, Any], fleet_queues: Sequence[FleetQueue]) -> dict[str, tuple[str, ...]]:
+    """Team -> the workers its check's MultiKueueConfig lists (``FleetQueue.workers``, the plan's one source), in
+    dispatch order; each must be a given worker that has the team."""
+    sets = {}
+    for fq in fleet_queues:
+        wrong = [w for w in fq.workers if w not in workers or fq.team not in {t.name for t in workers[w].tenants}]
+        if wrong:
+            raise ValueError(f"team {fq.team}'s dispatch set {list(fq.workers)} names {', '.join(wrong)}: not a "
+                             f"worker given ({', '.join(workers)}) with the team")
+        sets[fq.team] = fq.workers
+    return sets
 
 
 def _union(requests: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
@@ -98,10 +117,10 @@ def _union(requests: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, 
 
 
 def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, QueueDef]],
-             manager: Mapping[str, QueueDef], rows: Sequence[TraceRow]
+             manager: Mapping[str, QueueDef], sets: Mapping[str, tuple[str, ...]], rows: Sequence[TraceRow]
              ) -> tuple[dict[str, Flight], list[tuple[float, WorkloadDef]], list[str]]:
     """Each row's manager workload (its requests in the resources the manager's queue covers, as a worker counts
-    them) and, per worker that has its team and instance type, its copy there."""
+    them) and, per worker of its team's set that has its instance type, its copy there."""
     types = {w: {f.instance_type for f in plan.flavors} for w, plan in workers.items()}
     priorities = {w: plan_priorities(plan) for w, plan in workers.items()}
     dispatched = set(manager)
@@ -110,7 +129,7 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
     flights: dict[str, Flight] = {}
     subs: list[tuple[float, WorkloadDef]] = []
     for row in rows:
-        eligible = [w for w in workers if row.team in queues[w] and row.instance_type in types[w]]
+        eligible = [w for w in sets.get(row.team, ()) if row.instance_type in types[w]]
         reason = None
         if row.team not in dispatched:
             reason = f"team {row.team} is not dispatched by the fleet"
@@ -147,19 +166,21 @@ def _flights(workers: Mapping[str, Any], queues: Mapping[str, Mapping[str, Queue
 def simulate_fleet(workers: Mapping[str, Any], rows: Sequence[TraceRow], *,
                    teams: Optional[Iterable[str]] = None,
                    fleet_queues: Optional[Sequence[FleetQueue]] = None) -> FleetResult:
-    """Dispatch a trace over the workers (name -> single-cluster plan, in MultiKueueConfig order) as MultiKueue's
-    AllAtOnce dispatcher does. ``teams``: the dispatched teams (default: every team of any worker); rows of other
-    teams are left out with a note. ``fleet_queues``: the manager's fleet queues as the fleet's plan has them
-    (``multikueue_plans(...)[manager].queues``); by default derived from the workers the same way."""
+    """Dispatch a trace over the workers (name -> single-cluster plan, in dispatch order) as MultiKueue's
+    AllAtOnce dispatcher does, each team's work over the workers of its set. ``teams``: the dispatched teams
+    (default: every team of any worker); rows of other teams are left out with a note. ``fleet_queues``: the
+    manager's fleet queues as the fleet's plan has them (``multikueue_plans(...)[manager].queues``, each with its
+    set of workers); by default derived from the workers the same way."""
     if not workers:
         raise ValueError("a fleet simulation needs at least one worker")
     queues = _team_queues(workers)
-    mqueues = manager_queues(workers, None if teams is None else list(teams), fleet_queues)
+    fqs = _fleet_queues(workers, fleet_queues)
+    mqueues = manager_queues(workers, None if teams is None else list(teams), fqs)
     unknown = sorted(set(teams or ()) - set(mqueues))
     if unknown:
         raise ValueError(f"dispatched team(s) {', '.join(unknown)} are on no worker")
     chosen = sorted(mqueues)
-    flights, subs, notes = _flights(workers, queues, mqueues, rows)
+    flights, subs, notes = _flights(workers, queues, mqueues, team_sets(workers, fqs), rows)
     manager = Cluster(Scenario(queues=tuple(mqueues[t] for t in chosen)))
     clusters = {w: Cluster(scenario_from_plan(plan, [])[0]) for w, plan in workers.items()}
     clock = FleetClock(manager, clusters, flights, subs)

@@ -5,11 +5,12 @@ step instead of to its end. What MultiKueue adds (kubernetes-sigs/kueue v0.19.2,
 ``pkg/controller/admissionchecks/multikueue/workload.go`` and the AllAtOnce dispatcher) is here:
 
 - a workload is submitted to the manager; when it gets a quota reservation there (the manager's ClusterQueue
-  ``<team>-fleet``, quota = the sum of the workers'), it is *in flight*: a copy is created on every worker that
-  has the team (and its instance type), created at that time;
+  ``<team>-fleet``, quota = the sum of the workers'), it is *in flight*: a copy is created, at that time, on every
+  worker of the MultiKueueConfig its team's check names (the team's set, ``Flight.copies``) that has its
+  instance type (``remoteClientsForAC`` in ``workload.go``);
 - the worker that admits a copy first wins (``bestMatchByCondition(Admitted)``: the earliest
   ``LastTransitionTime``); the other copies are deleted. Within one instant the workers schedule one after the
-  other in the order of ``MultiKueueConfig.spec.clusters`` (the order of the workers given), one scheduling
+  other in dispatch order (the order of the workers given; each set's ``spec.clusters`` keeps it), one scheduling
   cycle each in turn (cycle k of every worker before cycle k+1 of any): a worker that admits a copy outright
   wins over one that must first preempt for it (its victims go at the end of the cycle that chose them, and it
   admits in a later cycle), equal cycles go to the earlier worker, and a copy another worker has already
@@ -112,7 +113,8 @@ class Flight:
     team: str
     accelerators: int
     submitted_at: float
-    # worker -> its copy's (ClusterQueue, requests as that worker counts them, priority), in worker order
+    # worker of its team's set -> its copy's (ClusterQueue, requests as that worker counts them, priority), in
+    # dispatch order
     copies: dict[str, tuple[str, tuple[tuple[str, int], ...], int]]
     duration: float
     allowed_flavors: tuple[str, ...]
@@ -134,7 +136,7 @@ class FleetClock:
     def __init__(self, manager: Cluster, workers: dict[str, Cluster], flights: dict[str, Flight],
                  submissions: list[tuple[float, WorkloadDef]]):
         self.manager = manager
-        self.workers = workers  # in MultiKueueConfig.spec.clusters order
+        self.workers = workers  # in dispatch order
         self.flights = flights
         self.subs = sorted(submissions, key=lambda s: (s[0], s[1].name))
         self.unplaced: dict[str, Flight] = {}  # in flight, no worker has admitted it yet (in dispatch order)

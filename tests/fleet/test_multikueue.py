@@ -153,7 +153,9 @@ def test_flavors_the_manager_lacks_get_resource_flavors_named_as_the_workers_nam
     assert "ml.g5.12xlarge" in {f.name for f in members["usw2"].flavors}
 
 
-def test_the_manager_dispatches_through_one_check_and_gets_namespaces_it_lacks():
+def test_the_manager_dispatches_through_a_check_per_set_and_gets_namespaces_it_lacks():
+    """chatbot is on use1 only, the others on both: two sets, each a MultiKueueConfig and an AdmissionCheck naming
+    it (tests/fleet/test_multikueue_sets.py: the sets themselves)."""
     members, mk = fleet()
     manager = objects_of(members, mk)["mgr"]
     clusters = [o for o in manager if o["kind"] == "MultiKueueCluster"]
@@ -163,14 +165,17 @@ def test_the_manager_dispatches_through_one_check_and_gets_namespaces_it_lacks()
     for o in clusters:  # the objects say where the credential comes from
         note = o["metadata"]["annotations"]["hyperpod-gov.io/kubeconfig-secret"]
         assert "docs/fleet.md#the-worker-credential" in note
-    config = next(o for o in manager if o["kind"] == "MultiKueueConfig")
-    check = next(o for o in manager if o["kind"] == "AdmissionCheck")
-    assert config["spec"] == {"clusters": ["use1", "usw2"]}
-    assert check["spec"] == {"controllerName": "kueue.x-k8s.io/multikueue", "parameters": {
-        "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": config["metadata"]["name"]}}
-    for team in ("chatbot", "ml-engineering", "researchers"):
+    configs = {o["metadata"]["name"]: o["spec"] for o in manager if o["kind"] == "MultiKueueConfig"}
+    checks = {o["metadata"]["name"]: o["spec"] for o in manager if o["kind"] == "AdmissionCheck"}
+    assert configs == {"hyperpod-gov-fleet-4e31e511f1": {"clusters": ["use1"]},
+                       "hyperpod-gov-fleet-b2e7448769": {"clusters": ["use1", "usw2"]}}
+    assert checks == {name: {"controllerName": "kueue.x-k8s.io/multikueue", "parameters": {
+        "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": name}} for name in configs}
+    on = {"chatbot": "hyperpod-gov-fleet-4e31e511f1", "ml-engineering": "hyperpod-gov-fleet-b2e7448769",
+          "researchers": "hyperpod-gov-fleet-b2e7448769"}
+    for team, check in on.items():
         cq = fleet_cq(manager, team)
-        assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": check["metadata"]["name"]}]}
+        assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": check}]}
         assert "cohortName" not in cq["spec"]
         lq = next(o for o in manager if o["kind"] == "LocalQueue" and o["metadata"]["name"] == f"hyperpod-ns-{team}-fleet")
         assert lq["metadata"]["namespace"] == f"hyperpod-ns-{team}"
@@ -323,11 +328,14 @@ def test_the_same_fleet_renders_the_same_bytes_and_team_order_changes_nothing():
     assert json.dumps(objects_of(reordered, multikueue_plans(reordered, "mgr", WORKERS)), sort_keys=False) == first
 
 
-def test_the_workers_order_is_the_dispatch_order():
-    members, _ = fleet()
+def test_the_workers_order_is_the_dispatch_order_and_renames_nothing():
+    members, mk = fleet()
     swapped = multikueue_plans(members, "mgr", ("usw2", "use1"))
-    config = next(o for o in objects_of(members, swapped)["mgr"] if o["kind"] == "MultiKueueConfig")
-    assert config["spec"]["clusters"] == ["usw2", "use1"]
+    configs = {o["metadata"]["name"]: o["spec"]["clusters"] for o in objects_of(members, swapped)["mgr"]
+               if o["kind"] == "MultiKueueConfig"}
+    assert configs == {"hyperpod-gov-fleet-4e31e511f1": ["use1"], "hyperpod-gov-fleet-b2e7448769": ["usw2", "use1"]}
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects_of(members, mk)["mgr"]}
+    assert {(o["kind"], o["metadata"]["name"]) for o in objects_of(members, swapped)["mgr"]} == names
 
 
 @pytest.mark.parametrize("manager, workers, message", [

@@ -171,7 +171,9 @@ def _kinds(path: Path) -> list[tuple[str, str]]:
 def test_the_manager_gets_the_multikueue_objects_and_the_workers_their_mirrors(synthesized):
     out = synthesized[2]
     manager = _kinds(out / "k8s" / "use1-mgr" / "cluster.yaml")
-    assert ("AdmissionCheck", "hyperpod-gov-fleet") in manager and ("MultiKueueConfig", "hyperpod-gov-fleet") in manager
+    both = "hyperpod-gov-fleet-04ddbfdd93"  # plan.multikueue.dispatch_check: research and applied are on both workers
+    assert [o for o in manager if o[0] in ("AdmissionCheck", "MultiKueueConfig")] == [
+        ("MultiKueueConfig", both), ("AdmissionCheck", both)]
     assert [n for k, n in manager if k == "MultiKueueCluster"] == ["use1-train", "usw2-train"]
     assert {n for k, n in manager if k == "ClusterQueue" and n.endswith("-fleet")} == {"applied-fleet",
                                                                                      "research-fleet"}
