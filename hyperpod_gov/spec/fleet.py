@@ -237,7 +237,9 @@ def member_path(path: str, data: Mapping[str, Any], cluster: str) -> str:
             return f"teams[{fleet_j}].quota.{cluster}{quota.group(1)}"
         team = (data.get("teams") or [])[fleet_j] if fleet_j < len(data.get("teams") or []) else {}
         overridden = _override_path(team, cluster, rest) if isinstance(team, Mapping) else None
-        return f"teams[{fleet_j}].clusters.{cluster}{overridden}" if overridden is not None else f"teams[{fleet_j}]{rest}"
+        if overridden is not None:
+            return f"teams[{fleet_j}].clusters.{cluster}{overridden}"
+        return f"teams[{fleet_j}]{rest}"
     return path
 
 
