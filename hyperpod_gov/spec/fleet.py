@@ -1,9 +1,10 @@
 """A fleet: several HyperPod clusters, in their own accounts and regions, governed from one spec.
 
-A fleet spec has ``clusters: [{name, accounts?, cluster, scheduler?}]`` instead of ``cluster:``, an optional
+A fleet spec has ``clusters: [{name, accounts?, cluster, scheduler?, ring?}]`` instead of ``cluster:``, an optional
 ``fleet: {dispatch: {manager, workers}}`` (MultiKueue), and teams whose ``quota`` maps a cluster name to that
-cluster's quota list (a team absent from a cluster's key is not on that cluster). A spec with ``cluster:`` is a
-single-cluster spec, read as before.
+cluster's quota list (a team absent from a cluster's key is not on that cluster) and whose optional ``clusters`` maps
+a cluster name to team keys for that cluster only (``team_on``). A spec with ``cluster:`` is a single-cluster spec,
+read as before.
 
 The fleet is expanded on the YAML data, before validation, like environments (``spec.environments``): each
 cluster becomes a member spec (``fleet_members``), named ``<fleet name>-<cluster>`` so that its stacks are
