@@ -40,9 +40,10 @@ class MemberStage(cdk.Stage):
     ``synth FLEET`` writes."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Any, manifests: Any, cluster: str, fleet: str,
-                 nag: bool = True) -> None:
+                 position: int = 0, nag: bool = True) -> None:
         super().__init__(scope, id)
         self.cluster = cluster
+        self.position = position  # the cluster's index in the spec's clusters
         self.fleet = fleet  # the fleet's name (without an environment's suffix): the pipeline's is <fleet>-pipeline
         self.governance = HyperPodGovernance(self, "Governance", plan=plan, manifests=manifests, nag=nag)
 
@@ -78,12 +79,18 @@ def fleet_waves(app: cdk.App, path: str, *, nag: bool = True) -> list[Wave]:
         plan = build_fleet(fleet)
         manifests = fleet_manifests(plan)
         stages = {c: MemberStage(app, f"{env or 'Deploy'}-{c}", plan=p, manifests=manifests[c], cluster=c,
-                                 fleet=base.name, nag=nag)
-                  for c, p in plan.plans.items()}
+                                 fleet=base.name, position=i, nag=nag)
+                  for i, (c, p) in enumerate(plan.plans.items())}
         regions = {c: p.region for c, p in plan.plans.items()}
         waves += [(f"{env or 'Deploy'}-{key}", env, where, [stages[c] for c in clusters])
                   for key, where, clusters in wave_groups(fleet, regions)]
     return waves
+
+
+def first_member(waves: list[Wave]) -> MemberStage:
+    """The stage of the spec's first cluster in the first environment: its ``deployment.pipeline`` places the
+    pipeline, whichever wave (a ring) deploys it."""
+    return min((s for w in waves if w[1] == waves[0][1] for s in w[3]), key=lambda s: s.position)
 
 
 def _member_file(spec: str, cluster: str, suffix: str = "") -> str:
@@ -159,7 +166,7 @@ class FleetPipelineStack(Stack):
 
     def __init__(self, scope: cdk.App, id: str, *, waves: list[Wave], synth_context: dict[str, str],
                  repository: str, connection_arn: str, toolchain: dict[str, str]) -> None:
-        plan = waves[0][3][0].governance.plan
+        plan = first_member(waves).governance.plan
         p = plan.pipeline
         super().__init__(scope, id, env=Environment(account=p.account, region=p.region), stack_name=id,
                          description=f"hyperpod-gov fleet {id.removesuffix('-pipeline')}: delivery pipeline")
@@ -231,7 +238,7 @@ def add_fleet_pipeline(app: cdk.App, path: str, *, spec_path: Optional[str] = No
     """The fleet's pipeline stack (``<fleet name>-pipeline``) and its waves in ``app``; repository and connection
     from the first member's ``deployment.pipeline`` or the context, as ``add_pipeline``."""
     waves = fleet_waves(app, path, nag=nag)
-    p = waves[0][3][0].governance.plan.pipeline
+    p = first_member(waves).governance.plan.pipeline
     repository = p.repository or app.node.try_get_context("pipelineRepository")
     connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
     missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
@@ -244,7 +251,7 @@ def add_fleet_pipeline(app: cdk.App, path: str, *, spec_path: Optional[str] = No
         context["pipelineRepository"] = repository
     if not p.connection_arn:
         context["pipelineConnectionArn"] = connection
-    name = waves[0][3][0].fleet
+    name = first_member(waves).fleet
     stack = FleetPipelineStack(app, f"{name}-pipeline", waves=waves, synth_context=context, repository=repository,
                                connection_arn=connection, toolchain=toolchain_versions())
     if nag:

@@ -65,8 +65,11 @@ def test_the_pipeline_approves_deploys_and_checks_ring_by_ring(fleet_data, tmp_p
     app = minimal_app(context=CONTEXT)
     stack = add_fleet_pipeline(app, _write(tmp_path, _ringed(fleet_data)),
                                spec_path=str(ROOT / "examples" / "fleet.yaml"), nag=False)
+    # the pipeline stays where the spec's first cluster (use1-train) puts it, though ring 0 deploys usw2-train first
+    assert (stack.account, stack.region) == ("111111111111", "us-east-1")
     stages = stack.resolve(stack.pipeline.pipeline.node.default_child.stages)
     ring0, ring1 = stages[-2:]
+    assert {a.get("region") for a in ring0["actions"] if a["name"].startswith("Deploy-usw2-train.")} == {"us-west-2"}
     assert [ring0["name"], ring1["name"]] == ["Deploy-ring0", "Deploy-ring1"]
     first = min(ring0["actions"], key=lambda a: a["runOrder"])
     assert first["name"] == "Approve-Deploy-ring0"
