@@ -4,8 +4,9 @@ record of that member (``hyperpod-gov drift`` and ``evidence`` read single-clust
     python -m stacks.fleet_member FLEET.yaml ENVIRONMENT|- CLUSTER OUT.yaml
 
 The member is what ``load_fleet`` validated for that cluster (``FleetSpec.members``: its team overrides merged on),
-written back as the keys it was given (``model_dump(exclude_unset=True)``, camelCase). Write OUT beside the fleet spec: a member's relative paths (chart directories) are the fleet's.
-Imports no CDK: CodeBuild runs it before the drift check.
+written back as the keys it was given (``model_dump(exclude_unset=True)``, camelCase). Write OUT beside the fleet
+spec: a member's relative paths (chart directories) are the fleet's. Imports no CDK: CodeBuild runs it before the
+drift check and the evidence record.
 """
 
 from __future__ import annotations
