@@ -1,11 +1,12 @@
-"""Write one member of a fleet spec as a single-cluster spec file, for the fleet pipeline's drift check of that
-member (``hyperpod-gov drift`` reads single-cluster specs):
+"""Write one member of a fleet spec as a single-cluster spec file, for the fleet pipeline's drift check and evidence
+record of that member (``hyperpod-gov drift`` and ``evidence`` read single-cluster specs):
 
     python -m stacks.fleet_member FLEET.yaml ENVIRONMENT|- CLUSTER OUT.yaml
 
-The member is what ``load_fleet`` validated for that cluster (``FleetSpec.members``), written back as the keys
-it was given (``model_dump(exclude_unset=True)``, camelCase). Write OUT beside the fleet spec: a member's relative paths (chart directories) are the fleet's.
-Imports no CDK: CodeBuild runs it before the drift check.
+The member is what ``load_fleet`` validated for that cluster (``FleetSpec.members``: its team overrides merged on),
+written back as the keys it was given (``model_dump(exclude_unset=True)``, camelCase). Write OUT beside the fleet
+spec: a member's relative paths (chart directories) are the fleet's. Imports no CDK: CodeBuild runs it before the
+drift check and the evidence record.
 """
 
 from __future__ import annotations

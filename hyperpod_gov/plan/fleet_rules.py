@@ -38,13 +38,38 @@ def _kubernetes(plans: Mapping[str, Plan], clusters: tuple[str, ...]) -> list[st
     return [c for c in clusters if c in plans and plans[c].slurm is None]
 
 
+# The team keys the facts above come from (the name and quota are refused per cluster by the fleet document):
+# overriding one of them on one Kubernetes cluster (teams[].clusters) would make the team differ there.
+IDENTITY_KEYS = ("access", "priorityClasses")
+
+
+def _identity_overrides(fleet: FleetSpec, plans: Mapping[str, Plan], j: int) -> Iterator[SpecIssue]:
+    """Per-cluster overrides (``teams[j].clusters.<cluster>``) of a key HPG-F006 keeps the same, on a Kubernetes
+    cluster (a Slurm member has no namespace or principals: there ``access: null`` is how a team leaves them)."""
+    team = (fleet.data.get("teams") or [])[j]
+    overrides = team.get("clusters") if isinstance(team, Mapping) else None
+    for cluster, keys in (overrides or {}).items():
+        if cluster not in plans or plans[cluster].slurm is not None or not isinstance(keys, Mapping):
+            continue
+        for key in IDENTITY_KEYS:
+            if key in keys:
+                yield SpecIssue(f"teams[{j}].clusters.{cluster}.{key}", f"overrides the team's {key} on Kubernetes "
+                                f"cluster {cluster}: a team's namespace, queues, groups, principals and priority "
+                                "classes are the same on every Kubernetes cluster it is on (MultiKueue mirrors a "
+                                "workload into the same namespace and LocalQueue; people reach the team the same "
+                                "way everywhere)", keys[key], f"set {key} on the team (teams[{j}].{key}) for every "
+                                "cluster it is on, not per cluster")
+
+
 @rule("HPG-F006", "error", "A team's namespace, queues, groups, principals and priority classes are the same on "
       "every Kubernetes cluster of the fleet it is on (MultiKueue mirrors a workload into the same namespace and "
-      "LocalQueue; people reach the team the same way everywhere).")
+      "LocalQueue; people reach the team the same way everywhere): teams[].clusters overrides none of them there.")
 def fleet_team_identical(fleet: FleetSpec, plans: Mapping[str, Plan]) -> Iterator[SpecIssue]:
     for j, (team, clusters) in enumerate(fleet.team_clusters.items()):
+        refused = list(_identity_overrides(fleet, plans, j))
+        yield from refused
         on = _kubernetes(plans, clusters)
-        if len(on) < 2:
+        if len(on) < 2 or refused:  # the override is the cause: not reported twice
             continue
         facts = {c: _facts(plans[c], team) for c in on}
         for what in facts[on[0]]:
@@ -133,4 +158,5 @@ def all_fleet_rules() -> RuleBook:
     """Every fleet rule, the document rules first: the table of docs/rules.md's fleet section."""
     from ..spec.fleet_rules import FLEET_DOCUMENT_RULES
 
-    return FLEET_DOCUMENT_RULES + FLEET_RULES
+    book = FLEET_DOCUMENT_RULES + FLEET_RULES
+    return RuleBook(book.name, tuple(sorted(book.rules, key=lambda r: r.id)))

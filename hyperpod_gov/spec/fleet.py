@@ -1,9 +1,10 @@
 """A fleet: several HyperPod clusters, in their own accounts and regions, governed from one spec.
 
-A fleet spec has ``clusters: [{name, accounts?, cluster, scheduler?}]`` instead of ``cluster:``, an optional
+A fleet spec has ``clusters: [{name, accounts?, cluster, scheduler?, ring?}]`` instead of ``cluster:``, an optional
 ``fleet: {dispatch: {manager, workers}}`` (MultiKueue), and teams whose ``quota`` maps a cluster name to that
-cluster's quota list (a team absent from a cluster's key is not on that cluster). A spec with ``cluster:`` is a
-single-cluster spec, read as before.
+cluster's quota list (a team absent from a cluster's key is not on that cluster) and whose optional ``clusters`` maps
+a cluster name to team keys for that cluster only (``team_on``). A spec with ``cluster:`` is a single-cluster spec,
+read as before.
 
 The fleet is expanded on the YAML data, before validation, like environments (``spec.environments``): each
 cluster becomes a member spec (``fleet_members``), named ``<fleet name>-<cluster>`` so that its stacks are
@@ -77,13 +78,23 @@ def teams_on(data: Mapping[str, Any], cluster: str) -> list[int]:
     return out
 
 
+def team_on(team: Mapping[str, Any], cluster: str) -> dict[str, Any]:
+    """A team's data on one cluster: its keys with its overrides for that cluster merged on (``teams[].clusters``,
+    as an environment's overrides merge: ``environments.merge``), and its quota there."""
+    overrides = team.get("clusters") if isinstance(team.get("clusters"), Mapping) else {}
+    own = merge({k: v for k, v in team.items() if k != "clusters"}, overrides.get(cluster) or {})
+    own["quota"] = copy.deepcopy(team["quota"].get(cluster) or [])
+    return own
+
+
 def fleet_members(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Each cluster's member spec data, by cluster name in the spec's order (not yet validated).
 
     A member is the fleet's data without ``clusters``, ``fleet`` and ``environments``, named ``<fleet
     name>-<cluster name>``, with the fleet's ``accounts`` and the cluster's merged on, the cluster's ``cluster``,
-    its ``scheduler`` (else the fleet's), and the teams that have a quota on that cluster, each with that quota
-    (and its ``sharing.absoluteBorrowLimits`` of instance types the cluster lacks left out); the dispatch manager
+    its ``scheduler`` (else the fleet's), and the teams that have a quota on that cluster, each with that quota and
+    its overrides for that cluster (``team_on``; ``sharing.absoluteBorrowLimits`` of instance types the cluster
+    lacks left out); the dispatch manager
     also holds every team on a worker, owning nothing there (``teams_on``).
     """
     base = {k: v for k, v in data.items() if k not in FLEET_ONLY}
@@ -100,8 +111,7 @@ def fleet_members(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         teams = []
         for j in teams_on(data, name):
             team = data["teams"][j]
-            on = copy.deepcopy(dict(team))
-            on["quota"] = copy.deepcopy(team["quota"].get(name) or [])
+            on = team_on(team, name)
             sharing = on.get("sharing")
             if isinstance(sharing, Mapping) and isinstance(sharing.get("absoluteBorrowLimits"), list):
                 on["sharing"] = {**sharing, "absoluteBorrowLimits": [
@@ -142,7 +152,12 @@ def _member_acknowledgements(data: Mapping[str, Any], cluster: str) -> list[Any]
             if j not in on:
                 continue
             rest = team.group(2)
-            if rest.startswith(".quota."):
+            if rest.startswith(".clusters."):  # an override's path: this cluster's only, as the member's key
+                key, _, tail = rest[len(".clusters."):].partition(".")
+                if key != cluster:
+                    continue
+                rest = f".{tail}" if tail else ""
+            elif rest.startswith(".quota."):
                 key, _, tail = rest[len(".quota."):].partition("[")
                 key = key.split(".", 1)[0]
                 if key != cluster:
@@ -221,8 +236,46 @@ def member_path(path: str, data: Mapping[str, Any], cluster: str) -> str:
         quota = _QUOTA.match(rest)
         if quota:
             return f"teams[{fleet_j}].quota.{cluster}{quota.group(1)}"
+        team = (data.get("teams") or [])[fleet_j] if fleet_j < len(data.get("teams") or []) else {}
+        overridden = _override_path(team, cluster, rest) if isinstance(team, Mapping) else None
+        if overridden is not None:
+            return f"teams[{fleet_j}].clusters.{cluster}{overridden}"
         return f"teams[{fleet_j}]{rest}"
     return path
+
+
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _override_path(team: Mapping[str, Any], cluster: str, rest: str) -> Optional[str]:
+    """``rest`` (a path inside the member's team, ``.access.viewers[0]``) as a path inside the team's override for
+    ``cluster`` when the value there came from that override, else None (it came from the team's own keys)."""
+    overrides = team.get("clusters") if isinstance(team.get("clusters"), Mapping) else {}
+    node: Any = overrides.get(cluster)
+    if not isinstance(node, Mapping):
+        return None
+    merged: Any = team_on(team, cluster)
+    out = ""
+    for step in _STEP.finditer(rest):
+        key, index = step.group(1), step.group(2)
+        if isinstance(node, Mapping) and key is not None:
+            if key not in node:
+                return None  # the team's own key
+            node, merged, out = node[key], merged.get(key) if isinstance(merged, Mapping) else None, f"{out}.{key}"
+        elif isinstance(node, list) and index is not None:
+            i = int(index)
+            item = merged[i] if isinstance(merged, list) and i < len(merged) else None
+            names = [n.get("name") if isinstance(n, Mapping) else None for n in node]
+            if isinstance(item, Mapping) and "name" in item and item["name"] in names:
+                k = names.index(item["name"])  # a named list merges by name: the override's item of that name
+            elif isinstance(item, Mapping) and "name" in item and all(n is not None for n in names):
+                return None  # an item of the team's own list the override did not name
+            else:
+                k = i  # any other list replaces the team's
+            node, merged, out = node[k] if k < len(node) else None, item, f"{out}[{k}]"
+        else:
+            return f"{out}{rest[step.start():]}"  # inside a value the override gives whole
+    return out if out else None
 
 
 def _mapped(issues: list[tuple[str, SpecIssue]], data: Mapping[str, Any]) -> list[SpecIssue]:

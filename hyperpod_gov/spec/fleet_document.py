@@ -21,6 +21,10 @@ from .types import MAX_PREFIX
 from .validation_issues import issues_from_validation
 
 MAX_WORKERS = 20  # MultiKueueConfig.spec.clusters maxItems (Kueue v0.19.2, v1beta2)
+MAX_RING = 9  # rings 0..9: each is a wave (a CodePipeline stage) per environment
+# A team's keys that are the team itself on every cluster (its name, its quota per cluster): never overridden per
+# cluster. The keys HPG-F006 compares (access, priorityClasses) are refused by that rule on a Kubernetes member.
+TEAM_FLEET_KEYS = ("name", "quota", "clusters")
 
 
 class FleetCluster(SpecModel):
@@ -37,6 +41,11 @@ class FleetCluster(SpecModel):
                                     "existing, EKS or Slurm).")
     scheduler: Optional[dict[str, Any]] = Field(
         default=None, description="This cluster's scheduler (default: the fleet's `scheduler:`).")
+    ring: Optional[int] = Field(
+        default=None, ge=0, le=MAX_RING, strict=True,
+        description=f"The pipeline ring (0..{MAX_RING}) this cluster deploys in: when any cluster sets one, every "
+        "cluster does, and the pipeline deploys ring by ring, lowest first, the clusters of a ring side by side "
+        "whatever their region (default: no rings, one wave per region).")
 
     @field_validator("name")
     @classmethod
@@ -74,6 +83,11 @@ class _FleetTeam(BaseModel):
         default_factory=dict,
         description="Per cluster name, the team's quota on that cluster; a team absent from a cluster's key is "
         "not on that cluster.")
+    clusters: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per cluster name, team keys merged onto the team on that cluster only (as an environment's "
+        "overrides: mappings by key, named lists by name, null removes a key), e.g. {use1-hpc: {access: null, "
+        "slurm: {users: [alice]}}} (default: none).")
 
 
 class FleetDocument(BaseModel):
@@ -155,7 +169,7 @@ def document_issues(data: Mapping[str, Any]) -> tuple[Optional[FleetDocument], l
                                   "accelerators | count}], ...} (a team absent from a cluster is not on it)")
             issues.append(issue)
     if document is not None:
-        issues += _name_issues(document)
+        issues += _name_issues(document) + _ring_issues(document) + _override_issues(document, data)
     return (None if issues else document), issues
 
 
@@ -174,4 +188,47 @@ def _name_issues(doc: FleetDocument) -> list[SpecIssue]:
                 hint = f"did you mean {near[0]!r}? " if near else ""
                 issues.append(SpecIssue(f"teams[{j}].quota.{key}", "is not a cluster of the fleet", key,
                                         f"{hint}use one of: {', '.join(names)}"))
+    return issues
+
+
+def _ring_issues(doc: FleetDocument) -> list[SpecIssue]:
+    """Rings are all or nothing: a cluster without one would be in no wave of a ringed pipeline."""
+    ringed = [i for i, c in enumerate(doc.clusters) if c.ring is not None]
+    if not ringed:
+        return []
+    first = ringed[0]
+    return [SpecIssue(f"clusters[{i}].ring", f"is not set, while clusters[{first}] ({doc.clusters[first].name}) "
+                      f"is in ring {doc.clusters[first].ring}: with rings, the pipeline deploys only the clusters "
+                      "of a ring", NO_VALUE, f"give cluster {c.name} a ring (0..{MAX_RING}, 0 first), or remove "
+                      "every cluster's ring (one wave per region)")
+            for i, c in enumerate(doc.clusters) if c.ring is None]
+
+
+def _override_issues(doc: FleetDocument, data: Mapping[str, Any]) -> list[SpecIssue]:
+    """A team's per-cluster keys name a cluster the team is on, and none is the team's own name or quota."""
+    from .fleet import teams_on
+
+    issues: list[SpecIssue] = []
+    names = [c.name for c in doc.clusters]
+    for j, team in enumerate(doc.teams):
+        for cluster, keys in team.clusters.items():
+            path = f"teams[{j}].clusters.{cluster}"
+            if cluster not in names:
+                near = difflib.get_close_matches(cluster, names, n=1)
+                hint = f"did you mean {near[0]!r}? " if near else ""
+                issues.append(SpecIssue(path, "is not a cluster of the fleet", cluster,
+                                        f"{hint}use one of: {', '.join(names)}"))
+                continue
+            if j not in teams_on(data, cluster):
+                issues.append(SpecIssue(path, f"overrides the team on cluster {cluster}, which it is not on (no "
+                                        f"teams[{j}].quota.{cluster})", cluster, f"add quota.{cluster} (an empty "
+                                        "list puts the team there without owning capacity), or remove the override"))
+            for key in TEAM_FLEET_KEYS:
+                if key in keys:
+                    what = {"name": "the team's name is one on every cluster (it names its namespace and queues)",
+                            "quota": f"the team's quota on {cluster} is teams[{j}].quota.{cluster}",
+                            "clusters": "overrides do not nest"}[key]
+                    fix = f"write it as teams[{j}].quota.{cluster}" if key == "quota" else "remove it"
+                    issues.append(SpecIssue(f"{path}.{key}", f"cannot be overridden per cluster: {what}",
+                                            keys[key], fix))
     return issues

@@ -77,7 +77,35 @@ def fleet_dispatch_worker_limit(doc: FleetDocument) -> Iterator[SpecIssue]:
                         f"keep at most {MAX_WORKERS} workers (the most preferred first)")
 
 
+@rule("HPG-F012", "error", "With pipeline rings, the dispatch manager is in a ring no earlier than any of its "
+      "workers: the manager dispatches to connected workers only, into the team's namespace and LocalQueue there, "
+      "so each worker's ring deploys those (and the MultiKueue service account) before the manager's uses them.")
+def fleet_manager_ring_after_workers(doc: FleetDocument) -> Iterator[SpecIssue]:
+    # Kueue v0.19.2, pkg/controller/admissionchecks/multikueue: workload.go dispatches only to connected clusters
+    # (remoteClientsForAC) and creates the remote Workload in the local one's namespace, logging a failed creation
+    # and retrying; multikueuecluster.go connects by watching Workloads through the worker's kubeconfig (the
+    # worker's MultiKueue service account); admissioncheck.go makes the check inactive ("NoUsableClusters") when no
+    # worker is connected. A manager ahead of a worker dispatches a new team's work to a worker without its
+    # namespace until that worker's ring is approved and deployed.
+    dispatch = doc.fleet.dispatch
+    rings = {c.name: c.ring for c in doc.clusters}
+    if dispatch is None or rings.get(dispatch.manager) is None:
+        return
+    later = [(w, rings[w]) for w in dispatch.workers if rings.get(w) is not None
+             and rings[w] > rings[dispatch.manager]]  # type: ignore[operator]
+    if later:
+        last = max(r for _, r in later)
+        m = [c.name for c in doc.clusters].index(dispatch.manager)
+        shown = ", ".join(f"{w} in ring {r}" for w, r in later)
+        yield SpecIssue(f"clusters[{m}].ring", f"puts the dispatch manager {dispatch.manager} in ring "
+                        f"{rings[dispatch.manager]}, before its workers {shown}: it would dispatch work (a new "
+                        "team's, to a new worker) to workers that do not have the team's namespace and queue, or "
+                        "the MultiKueue service account, until their ring deploys", rings[dispatch.manager],
+                        f"put the manager in ring {last} (its last worker's) or later, or its workers in earlier "
+                        "rings")
+
+
 FLEET_DOCUMENT_RULES = RuleBook("fleet-document", (
     fleet_cluster_names_unique, fleet_member_name_length, fleet_dispatch_names_clusters, fleet_manager_not_worker,
-    fleet_dispatch_worker_limit,
+    fleet_dispatch_worker_limit, fleet_manager_ring_after_workers,
 ))

@@ -1,5 +1,8 @@
 """The fleet's delivery pipeline (stacks/pipeline_fleet.py): one wave per region, after its approval, each member a
-stage of its own, the members' drift checks after every wave but the last; environments in the spec's order."""
+stage of its own, the members' drift checks after every wave but the last; environments in the spec's order. With
+monitoring.evidence, each member's evidence step after its own stage (the member written out of the fleet spec, and
+its base out of the previous commit's, uploaded to the member's own bucket through its capacity account's deploy
+role only); none without the key. Rings: tests/fleet/test_rings.py."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLES, ROOT
-from tests.synth_helpers import minimal_app, resources
+from tests.synth_helpers import cfn_lint, minimal_app, resources
+from tests.test_app_quality import KEPT_WARNINGS
 
 CONTEXT = {"pipelineRepository": "acme/gov",
            "pipelineConnectionArn": "arn:aws:codeconnections:us-east-1:111111111111:connection/abc-123"}
@@ -68,6 +72,12 @@ def test_the_members_drift_checks_follow_every_wave_but_the_last(template):
     deploys = [a.get("RunOrder", 1) for a in east["Actions"] if a["ActionTypeId"]["Category"] == "Deploy"]
     assert min(order[c] for c in checks) > max(deploys)
     assert not [a for a in west["Actions"] if a["Name"].startswith("Check-")]
+
+
+def test_without_monitoring_evidence_no_member_has_an_evidence_step_and_the_source_is_no_clone(template):
+    assert "hyperpod-gov evidence" not in json.dumps(template)
+    assert not [a for s in _stages(template) for a in s["Actions"] if "Evidence-" in a["Name"]]
+    assert "OutputArtifactFormat" not in _stages(template)[0]["Actions"][0]["Configuration"]
 
 
 def test_a_drift_check_writes_the_member_out_and_checks_it(template):
@@ -132,3 +142,109 @@ def test_the_members_stages_carry_the_fleets_multikueue_objects(assembly):
 
     assert "MultiKueueConfig" in text("use1-mgr")
     assert "MultiKueueConfig" not in text("use1-train")
+
+
+MEMBERS = {"use1-train": "us-east-1", "usw2-train": "us-west-2", "use1-mgr": "us-east-1", "use1-hpc": "us-east-1"}
+DEPLOY_ROLE = "arn:aws:iam::111111111111:role/cdk-hnb659fds-deploy-role-111111111111-{region}"
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory):
+    """examples/fleet.yaml with monitoring.evidence, synthesized with cdk-nag (its findings fail the synth)."""
+    from stacks.pipeline_fleet import add_fleet_pipeline
+
+    folder = tmp_path_factory.mktemp("fleet-evidence")
+    data = yaml.safe_load((EXAMPLES / "fleet.yaml").read_text())
+    data["monitoring"] = {"evidence": {"bucket": "create"}}
+    path = folder / "fleet.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = folder / "cdk.out"
+    app = minimal_app(outdir=str(out), context=CONTEXT)
+    add_fleet_pipeline(app, str(path), spec_path=str(ROOT / "examples" / "fleet.yaml"), nag=True)
+    app.synth()
+    template_path = out / "acme-pipeline.template.json"
+    return template_path, json.loads(template_path.read_text())
+
+
+def _evidence_projects(template):
+    """Each evidence build's commands and role policy statements, by cluster."""
+    out = {}
+    policies = {lid: p for lid, p in resources(template, "AWS::IAM::Policy")}
+    for lid, project in resources(template, "AWS::CodeBuild::Project"):
+        spec = project["Source"].get("BuildSpec")
+        if not spec or "hyperpod-gov evidence" not in spec:
+            continue
+        commands = json.loads(spec)["phases"]["build"]["commands"]
+        cluster = commands[1].split()[-2]  # python -m stacks.fleet_member FLEET ENV CLUSTER OUT
+        role = project["ServiceRole"]["Fn::GetAtt"][0]
+        statements = [s for p in policies.values() if {"Ref": role} in p["Roles"]
+                      for s in p["PolicyDocument"]["Statement"]]
+        out[cluster] = (commands, statements)
+    return out
+
+
+def test_every_member_gets_an_evidence_step_right_after_its_own_stage(synthesized):
+    _, template = synthesized
+    east, west = _stages(template)[-2:]
+    for stage, clusters in ((east, ["use1-train", "use1-mgr", "use1-hpc"]), (west, ["usw2-train"])):
+        order = {a["Name"]: a.get("RunOrder", 1) for a in stage["Actions"]}
+        for cluster in clusters:
+            prefix = "" if stage is west else f"Deploy-{cluster}."  # a one-stage wave's actions are not prefixed
+            (step,) = [n for n in order if n == f"{prefix}Evidence-Deploy-{cluster}"]
+            own = [r for n, r in order.items() if n.startswith(f"{prefix}acme-{cluster}-") and n.endswith(".Deploy")]
+            assert own and order[step] > max(own), (cluster, order)
+            checks = [r for n, r in order.items() if n.startswith("Check-")]
+            assert not checks or order[step] < min(checks)  # the wave's drift checks come after every member's
+    assert set(_evidence_projects(template)) == set(MEMBERS)
+
+
+def test_the_step_writes_the_member_and_its_base_and_uploads_the_verified_record(synthesized):
+    _, template = synthesized
+    commands, _ = _evidence_projects(template)["use1-mgr"]
+    assert commands[1] == ("/tmp/hyperpod-gov/bin/python -m stacks.fleet_member examples/fleet.yaml - use1-mgr "
+                           "examples/.fleet-member-use1-mgr.yaml")
+    assert "git show HEAD~1:examples/fleet.yaml > examples/.fleet-base.yaml 2>/dev/null || cp examples/fleet.yaml " \
+           "examples/.fleet-base.yaml" in commands
+    assert ("/tmp/hyperpod-gov/bin/python -m stacks.fleet_member examples/.fleet-base.yaml - use1-mgr "
+            "examples/.fleet-member-use1-mgr-base.yaml || cp examples/.fleet-member-use1-mgr.yaml "
+            "examples/.fleet-member-use1-mgr-base.yaml") in commands  # a cluster new in this commit: itself
+    (run,) = [c for c in commands if "hyperpod-gov evidence examples/" in c]
+    assert run.startswith("/tmp/hyperpod-gov/bin/hyperpod-gov evidence examples/.fleet-member-use1-mgr.yaml --base "
+                          "examples/.fleet-member-use1-mgr-base.yaml --out /tmp/evidence && ")
+    assert "evidence --verify /tmp/evidence && " in run
+    assert 'aws s3 cp --recursive /tmp/evidence "s3://$EVIDENCE_BUCKET/Deploy/$(git rev-parse HEAD)/"' in run
+
+
+def test_each_step_may_only_assume_its_members_deploy_role(synthesized):
+    _, template = synthesized
+    for cluster, (commands, statements) in _evidence_projects(template).items():
+        role = DEPLOY_ROLE.format(region=MEMBERS[cluster])
+        assert f"aws configure set profile.evidence.role_arn {role}" in commands
+        assume = [s for s in statements if "sts:AssumeRole" in json.dumps(s["Action"])]
+        assert [(s["Action"], s["Resource"]) for s in assume] == [("sts:AssumeRole", role)], cluster
+        assert f"--region {MEMBERS[cluster]}" in commands[-1]
+
+
+def test_the_bucket_is_the_members_output_and_the_source_a_clone(synthesized):
+    _, template = synthesized
+    text = json.dumps(template)
+    assert text.count("EVIDENCE_BUCKET") >= len(MEMBERS) and "EvidenceBucketName" in text
+    source = _stages(template)[0]["Actions"][0]["Configuration"]
+    assert source.get("OutputArtifactFormat") == "CODEBUILD_CLONE_REF"
+
+
+def test_the_evidence_steps_move_no_other_resource(synthesized, template):
+    """The same fleet without the key: every logical id of its pipeline is in this one, which adds only the evidence
+    builds, their roles and policies."""
+    plain = template["Resources"]
+    _, template = synthesized
+    added = set(template["Resources"]) - set(plain)
+    assert set(plain) <= set(template["Resources"])
+    assert added and all("Evidence" in lid for lid in added), sorted(added)
+
+
+def test_the_pipeline_template_passes_cfn_lint(synthesized):
+    path, _ = synthesized
+    matches = cfn_lint(path, "us-east-1")
+    assert not [m for m in matches if m.rule.id.startswith("E")], [str(m) for m in matches]
+    assert not {m.rule.id for m in matches} - set(KEPT_WARNINGS), [str(m) for m in matches]

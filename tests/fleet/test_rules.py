@@ -33,7 +33,7 @@ def test_the_example_fleet_passes_every_fleet_rule(fleet_data):
 
 def test_every_fleet_rule_has_its_own_id_and_is_an_error():
     ids = [r.id for r in all_fleet_rules()]
-    assert ids == [f"HPG-F{n:03d}" for n in range(1, 12)]
+    assert ids == [f"HPG-F{n:03d}" for n in range(1, 13)]
     assert {r.level for r in all_fleet_rules()} == {"error"}
 
 

@@ -177,7 +177,7 @@ def test_a_team_on_no_cluster_is_refused(fleet_data):
 def test_a_clusters_item_that_is_not_a_mapping_is_an_issue_not_a_traceback(fleet_data):
     fleet_data["clusters"][1] = "usw2-train"
     (issue,) = _issues(fleet_data)
-    assert issue.path == "clusters[1]" and issue.fix == "write a mapping with keys: accounts, cluster, name, scheduler"
+    assert issue.path == "clusters[1]" and issue.fix == "write a mapping with keys: accounts, cluster, name, ring, scheduler"
 
 
 def test_clusters_must_not_be_empty(fleet_data):
