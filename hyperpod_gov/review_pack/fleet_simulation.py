@@ -13,7 +13,7 @@ same test on its queue (``simulate.outcomes.fit_problem``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..plan import names
 from ..plan.fleet import FleetPlan
@@ -46,16 +46,25 @@ class FleetRun:
     end_minute: float  # the end of the trace, shared by the runs compared
 
 
+def _offered(fleet: FleetPlan) -> Callable[[TraceRow], list[str]]:
+    """The workers a row's copies go to: those of its team's fleet queue (the workers it has quota on, in dispatch
+    order) that have its instance type."""
+    workers, queues = fleet_parts(fleet)
+    on = {q.team: q.workers for q in queues}
+    types = {w: {f.instance_type for f in p.flavors} for w, p in workers.items()}
+    return lambda row: [w for w in on.get(row.team, ()) if w in types and row.instance_type in types[w]]
+
+
 def fleet_never_fits(fleet: FleetPlan, rows: Sequence[TraceRow]) -> list[Unadmitted]:
     """Every workload of the trace that no state of the fleet would ever admit (waits left at 0: nothing is run)."""
     workers, queues = fleet_parts(fleet)
     per_worker = {w: {u.name: u for u in never_fits(plan, rows)} for w, plan in workers.items()}
     mq = manager_queues(workers, [q.team for q in queues], queues)
     _cohorts, cqs = cache.build(tuple(mq.values()))
+    offered = _offered(fleet)
     out = []
     for row in rows:
-        has = [w for w, p in workers.items() if any(t.name == row.team for t in p.tenants)
-               and any(f.instance_type == row.instance_type for f in p.flavors)]
+        has = offered(row)
         first = workers[has[0]] if has else None
         problem: Optional[tuple[str, str]] = None
         if row.team not in mq:
@@ -72,9 +81,9 @@ def fleet_never_fits(fleet: FleetPlan, rows: Sequence[TraceRow]) -> list[Unadmit
             on_manager = _over_fleet_quota(cqs[mq[row.team].name], names.flavor(row.instance_type), asks)
             if on_manager is not None:
                 problem = (OVER_FLEET, on_manager)
-            elif all(row.name in per_worker[w] for w in workers):
+            elif all(row.name in per_worker[w] for w in has):
                 problem = (NO_WORKER, "; ".join(f"on {w}: {per_worker[w][row.name].reason}: "
-                                                f"{per_worker[w][row.name].detail}" for w in workers))
+                                                f"{per_worker[w][row.name].detail}" for w in has))
         if problem is not None:
             acc = _accelerators(first, row) if first is not None else (row.accelerators or 0)
             out.append(Unadmitted(row.name, row.team, row.instance_type, acc, float(row.submit_minute), 0.0,
@@ -100,6 +109,7 @@ def fleet_waits(fleet: FleetPlan, rows: Sequence[TraceRow], result: FleetResult,
     unfit = {u.name: u for u in fleet_never_fits(fleet, rows)}
     by_name = {w.name: w for w in result.workloads}
     manager = fleet.fleet.dispatch.manager if fleet.fleet.dispatch else "the manager"
+    offered = _offered(fleet)
     waits: dict[str, list[float]] = {t: [] for t in result.teams}
     never: dict[str, list[Unadmitted]] = {t: [] for t in result.teams}
     submitted: dict[str, int] = {t: 0 for t in result.teams}
@@ -110,18 +120,19 @@ def fleet_waits(fleet: FleetPlan, rows: Sequence[TraceRow], result: FleetResult,
         if w is not None and w.placed_at is not None:
             waits[row.team].append((w.placed_at - w.submitted_at) / 60.0)
             continue
-        if row.name in unfit:
-            reason, detail = unfit[row.name].reason, unfit[row.name].detail
+        u = unfit.get(row.name)
+        if u is not None:
+            reason, detail = u.reason, u.detail
         elif w is None:
             reason, detail = NOT_IN_SPEC, "left out of the dispatch (see the notes)"
         elif w.state == "waiting":
             reason, detail = IN_USE, f"held on {manager}: the team's fleet quota (the in-flight bound) was in use"
         else:
-            reason, detail = IN_USE, (f"in flight: copies on {', '.join(result.workers)}, admitted by none before "
+            reason, detail = IN_USE, (f"in flight: copies on {', '.join(offered(row))}, admitted by none before "
                                       "the end")
+        accelerators = w.accelerators if w is not None else u.accelerators if u is not None else 0
         never.setdefault(row.team, []).append(Unadmitted(
-            row.name, row.team, row.instance_type, w.accelerators if w is not None else unfit[row.name].accelerators
-            if row.name in unfit else row.accelerators or 0, float(row.submit_minute),
+            row.name, row.team, row.instance_type, accelerators, float(row.submit_minute),
             max(end_minute - row.submit_minute, 0.0), reason, detail))
     return {team: TeamWaits(team, submitted.get(team, 0), len(waits[team]), _percentile(waits[team], 50),
                             _percentile(waits[team], 95), tuple(sorted(never.get(team, ()), key=lambda u: u.name)))
@@ -146,7 +157,7 @@ def fleet_never_fit_alarm(fleet: FleetPlan, rows: Sequence[TraceRow], base: Opti
     before = {u.name for u in fleet_never_fits(base, rows)} if base is not None else None
     return unfit_alarm(fleet_never_fits(fleet, rows), before, trace_name, where=" anywhere in the fleet",
                        limit="larger than the team's fleet quota on the manager, or than its quota plus what it "
-                             "may borrow on every worker", old="fleet")
+                             "may borrow on every worker it is dispatched to", old="fleet")
 
 
 def _capacity(fleet: FleetPlan) -> Optional[int]:

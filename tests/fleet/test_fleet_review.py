@@ -155,13 +155,21 @@ def test_review_pack_of_a_fleet_writes_the_fleet_and_every_members_charts(tmp_pa
     assert page.count('id="fig-') == 8
 
 
-def test_review_pack_of_a_fleet_refuses_what_it_cannot_show_yet(tmp_path, capsys):
-    code, _out = _pack(tmp_path, FLEET, "--trace", EXAMPLES / "fleet-trace.csv")
+def test_review_pack_of_a_fleet_refuses_what_it_cannot_show(tmp_path, capsys, fleet_data):
+    code, _out = _pack(tmp_path, FLEET, "--trace", EXAMPLES / "fleet-trace.csv", "--capacity",
+                       EXAMPLES / "fleet-trace.csv")
     assert code == 1
-    assert "--trace: is not available for a fleet spec yet" in capsys.readouterr().err
+    assert "--capacity: is not available for a fleet spec: the fleet simulation does not model node groups" in \
+        capsys.readouterr().err
     code, _out = _pack(tmp_path, FLEET, "--base", EXAMPLES / "startup.yaml")
     assert code == 1
     assert "is not a fleet spec" in capsys.readouterr().err
+    del fleet_data["fleet"]
+    spec = tmp_path / "no-dispatch.yaml"
+    spec.write_text(yaml.safe_dump(fleet_data, sort_keys=False))
+    code, _out = _pack(tmp_path, spec, "--trace", EXAMPLES / "fleet-trace.csv")
+    assert code == 1
+    assert "--trace: the fleet has no dispatch (fleet.dispatch)" in capsys.readouterr().err
 
 
 def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path):
@@ -173,8 +181,10 @@ def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path)
         if os.environ.get("CI"):
             pytest.fail("chromium is not on the PATH in CI")
         pytest.skip("chromium is not on the PATH (apt-get install chromium)")
-    code, out = _pack(tmp_path, FLEET, "--base", FLEET)
+    code, out = _pack(tmp_path, FLEET, "--base", FLEET, "--trace", EXAMPLES / "fleet-trace.csv")
     assert code == 0
+    assert {"trace-admissions", "trace-wait", "old-trace-timeline", "trace-timeline"} <= {
+        p.stem for p in out.glob("*.svg")}
     url = (out / "index.html").resolve().as_uri()
     browser = Browser(tmp_path / "profile")
     try:
