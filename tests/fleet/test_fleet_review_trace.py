@@ -200,3 +200,16 @@ def test_review_pack_of_a_fleet_charts_each_members_usage_report(tmp_path, capsy
     report.write_text(json.dumps({"clusters": {"elsewhere": member}}))
     code, _out = _pack(tmp_path, FLEET, "--report", report)
     assert code == 1 and "clusters.elsewhere: is not a cluster of this fleet" in capsys.readouterr().err
+
+
+def test_the_compare_shown_in_docs_simulator_md_is_what_simulate_prints(fleet_data, tmp_path, capsys):
+    doc = (EXAMPLES.parent / "docs" / "simulator.md").read_text()
+    block = doc.split("**Comparing two fleets, and the page.**", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    _team(fleet_data, "applied")["quota"]["use1-train"][0]["accelerators"] = 8
+    change = tmp_path / "fleet-change.yaml"
+    change.write_text(yaml.safe_dump(fleet_data, sort_keys=False))
+    assert main(["simulate", str(FLEET), "--trace", str(EXAMPLES / "fleet-trace.csv"), "--compare", str(change)]) == 0
+    out = capsys.readouterr().out
+    for path, shown in ((change, "fleet-change.yaml"), (EXAMPLES, "examples")):
+        out = out.replace(str(path), shown)
+    assert out.startswith(block)
