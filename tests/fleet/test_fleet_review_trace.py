@@ -213,3 +213,13 @@ def test_the_compare_shown_in_docs_simulator_md_is_what_simulate_prints(fleet_da
     for path, shown in ((change, "fleet-change.yaml"), (EXAMPLES, "examples")):
         out = out.replace(str(path), shown)
     assert out.startswith(block)
+
+
+def test_the_simulation_section_of_the_summary(change, tmp_path, snapshot):
+    """The fleet page's simulation part as Markdown (captions, the list of work never admitted, the team table)."""
+    spec, trace = change
+    code, out = _pack(tmp_path, spec, "--base", FLEET, "--trace", trace)
+    assert code == 0
+    summary = (out / "summary.md").read_text()
+    part = "### Simulated" + summary.split("### Simulated", 1)[1].split("\n### Cluster", 1)[0]
+    assert part == snapshot
