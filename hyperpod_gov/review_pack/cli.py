@@ -29,7 +29,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                              "new nodes being Ready (default: 10)")
     parser.add_argument("--report", metavar="REPORT.json",
                         help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage "
-                             "(for a fleet, of `report FLEET --format json`: each member's under its cluster)")
+                             "(for a fleet, of `hyperpod-gov report FLEET --format json`: each member's under its "
+                             "cluster)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write DIR/index.html, DIR/summary.md and the SVG charts to")
     parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="contract status as of this date (default: today)")
