@@ -180,7 +180,7 @@ def borrow_chart(tc: TypeCapacity, *, prefix: str = "", label: str = "") -> Opti
     return finish(fig, slug=slug, title=f"{label}Borrowing on {tc.instance_type}", caption=caption, ids=ids)
 
 
-def _paired_bars(slug: str, title: str, caption: str, teams: Sequence[str],
+def paired_bars(slug: str, title: str, caption: str, teams: Sequence[str],
                  series: Sequence[tuple[str, str, Mapping[str, Optional[float]]]], unit: str, xlabel: str,
                  counts: Sequence[tuple[str, Mapping[str, int]]] = (), missing: str = "no workloads") -> Chart:
     """Horizontal bars per team, one per series (label, colour, values); a missing value is written, not drawn.
@@ -231,7 +231,7 @@ def wait_chart(new: Mapping[str, TeamWaits], old: Optional[Mapping[str, TeamWait
                + (", old spec beside new" if old else "")
                + "; in red beside a team's bars, its work never admitted within the trace (listed under the "
                "charts): a shorter bar with work never admitted is no improvement.")
-    return _paired_bars("trace-wait", "Wait to admission (admitted work)", caption, teams, series, "minutes",
+    return paired_bars("trace-wait", "Wait to admission (admitted work)", caption, teams, series, "minutes",
                         "minutes to first admission", counts=counts, missing="nothing admitted")
 
 
@@ -246,17 +246,19 @@ def borrowed_chart(new: Mapping[str, TeamFigures], old: Optional[Mapping[str, Te
                    {t: f.borrowed_accelerator_hours for t, f in new.items()}))
     caption = (f"Accelerator-hours each team ran on quota borrowed from others, {trace}" +
                (", old spec beside new: who gains and who loses borrowing." if old else "."))
-    return _paired_bars("trace-borrowed", "Borrowed accelerator-hours", caption, teams, series, "accelerator-hours",
+    return paired_bars("trace-borrowed", "Borrowed accelerator-hours", caption, teams, series, "accelerator-hours",
                         "accelerator-hours")
 
 
 def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, prefix: str = "",
                    label: str = "", capacity: Optional[int] = None, end: Optional[float] = None,
-                   trace: str = "the trace", shared_axis: bool = False, nodes: Any = None) -> Chart:
+                   trace: str = "the trace", shared_axis: bool = False, nodes: Any = None,
+                   capacity_of: str = "the cluster's") -> Chart:
     """Accelerators in use per team over the trace, stacked (step function from the simulator's run), on the
     axis from minute 0 to ``end`` (old and new charts share it; default: the run's own end). ``nodes``: a run with
     a capacity timeline draws its nodes and their events over the stack (``nodes_charts.NodesOverlay``: its
-    ``draw(ax, ids)`` returns the highest value it drew, its ``caption(label, trace, shared_axis)`` the caption)."""
+    ``draw(ax, ids)`` returns the highest value it drew, its ``caption(label, trace, shared_axis)`` the caption).
+    ``capacity_of``: whose capacity the dashed line is, in the caption (a fleet's: "the workers'")."""
     slug = f"{prefix}trace-timeline"
     ids = DataIds(slug)
     fig, ax = new_figure(7.2, 2.6 if nodes is None else 3.4)
@@ -296,7 +298,7 @@ def timeline_chart(usage: Mapping[str, Usage], colour: Mapping[str, str], *, pre
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=7, frameon=False, ncol=4)
     fig.tight_layout()
     caption = (f"{label}Accelerators each team holds, stacked, {trace}"
-               + (f", under the dashed line of the cluster's {capacity}" if capacity is not None else "")
+               + (f", under the dashed line of {capacity_of} {capacity}" if capacity is not None else "")
                + ": a drop is a finish or a preemption"
                + ("; old and new share this time axis." if shared_axis else "."))
     if nodes is not None:
@@ -318,13 +320,14 @@ def _finish_timeline(fig: Any, slug: str, title: str, caption: str, ids: DataIds
     return finish(fig, slug=slug, title=title, caption=caption, ids=drawn, extra_desc=extra)
 
 
-def report_chart(teams: Sequence[Mapping[str, Any]]) -> Optional[Chart]:
+def report_chart(teams: Sequence[Mapping[str, Any]], prefix: str = "") -> Optional[Chart]:
     """Quota against measured average and peak usage, one bar group per team and instance type (from the JSON that
-    ``hyperpod-gov report --format json`` writes). None when no team owns anything."""
+    ``hyperpod-gov report --format json`` writes). None when no team owns anything. ``prefix``: of the file name
+    (a fleet's page has one per member)."""
     rows = [(t["team"], f) for t in teams for f in t["flavors"]]
     if not rows:
         return None
-    slug = "report-usage"
+    slug = f"{prefix}report-usage"
     ids = DataIds(slug)
     fig, ax = new_figure(7.2, 0.8 + 0.55 * len(rows))
     top = max([float(f["nominal"]) + float(f.get("borrowingLimit") or 0) for _t, f in rows]

@@ -19,7 +19,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """Arguments of `review-pack`."""
     parser.add_argument("spec", help="the governance spec to review (YAML)")
     parser.add_argument("--base", metavar="OLD_SPEC", help="the spec before the change: old beside new, and the diff")
-    parser.add_argument("--trace", metavar="TRACE.csv", help="simulate this workload trace (on both specs with --base)")
+    parser.add_argument("--trace", metavar="TRACE.csv",
+                        help="simulate this workload trace (on both specs with --base; a fleet's over its dispatch)")
     parser.add_argument("--capacity", metavar="TIMELINE.csv",
                         help="with --trace: run it on the spec's instance groups as nodes, with this capacity timeline "
                              "(nodes added or lost per minute; docs/simulator.md), on both specs with --base")
@@ -27,7 +28,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                         help="with --capacity: minutes from admitted work waiting for nodes to an autoscaled group's "
                              "new nodes being Ready (default: 10)")
     parser.add_argument("--report", metavar="REPORT.json",
-                        help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage")
+                        help="the output of `hyperpod-gov report SPEC --format json`: quota against measured usage "
+                             "(for a fleet, of `hyperpod-gov report FLEET --format json`: each member's under its "
+                             "cluster)")
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write DIR/index.html, DIR/summary.md and the SVG charts to")
     parser.add_argument("--today", type=iso_date, default=None, metavar="YYYY-MM-DD",
                         help="contract status as of this date (default: today)")

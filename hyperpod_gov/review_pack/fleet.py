@@ -1,18 +1,22 @@
 """The review page of a fleet: per team its allocation per cluster and in total (a table, and a bar per instance type
-stacked by cluster), old beside new with a base fleet, then each member's capacity charts under its own heading."""
+stacked by cluster), old beside new with a base fleet; with a trace, its run over the fleet's dispatch
+(``fleet_simulation``); then each member's capacity charts (and measured usage) under its own heading."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ..plan.amounts import Amounts
 from ..plan.fleet import FleetPlan, TeamAllocation, team_allocations
 from . import charts
 from .data import capacities
-from .page import contract_section, page_html, summary_md, charts_of
-from .sections import Figure, Section
+from ..simulate.trace import TraceRow
+from .fleet_simulation import fleet_never_fit_alarm, fleet_simulation_section, simulate_fleets
+from .page import charts_of, contract_section, page_html, report_section, summary_md
+from .sections import Alarm, Figure, Section
 from .svg import Chart, DataIds, Datum, finish, new_figure
 
 
@@ -133,8 +137,10 @@ def fleet_section(fleet: FleetPlan, base: Optional[FleetPlan] = None) -> Section
     return s
 
 
-def member_sections(fleet: FleetPlan, base: Optional[FleetPlan], today: dt.date) -> list[Section]:
-    """Each member's capacity charts (old beside new) and contract status, under a heading naming the cluster."""
+def member_sections(fleet: FleetPlan, base: Optional[FleetPlan], today: dt.date,
+                    reports: Optional[Mapping[str, Mapping[str, Any]]] = None, report_name: str = "") -> list[Section]:
+    """Each member's capacity charts (old beside new), its measured usage (``reports``: cluster -> its report, the
+    ``clusters`` of ``report FLEET --format json``) and contract status, under a heading naming the cluster."""
     out = []
     for cluster, plan in fleet.plans.items():
         before = base.plans.get(cluster) if base is not None else None
@@ -151,48 +157,92 @@ def member_sections(fleet: FleetPlan, base: Optional[FleetPlan], today: dt.date)
                 if tc is not None:
                     cap.figures.append(Figure(charts.capacity_chart(tc, team_colour, prefix=prefix, label=label,
                                                                     extent=extent), pair=f"{cluster}-{itype}"))
+        out.append(cap)
+        if reports is not None and cluster in reports:
+            usage = report_section(reports[cluster], report_name, prefix=f"{cluster}-")
+            usage.id, usage.title = f"cluster-{cluster}-usage", f"{where}: {usage.title[0].lower()}{usage.title[1:]}"
+            out.append(usage)
         contracts = contract_section(plan, today)
         contracts.id, contracts.title = f"cluster-{cluster}-contracts", f"{where}: {contracts.title[0].lower()}" \
             f"{contracts.title[1:]}"
-        out += [cap, contracts]
+        out.append(contracts)
     return out
 
 
+@dataclass(frozen=True)
+class FleetTrace:
+    """A trace to run on a fleet's dispatch (and its base's), and the names the page shows."""
+
+    rows: Sequence[TraceRow]
+    name: str
+
+
+def _trace_parts(fleet: FleetPlan, base: Optional[FleetPlan], trace: Optional[FleetTrace]
+                 ) -> tuple[list[Section], list[Alarm]]:
+    if trace is None:
+        return [], []
+    new, old = simulate_fleets(fleet, trace.rows, base)
+    alarm = fleet_never_fit_alarm(fleet, trace.rows, base, trace.name)
+    return [fleet_simulation_section(new, old, trace.name, len(trace.rows))], [alarm] if alarm else []
+
+
 def write_fleet_pack(fleet: FleetPlan, out: Path, *, spec: str, today: dt.date, base: Optional[FleetPlan] = None,
-                     base_name: str = "") -> list[Path]:
-    """Write OUT/index.html, OUT/summary.md and one SVG per chart of the fleet; return the paths written (sorted)."""
-    sections = [fleet_section(fleet, base), *member_sections(fleet, base, today)]
+                     base_name: str = "", trace: Optional[FleetTrace] = None,
+                     report: Optional[Mapping[str, Any]] = None, report_name: str = "") -> list[Path]:
+    """Write OUT/index.html, OUT/summary.md and one SVG per chart of the fleet; return the paths written (sorted).
+    With a trace: its run (old beside new) after the fleet's allocation and before the members, the red alarm for
+    work the fleet can never admit at the top. With a fleet usage report: each member's usage under it."""
+    simulated, alarms = _trace_parts(fleet, base, trace)
+    reports = report.get("clusters") if report is not None else None
+    sections = [fleet_section(fleet, base), *simulated, *member_sections(fleet, base, today, reports, report_name)]
     title = f"Fleet allocation review: {fleet.name}"
     subtitle = " · ".join([f"spec {spec}", *([f"compared with {base_name}"] if base is not None else []),
-                           f"clusters {', '.join(fleet.plans)}"])
+                           f"clusters {', '.join(fleet.plans)}",
+                           *([f"trace {trace.name} ({len(trace.rows)} workloads)"] if trace is not None else []),
+                           *([f"usage report {report_name}"] if report is not None else [])])
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for chart in charts_of(sections):
         path = out / f"{chart.slug}.svg"
         path.write_text('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + chart.svg, encoding="utf-8")
         written.append(path)
-    for name, text in (("index.html", page_html(title, subtitle, sections)),
-                       ("summary.md", summary_md(title, subtitle, sections))):
+    for name, text in (("index.html", page_html(title, subtitle, sections, alarms)),
+                       ("summary.md", summary_md(title, subtitle, sections, alarms))):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     return sorted(written)
 
 
+def fleet_simulation_html(fleet: FleetPlan, rows: Sequence[TraceRow], base: Optional[FleetPlan] = None, *,
+                          spec: str, base_name: str = "", trace: str = "") -> str:
+    """The fleet's simulation part alone (``simulate FLEET --trace T [--compare OTHER_FLEET] --format html``):
+    ``base`` is the fleet before the change, ``fleet`` the one after; the page names files, not their folders."""
+    simulated, alarms = _trace_parts(fleet, base, FleetTrace(rows, Path(trace).name))
+    subtitle = f"fleet {Path(spec).name}" + (f" compared with {Path(base_name).name}" if base is not None else "") + \
+        f" · trace {Path(trace).name} ({len(rows)} workloads)"
+    return page_html(f"Simulated trace: fleet {fleet.name}", subtitle, simulated, alarms)
+
+
 def run_fleet(args, err) -> int:
-    """`review-pack FLEET.yaml [--base OLD_FLEET] --out DIR`: 0 when written, 1 for a bad fleet or --out."""
+    """`review-pack FLEET.yaml [--base OLD_FLEET] [--trace T.csv] [--report FLEET_REPORT.json] --out DIR`: 0 when
+    written, 1 for a bad fleet, trace, report or --out (``--capacity`` is refused: the fleet simulation models no
+    node groups)."""
     from ..plan.fleet import build_fleet
     from ..plan.invariants import INVARIANTS
+    from ..simulate.fleet_cli import NO_DISPATCH, fleet_parts, fleet_trace_checks
+    from ..simulate.trace import load_trace
     from ..spec.errors import SpecError, SpecIssue
     from ..spec.fleet import is_fleet_spec, load_fleet
     from ..spec.rules import RULES
+    from .report_json import load_fleet_report
 
     today = args.today or dt.date.today()
-    given = [f for f, v in (("--trace", args.trace), ("--capacity", getattr(args, "capacity", None)),
-                            ("--report", args.report)) if v]
+    what = "fleet"
     try:
-        if given:
-            raise SpecError([SpecIssue(", ".join(given), "is not available for a fleet spec yet", args.spec,
-                                       "leave it out; simulate the fleet with `hyperpod-gov simulate FLEET --trace T`")],
+        if getattr(args, "capacity", None) or getattr(args, "scale_up_delay", None) is not None:
+            raise SpecError([SpecIssue("--capacity", "is not available for a fleet spec: the fleet simulation does "
+                                       "not model node groups or capacity timelines (docs/simulator.md, Fleet)",
+                                       args.capacity, "leave it out; run a member's own spec with --capacity")],
                             args.spec)
         fleet = build_fleet(load_fleet(args.spec, today=today, known=RULES + INVARIANTS))
         base = None
@@ -201,16 +251,29 @@ def run_fleet(args, err) -> int:
                 raise SpecError([SpecIssue("--base", "is not a fleet spec (it lists no clusters)", args.base,
                                            "compare a fleet with the fleet it was")], args.base)
             base = build_fleet(load_fleet(args.base, today=today, known=RULES + INVARIANTS))
+        trace = None
+        if args.trace:
+            what = "trace"
+            for path, f in ((args.spec, fleet), (args.base, base)):
+                if f is not None and f.fleet.dispatch is None:
+                    raise SpecError([SpecIssue("--trace", NO_DISPATCH, path, "leave out --trace, or give the fleet a "
+                                               "dispatch")], path)
+            teams = [q.team for q in fleet_parts(fleet)[1]]
+            trace = FleetTrace(load_trace(args.trace, **fleet_trace_checks(fleet, teams)), Path(args.trace).name)
+        what = "usage report"
+        report = load_fleet_report(args.report, list(fleet.plans)) if args.report else None
+        what = "output folder"
         out = Path(args.out)
         try:
             written = write_fleet_pack(fleet, out, spec=Path(args.spec).name, today=today, base=base,
-                                       base_name=Path(args.base).name if args.base else "")
+                                       base_name=Path(args.base).name if args.base else "", trace=trace,
+                                       report=report, report_name=Path(args.report).name if args.report else "")
         except OSError as exc:
             raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
                                        "give a folder you can write to (it is created if missing)")]) from None
     except SpecError as exc:
         n = len(exc.issues)
-        print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''} in the fleet:", file=err)
+        print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
         for issue in exc.issues:
             print(f"  - {issue}", file=err)
         return 1

@@ -112,11 +112,12 @@ def change_section(old: Plan, new: Plan) -> Section:
     return s
 
 
-def report_section(report: Mapping[str, Any], name: str = "") -> Section:
-    """Quota against measured usage per team, and the proposals of the usage report."""
+def report_section(report: Mapping[str, Any], name: str = "", prefix: str = "") -> Section:
+    """Quota against measured usage per team, and the proposals of the usage report (``prefix``: of the chart's
+    file name)."""
     window = f"{report.get('start', '?')} to {report.get('end', '?')}"
     s = Section("usage", f"Measured usage{f' ({name})' if name else ''}, {window}")
-    chart = charts.report_chart(report["teams"])
+    chart = charts.report_chart(report["teams"], prefix)
     if chart is not None:
         s.figures.append(Figure(chart))
     patch = [f"{p.get('op')} {p.get('path')} -> {json.dumps(p['value']) if 'value' in p else '(removed)'}: "
@@ -358,7 +359,13 @@ def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Pl
                     capacity_name: str = "") -> str:
     """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] [--capacity TIMELINE] --format
     html``): ``base_plan`` is the spec before the change, ``plan`` the one after, both under the one capacity
-    timeline; the page names files, not their folders."""
+    timeline; the page names files, not their folders. Fleets (``simulate FLEET``) get the fleet's part."""
+    from ..plan.fleet import FleetPlan
+
+    if isinstance(plan, FleetPlan):
+        from .fleet import fleet_simulation_html
+
+        return fleet_simulation_html(plan, rows, base_plan, spec=spec, base_name=base, trace=trace)
     new, old = simulate_plans(plan, rows, base_plan, capacity)
     timeline = timeline_words(Path(capacity_name).name, capacity) if capacity is not None else ""
     section = simulation_section(plan, new, base_plan, old, Path(trace).name, len(rows), timeline)

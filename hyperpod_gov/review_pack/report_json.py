@@ -82,8 +82,7 @@ def parse_report(doc: Any, source: str) -> dict[str, Any]:
     return doc
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
-    """Read and check a report file (``SpecError`` for an unreadable file, bad JSON or a wrong shape)."""
+def _read(path: str | Path) -> Any:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -91,8 +90,38 @@ def load_report(path: str | Path) -> dict[str, Any]:
         raise SpecError([SpecIssue("--report", "cannot be read", str(p), "check the path of the report file")]
                         ) from None
     try:
-        doc = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError([SpecIssue(f"line {exc.lineno} column {exc.colno}", "is not valid JSON", exc.msg, _FIX)],
                         str(p)) from None
-    return parse_report(doc, str(p))
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read and check a report file (``SpecError`` for an unreadable file, bad JSON or a wrong shape)."""
+    return parse_report(_read(path), str(path))
+
+
+def load_fleet_report(path: str | Path, clusters: list[str]) -> dict[str, Any]:
+    """Read and check what ``hyperpod-gov report FLEET --format json`` writes: each member's report under
+    ``clusters`` (``clusters``: the fleet's members; a member left out of the report, e.g. a Slurm one, is allowed,
+    one the fleet lacks is not). Every problem at once, its path under ``clusters.<name>``."""
+    doc = _read(path)
+    fix = "give the output of `hyperpod-gov report FLEET --format json`"
+    members = doc.get("clusters") if isinstance(doc, dict) else None
+    if not isinstance(members, dict):
+        raise SpecError([SpecIssue("clusters", "is missing or not an object (not a fleet's report)",
+                                   type(members).__name__, fix)], str(path))
+    issues: list[SpecIssue] = []
+    parsed: dict[str, Any] = {}
+    for name, member in members.items():
+        if name not in clusters:
+            issues.append(SpecIssue(f"clusters.{name}", "is not a cluster of this fleet", name,
+                                    f"report on this fleet (its clusters: {', '.join(clusters)})"))
+            continue
+        try:
+            parsed[name] = parse_report(member, str(path))
+        except SpecError as exc:
+            issues += [SpecIssue(f"clusters.{name}.{i.path}", i.problem, i.value, i.fix) for i in exc.issues]
+    if issues:
+        raise SpecError(issues, str(path))
+    return {**doc, "clusters": parsed}

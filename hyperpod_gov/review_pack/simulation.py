@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from ..plan import Plan
 from ..simulate import Result
-from ..simulate.outcomes import TeamWaits, never_fits, outcomes, trace_end
+from ..simulate.outcomes import TeamWaits, Unadmitted, never_fits, outcomes, trace_end
 from ..simulate.spec_level import TeamFigures, figures_json, run_plan
 from ..simulate.timeline import CapacityTimeline
 from ..simulate.trace import TraceRow
@@ -60,19 +60,27 @@ def never_fit_alarm(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Pl
     """The workloads of the trace that no state of the cluster under ``plan`` would ever admit (larger than the
     team's quota plus what it may borrow, on every flavor it may use), each said to fit the base spec or not.
     None when every workload can fit."""
-    stuck = never_fits(plan, rows)
+    before = {u.name for u in never_fits(base_plan, rows)} if base_plan is not None else None
+    return unfit_alarm(never_fits(plan, rows), before, trace_name)
+
+
+def unfit_alarm(stuck: Sequence[Unadmitted], before: Optional[set[str]], trace_name: str = "", *, where: str = "",
+                limit: str = "larger than the team's quota plus what it may borrow, on every flavor it may use",
+                old: str = "spec") -> Optional[Alarm]:
+    """The red alarm naming ``stuck``, the workloads that can never be admitted (``limit``: why, in words;
+    ``where``: appended to "unable ever to fit"), each said to fit the base (``before``: the names that did not,
+    None without a base) or not. None when nothing is stuck."""
     if not stuck:
         return None
-    before = {u.name for u in never_fits(base_plan, rows)} if base_plan is not None else set()
-    what = "This change leaves" if base_plan is not None else "This spec leaves"
+    what = "This change leaves" if before is not None else f"This {old} leaves"
     n = len(stuck)
     headline = (f"{what} {n} workload{'s' if n != 1 else ''} of the trace{f' {trace_name}' if trace_name else ''} "
-                "unable ever to fit: larger than the team's quota plus what it may borrow, on every flavor it may "
-                "use. No amount of waiting admits it; only a change of the spec does.")
+                f"unable ever to fit{where}: {limit}. No amount of waiting admits it; only a change of the spec "
+                "does.")
     items = []
     for u in stuck:
-        was = ("" if base_plan is None else
-               "; it did not fit the old spec either" if u.name in before else "; it fitted the old spec")
+        was = ("" if before is None else
+               f"; it did not fit the old {old} either" if u.name in before else f"; it fitted the old {old}")
         items.append(f"{u.team}: {u.name} ({u.accelerators} accelerators of {u.instance_type}): {u.reason}: "
                      f"{u.detail}{was}")
     return Alarm(headline, tuple(items))

@@ -73,6 +73,26 @@ def _replay(result: Result, teams: list[str], changes: Iterable[tuple[str, str, 
     return {t: Usage(t, tuple(_merge(steps_of[t])), end) for t in teams}
 
 
+def usage_from_runs(runs: Iterable[tuple[str, float, float, int]], teams: list[str],
+                    end_minute: float) -> dict[str, Usage]:
+    """Per team, accelerators held from minute 0 to ``end_minute``, from runs (team, start in seconds, seconds run,
+    accelerators): a fleet run's placements on its workers (``simulate.fleet.FleetWorkload.placements``)."""
+    changes: dict[str, dict[float, int]] = {t: {} for t in teams}
+    for team, start, secs, accelerators in runs:
+        if team in changes:
+            for minute, delta in ((start / 60.0, accelerators), ((start + secs) / 60.0, -accelerators)):
+                changes[team][minute] = changes[team].get(minute, 0) + delta
+    out = {}
+    for team in teams:
+        level, steps = 0, [(0.0, 0)]
+        for minute, delta in sorted(changes[team].items()):
+            level += delta
+            steps = steps[:-1] if steps[-1][0] == minute else steps
+            steps.append((minute, level))
+        out[team] = Usage(team, tuple(_merge(steps)), end_minute)
+    return out
+
+
 def _merge(steps: list[tuple[float, int]]) -> list[tuple[float, int]]:
     out: list[tuple[float, int]] = []
     for t, n in steps:

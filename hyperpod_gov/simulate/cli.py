@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     from .fleet_cli import is_fleet_path, run_fleet
 
     if is_fleet_path(args.spec):
-        return run_fleet(args, out, err)
+        return run_fleet(args, out, err, html)
     plan = _load_plan(args.spec, err)
     if plan is None:
         return EXIT_INVALID

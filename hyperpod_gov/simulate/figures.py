@@ -3,7 +3,7 @@ contract's JSON). A wait that counts never-admitted work (``submitted - admitted
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from .spec_level import TeamFigures, figures_json
 
@@ -25,6 +25,11 @@ _SENTENCE = {
     "evictedByCapacityLoss": ("evictions by lost nodes", ""),
     "waitAfterLossMinutes": ("wait after those evictions", " minutes"),
     "waitingForNodes": ("waiting for nodes at the end", ""),
+    # a fleet run's (fleet_report.team_json)
+    "waitingOnManager": ("waiting on the manager at the end", ""),
+    "inFlightNotAdmitted": ("in flight and admitted by no worker at the end", ""),
+    "inFlightBoundHits": ("workloads the manager's quota held back", ""),
+    "evictedOnWorkers": ("evictions on workers", ""), "preemptedByManager": ("times preempted by the manager", ""),
 }
 
 
@@ -38,8 +43,7 @@ def figures_table(figures: dict[str, TeamFigures]) -> list[str]:
     rows = [("team",) + tuple(h for _, h in columns)]
     for team in sorted(figures):
         j = figures_json(figures[team])
-        rows.append((team,) + tuple("-" if j.get(k) is None else (">=" if k in _WAITS and _censored(j) else "")
-                                    + str(j[k]) for k, _ in columns))
+        rows.append((team,) + tuple(table_value(j, k) for k, _ in columns))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(widths[i]) if i else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
 
@@ -50,6 +54,15 @@ def _show(x: Any) -> str:
 
 def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> list[str]:
     """One plain sentence per team and figure that changed, old -> new."""
+    keys = [k for k, _label in _columns(old, new)]
+    return compare_docs({t: figures_json(f) for t, f in old.items()}, {t: figures_json(f) for t, f in new.items()},
+                        keys)
+
+
+def compare_docs(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], keys: Sequence[str]) -> list[str]:
+    """One plain sentence per team and figure (``keys`` of the JSON objects, each with its words in ``_SENTENCE``)
+    that changed, old -> new; a wait that counts never-admitted work (``submitted`` - ``admitted``) is "at least".
+    A fleet run's team objects (``fleet_report.team_json``) read the same way."""
     lines = []
     for team in sorted(set(old) | set(new)):
         if team not in old:
@@ -58,12 +71,11 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
         if team not in new:
             lines.append(f"team {team} is not in the second spec")
             continue
-        a, b = figures_json(old[team]), figures_json(new[team])
+        a, b = old[team], new[team]
         changes = [f"{_SENTENCE[k][0]} goes from {_shown(a, k)} to {_shown(b, k)}{_SENTENCE[k][1]}"
-                   for k, _label in _columns(old, new) if a.get(k) != b.get(k) or _censored(a) != _censored(b)
-                   and k in _WAITS]
+                   for k in keys if a.get(k) != b.get(k) or censored(a) != censored(b) and k in _WAITS]
         cut = [f"{n} never admitted by the end of the trace in the {which} spec"
-               for which, n in (("first", _censored(a)), ("second", _censored(b))) if n]
+               for which, n in (("first", censored(a)), ("second", censored(b))) if n]
         if changes and cut:
             changes.append("waits there count to the end of the trace only: " + ", ".join(cut))
         lines.append(f"{team}: " + ("; ".join(changes) if changes else "no change"))
@@ -74,12 +86,20 @@ def compare_lines(old: dict[str, TeamFigures], new: dict[str, TeamFigures]) -> l
 _WAITS = ("waitP50Minutes", "waitP95Minutes")
 
 
-def _censored(figures: dict[str, Any]) -> int:
+def censored(figures: dict[str, Any]) -> int:
     """Workloads never admitted by the end of the trace (submitted - admitted: the contract's own figures)."""
     return int(figures["submitted"]) - int(figures["admitted"])
+
+
+def table_value(figures: dict[str, Any], key: str) -> str:
+    """A figure as a table cell: "-" for none, ">=N" for a wait that counts never-admitted work."""
+    value = figures.get(key)
+    if value is None:
+        return "-"
+    return (">=" if key in _WAITS and censored(figures) else "") + str(value)
 
 
 def _shown(figures: dict[str, Any], key: str) -> str:
     """A figure as the sentence shows it: a wait that counts never-admitted work is "at least" that."""
     value = _show(figures.get(key))
-    return f"at least {value}" if key in _WAITS and _censored(figures) and value != "-" else value
+    return f"at least {value}" if key in _WAITS and censored(figures) and value != "-" else value

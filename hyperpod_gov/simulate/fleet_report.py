@@ -5,8 +5,9 @@ The JSON object is documented in docs/simulator.md ("Fleet"); single-cluster out
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
+from .figures import compare_docs, table_value
 from .fleet import DISPATCHER, FleetResult, FleetWorkload
 from .quantities import show_quantity
 from .spec_level import _percentile, _round
@@ -16,18 +17,20 @@ def _wait_min(w: FleetWorkload, when: Any, end: float) -> float:
     return ((when if when is not None else end) - w.submitted_at) / 60.0
 
 
-def team_json(result: FleetResult) -> dict[str, dict[str, Any]]:
+def team_json(result: FleetResult, end: Optional[float] = None) -> dict[str, dict[str, Any]]:
     """Per dispatched team: submitted, admitted on a worker, waiting at the end (on the manager / in flight), wait
     p50/p95 to the first admission on a worker and p95 to the manager's reservation (a workload still waiting counts
     its wait up to the end), in-flight bound hits (workloads the manager's quota held back: not reserved when
-    submitted), evictions, accelerator-hours and admissions per worker."""
+    submitted), evictions, accelerator-hours and admissions per worker. ``end`` (seconds): where a wait still
+    running stops counting (default: the run's end; two runs compared share the later end)."""
+    end = result.end if end is None else end
     by_team: dict[str, list[FleetWorkload]] = {t: [] for t in result.teams}
     for w in result.workloads:
         by_team[w.team].append(w)
     out = {}
     for team, wls in by_team.items():
-        waits = [_wait_min(w, w.placed_at, result.end) for w in wls]
-        reserve = [_wait_min(w, w.reserved_at, result.end) for w in wls]
+        waits = [_wait_min(w, w.placed_at, end) for w in wls]
+        reserve = [_wait_min(w, w.reserved_at, end) for w in wls]
         per_cluster = {c: 0 for c in result.workers}
         for w in wls:
             for c, _start, _secs in w.placements:
@@ -79,21 +82,22 @@ def bounds_json(result: FleetResult) -> dict[str, dict[str, dict[str, dict[str, 
     return out
 
 
-def fleet_json(result: FleetResult) -> dict[str, Any]:
-    """The fleet run's JSON object (docs/simulator.md, "Fleet")."""
+def fleet_json(result: FleetResult, end: Optional[float] = None) -> dict[str, Any]:
+    """The fleet run's JSON object (docs/simulator.md, "Fleet"); ``end``: as for :func:`team_json`."""
     return {
         "fleet": {"dispatcher": DISPATCHER, "workers": list(result.workers)},
         "clusters": cluster_json(result),
-        "teams": team_json(result),
+        "teams": team_json(result, end),
         "inFlight": bounds_json(result),
-        "endMinute": round(result.end / 60.0, 1),
+        "endMinute": round((result.end if end is None else end) / 60.0, 1),
         "notes": list(result.notes),
     }
 
 
-def fleet_lines(result: FleetResult) -> list[str]:
-    """For people: admissions per worker and team, then per team its waits and bound hits."""
-    doc = fleet_json(result)
+def fleet_lines(result: FleetResult, end: Optional[float] = None) -> list[str]:
+    """For people: admissions per worker and team, then per team its waits (">=N" where work never admitted counts
+    its wait only to the end) and bound hits."""
+    doc = fleet_json(result, end)
     lines = [f"fleet of {len(result.workers)} worker(s) ({', '.join(result.workers)}; dispatcher {DISPATCHER}), "
              f"ends at minute {doc['endMinute']:g}:"]
     teams = list(result.teams)
@@ -102,7 +106,7 @@ def fleet_lines(result: FleetResult) -> list[str]:
     for t in teams:
         j = doc["teams"][t]
         rows.append([t, *(str(j["admissionsPerCluster"][c]) for c in result.workers),
-                     *("-" if j[k] is None else str(j[k]) for k in ("waitP50Minutes", "waitP95Minutes")),
+                     *(table_value(j, k) for k in ("waitP50Minutes", "waitP95Minutes")),
                      str(j["inFlightBoundHits"]), str(j["waitingOnManager"]), str(j["inFlightNotAdmitted"])])
     rows.append(["(all)", *(str(doc["clusters"][c]["admissions"]) for c in result.workers), "", "", "", "", ""])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -111,3 +115,20 @@ def fleet_lines(result: FleetResult) -> list[str]:
                                       for i, c in enumerate(r)).rstrip())
     lines += [f"  {n}" for n in result.notes]
     return lines
+
+
+# The team figures ``--compare`` reads for a fleet, in this order.
+COMPARED = ("submitted", "admitted", "waitP50Minutes", "waitP95Minutes", "waitingOnManager", "inFlightNotAdmitted",
+            "inFlightBoundHits", "evictedOnWorkers", "preemptedByManager", "acceleratorHours")
+
+
+def fleet_compare_lines(old: FleetResult, new: FleetResult, end: Optional[float] = None) -> list[str]:
+    """``simulate FLEET --compare OTHER_FLEET``: admissions per worker old -> new, then one sentence per team and
+    figure that changed (a wait that counts never-admitted work is "at least"), both runs measured to ``end``."""
+    a, b = cluster_json(old), cluster_json(new)
+    workers = list(old.workers) + [w for w in new.workers if w not in old.workers]
+
+    def admissions(doc: dict[str, Any], w: str) -> str:
+        return str(doc[w]["admissions"]) if w in doc else "(not a worker)"
+    lines = ["admissions per worker: " + "; ".join(f"{w} {admissions(a, w)} -> {admissions(b, w)}" for w in workers)]
+    return lines + compare_docs(team_json(old, end), team_json(new, end), COMPARED)

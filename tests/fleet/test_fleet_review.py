@@ -155,26 +155,42 @@ def test_review_pack_of_a_fleet_writes_the_fleet_and_every_members_charts(tmp_pa
     assert page.count('id="fig-') == 8
 
 
-def test_review_pack_of_a_fleet_refuses_what_it_cannot_show_yet(tmp_path, capsys):
-    code, _out = _pack(tmp_path, FLEET, "--trace", EXAMPLES / "fleet-trace.csv")
+def test_review_pack_of_a_fleet_refuses_what_it_cannot_show(tmp_path, capsys, fleet_data):
+    code, _out = _pack(tmp_path, FLEET, "--trace", EXAMPLES / "fleet-trace.csv", "--capacity",
+                       EXAMPLES / "fleet-trace.csv")
     assert code == 1
-    assert "--trace: is not available for a fleet spec yet" in capsys.readouterr().err
+    assert "--capacity: is not available for a fleet spec: the fleet simulation does not model node groups" in \
+        capsys.readouterr().err
     code, _out = _pack(tmp_path, FLEET, "--base", EXAMPLES / "startup.yaml")
     assert code == 1
     assert "is not a fleet spec" in capsys.readouterr().err
+    del fleet_data["fleet"]
+    spec = tmp_path / "no-dispatch.yaml"
+    spec.write_text(yaml.safe_dump(fleet_data, sort_keys=False))
+    code, _out = _pack(tmp_path, spec, "--trace", EXAMPLES / "fleet-trace.csv")
+    assert code == 1
+    assert "--trace: the fleet has no dispatch (fleet.dispatch)" in capsys.readouterr().err
 
 
-def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path):
+def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path, fleet_data):
+    """The change gives applied 8 GPUs on use1-train instead of 16: the trace's a1 and a4 (16 GPUs) fit no worker,
+    and the red alarm naming them is the first thing on the screen."""
     from PIL import Image
 
     from tests.review_pack.cdp import CHROMIUM, Browser
+    from tests.review_pack.test_browser import alarm_problems
 
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is not on the PATH in CI")
         pytest.skip("chromium is not on the PATH (apt-get install chromium)")
-    code, out = _pack(tmp_path, FLEET, "--base", FLEET)
+    next(t for t in fleet_data["teams"] if t["name"] == "applied")["quota"]["use1-train"][0]["accelerators"] = 8
+    change = tmp_path / "fleet-change.yaml"
+    change.write_text(yaml.safe_dump(fleet_data, sort_keys=False))
+    code, out = _pack(tmp_path, change, "--base", FLEET, "--trace", EXAMPLES / "fleet-trace.csv")
     assert code == 0
+    assert {"trace-admissions", "trace-wait", "old-trace-timeline", "trace-timeline"} <= {
+        p.stem for p in out.glob("*.svg")}
     url = (out / "index.html").resolve().as_uri()
     browser = Browser(tmp_path / "profile")
     try:
@@ -198,6 +214,8 @@ def test_the_fleet_page_opens_in_a_real_browser_and_every_chart_paints(tmp_path)
         first = next(b for b in boxes if b["chart"] == "fleet-research")
         (tmp_path / "fleet-research.png").write_bytes(
             browser.screenshot(first["x"], first["y"], first["w"], first["h"]))
+        assert alarm_problems(browser, out / "index.html", named="applied: a1") == []
+        assert "applied: a4" in browser.evaluate("document.querySelector('#alarm').innerText")
     finally:
         browser.close()
 

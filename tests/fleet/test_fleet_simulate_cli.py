@@ -73,7 +73,5 @@ def test_a_trace_row_of_an_undispatched_team_is_reported(capsys, tmp_path):
 
 
 def test_options_a_fleet_run_does_not_take_are_refused(capsys):
-    code, _out, err = _run(capsys, FLEET, "--trace", TRACE, "--compare", FLEET)
-    assert code == 1 and "--compare is not available for a fleet spec" in err
-    code, _out, err = _run(capsys, FLEET, "--trace", TRACE, "--format", "html")
-    assert code == 1 and "--format html is not available for a fleet spec" in err
+    code, _out, err = _run(capsys, FLEET, "--trace", TRACE, "--capacity", TRACE)
+    assert code == 1 and "--capacity is not available for a fleet spec" in err and "node groups" in err

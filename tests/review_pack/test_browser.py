@@ -76,9 +76,9 @@ def test_page_loads_offline_without_errors_and_every_chart_paints(browser, packs
 
 
 
-def alarm_problems(browser: Browser, page: Path) -> list[str]:
+def alarm_problems(browser: Browser, page: Path, named: str = "chatbot: c1") -> list[str]:
     """What keeps a reader from seeing the alarm first: missing, hidden, below a chart or the first screen, not
-    red."""
+    red, or not naming the workload ``named`` ("team: workload")."""
     browser.load(page.resolve().as_uri())
     found = json.loads(browser.evaluate(
         "JSON.stringify((() => { const a = document.querySelector('#alarm');"
@@ -100,8 +100,8 @@ def alarm_problems(browser: Browser, page: Path) -> list[str]:
         problems.append("the alarm is not in the first screen")
     if found["color"] != "rgb(183, 28, 28)" or found["border"] != "rgb(183, 28, 28)":
         problems.append(f"the alarm is not red ({found['color']}, border {found['border']})")
-    if "unable ever to fit" not in found["text"] or "chatbot: c1" not in found["text"]:
-        problems.append("the alarm does not name chatbot's c1")
+    if "unable ever to fit" not in found["text"] or named not in found["text"]:
+        problems.append(f"the alarm does not name {named}")
     if found["height"] >= 40:
         shot = Image.open(io.BytesIO(browser.screenshot(found["x"], found["top"], found["width"], found["height"])))
         red = sum(n for n, (r, g, b) in shot.convert("RGB").getcolors(1 << 20) if r > 150 and g < 80 and b < 80)
