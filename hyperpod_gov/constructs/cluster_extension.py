@@ -10,8 +10,10 @@ botocore the tests ran (``handler_bundle``), under the CDK provider framework's 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Optional
 
-from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack, aws_iam as iam, aws_lambda as lambda_
+from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack, aws_ec2 as ec2, aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs, aws_stepfunctions as sfn
 from aws_cdk import custom_resources as cr
 from constructs import Construct
@@ -21,7 +23,7 @@ from ..plan.tables_prometheus import CLUSTER_EXTENSION
 from ..plan.fields import emit
 from ._nag import acknowledge, managed_policy, wildcard
 from .handler_bundle import bundled_asset
-from .task_governance_provider import _nag_arn_prefix, logs_key, waiter_trust_conditions
+from .task_governance_provider import HandlerPlacement, _nag_arn_prefix, logs_key, waiter_trust_conditions
 
 HANDLER_DIR = Path(__file__).resolve().parents[1] / "assets" / "cluster_extension_provider"
 HANDLER_RUNTIME = lambda_.Runtime.PYTHON_3_14
@@ -41,9 +43,11 @@ class ClusterExtensionProvider(Construct):
     """The provider behind ``ClusterExtension`` on one HyperPod cluster: its handler may create extensions on
     ``cluster_arn``, describe, update and delete HyperPod's extensions of this account and region, and list the
     cluster's extensions (to adopt one of the same name). Its log groups are encrypted with a key of its own and
-    kept when the stack goes, like the task governance handler's."""
+    kept when the stack goes, and with a ``placement`` its two functions run in the VPC, like the task governance
+    handler's (docs/security.md)."""
 
-    def __init__(self, scope: Construct, id: str, *, cluster_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, cluster_arn: str,
+                 placement: Optional[HandlerPlacement] = None) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
         extensions = stack.format_arn(service="sagemaker", resource=EXTENSION_RESOURCE.split("/")[0],
@@ -70,8 +74,11 @@ class ClusterExtensionProvider(Construct):
             "cfn-lint", {"config": {"ignore_checks": [ACTIONS_UNKNOWN_TO_CFN_LINT]}})
         code = lambda_.Code.from_asset(str(bundled_asset(HANDLER_DIR, services=HANDLER_SERVICES)),
                                        exclude=["__pycache__", "*.pyc"])
-        common = dict(runtime=HANDLER_RUNTIME, code=code, role=self.role, log_group=self.log_group,
-                      timeout=Duration.minutes(2), memory_size=256)
+        common: dict[str, Any] = dict(runtime=HANDLER_RUNTIME, code=code, role=self.role, log_group=self.log_group,
+                                      timeout=Duration.minutes(2), memory_size=256)
+        self.security_group: Optional[ec2.SecurityGroup] = None
+        if placement is not None:
+            common.update(self._in_vpc(placement))
         self.on_event = lambda_.Function(self, "OnEvent", handler="index.on_event",
                                          description="hyperpod-gov: start a cluster extension change", **common)
         self.is_complete = lambda_.Function(self, "IsComplete", handler="index.is_complete",
@@ -92,6 +99,21 @@ class ClusterExtensionProvider(Construct):
         waiter.node.default_child.add_property_override(  # type: ignore[union-attr]
             "AssumeRolePolicyDocument.Statement.0.Condition", waiter_trust_conditions(stack))
         self._acknowledge(stack)
+
+    def _in_vpc(self, placement: HandlerPlacement) -> dict[str, Any]:
+        """The functions in the placement's subnets, with a security group that admits nothing and sends HTTPS to
+        the VPC only (its SageMaker API endpoint), and the rights Lambda needs to attach them."""
+        self.security_group = ec2.SecurityGroup(
+            self, "HandlerSecurityGroup", vpc=placement.vpc, allow_all_outbound=False,
+            description="hyperpod-gov cluster extension handler: HTTPS to the SageMaker API endpoint of the VPC")
+        self.security_group.add_egress_rule(ec2.Peer.ipv4(placement.cidr), ec2.Port.tcp(443),
+                                            "HTTPS to the SageMaker API endpoint of the VPC")
+        self.role.add_managed_policy(iam.ManagedPolicy.from_aws_managed_policy_name(
+            "service-role/AWSLambdaVPCAccessExecutionRole"))
+        acknowledge(self.role, [(managed_policy("service-role/AWSLambdaVPCAccessExecutionRole"),
+                                 "Lets Lambda attach the cluster extension handler's functions to the VPC's private "
+                                 "subnets; AWS-managed, network interfaces only.")])
+        return dict(vpc=placement.vpc, vpc_subnets=placement.subnets, security_groups=[self.security_group])
 
     def _acknowledge(self, stack: Stack) -> None:
         handler, framework = "the cluster extension handler", "the CDK provider framework"

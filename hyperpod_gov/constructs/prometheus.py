@@ -21,6 +21,7 @@ from ..plan.slurm_observability import remote_write_url
 from ._nag import acknowledge, wildcard
 from .addons import EksAddon
 from .cluster_extension import ClusterExtension, ClusterExtensionProvider
+from .task_governance_provider import HandlerPlacement
 from .observability import pod_identity_trust
 
 GRAFANA_PRINCIPAL = "grafana.amazonaws.com"
@@ -110,10 +111,11 @@ class SlurmPrometheus(Construct):
     """A Slurm cluster's metrics in a Prometheus workspace: the workspace (created, KMS-encrypted, without an alert
     manager: a Slurm cluster's teams have no alarms to route; or an existing one by ARN), ``aps:RemoteWrite`` on it
     for the cluster's execution role (the extension's collectors run on the nodes), the ``sagemaker-observability``
-    extension writing to it (a custom resource, ``cluster_extension``), and the Grafana workspace if planned."""
+    extension writing to it (a custom resource, ``cluster_extension``; its handler in the VPC with a ``placement``),
+    and the Grafana workspace if planned."""
 
     def __init__(self, scope: Construct, id: str, *, plan: PrometheusPlan, cluster_arn: str,
-                 execution_role: iam.IRole, account: str) -> None:
+                 execution_role: iam.IRole, account: str, placement: Optional[HandlerPlacement] = None) -> None:
         super().__init__(scope, id)
         if plan.extension is None:
             raise ValueError(f"{self.node.path}: a Slurm plan's Prometheus has the cluster extension")
@@ -122,7 +124,8 @@ class SlurmPrometheus(Construct):
         # allows every workspace).
         self.remote_write = iam.Policy(self, "RemoteWrite", roles=[execution_role], statements=[
             iam.PolicyStatement(sid="PrometheusAccess", actions=[REMOTE_WRITE], resources=[self.workspace_arn])])
-        self.provider = ClusterExtensionProvider(self, "ExtensionProvider", cluster_arn=cluster_arn)
+        self.provider = ClusterExtensionProvider(self, "ExtensionProvider", cluster_arn=cluster_arn,
+                                                 placement=placement)
         self.extension = ClusterExtension(self, "Extension", extension=plan.extension, cluster_arn=cluster_arn,
                                           remote_write_url=remote_write_url(endpoint), provider=self.provider)
         self.extension.node.add_dependency(self.remote_write)  # the collectors may write once they run

@@ -180,3 +180,20 @@ def test_cfn_lint_sets_aside_only_its_unknown_cluster_extension_actions(synth, t
                for m in cfn_lint(bare, synth.spec.accounts.capacity.region) if m.rule.id == "W3037"}
     assert flagged == {f"{verb}clusterextension" for verb in ("create", "describe", "update", "delete")} | {
         "listclusterextensions"}
+
+
+def test_the_handler_runs_in_the_private_subnets_and_reaches_only_https_in_the_vpc(synth):
+    """The VPC has the SageMaker API endpoint (plan.invariants.provider_in_vpc), so the handler's two functions run
+    there, as the task governance handler's do, behind a security group that sends HTTPS to the VPC only."""
+    template = synth.template("capacity")
+    handlers = {lid: p for lid, p in resources(template, "AWS::Lambda::Function")
+                if p.get("Handler") in ("index.on_event", "index.is_complete") and lid.startswith("PrometheusExtension")}
+    assert len(handlers) == 2
+    (sg_id, sg), = [(lid, p) for lid, p in resources(template, "AWS::EC2::SecurityGroup")
+                    if "cluster extension handler" in p["GroupDescription"]]
+    assert sg["SecurityGroupEgress"] == [{"CidrIp": build_plan(synth.spec).network.cidr, "Description":
+                                          "HTTPS to the SageMaker API endpoint of the VPC", "FromPort": 443,
+                                          "IpProtocol": "tcp", "ToPort": 443}]
+    for p in handlers.values():
+        assert p["VpcConfig"]["SecurityGroupIds"] == [{"Fn::GetAtt": [sg_id, "GroupId"]}]
+        assert len(p["VpcConfig"]["SubnetIds"]) >= 1
