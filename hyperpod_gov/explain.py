@@ -12,7 +12,7 @@ from .plan.data import data_paths
 from .plan.elastic import KIND_WORDS, capacity_lines
 from .plan.slurm_state import desired_state
 from .plan.slurm_task_view import explain_lines, task_view
-from .spec.rules.slurm_prometheus import SLURM_NOT_OBSERVED
+from .plan.slurm_observability import observed as slurm_observed
 from .plan.api_access import api_reach
 from .plan.invariants import plan_warnings
 from .plan.views_studio import studio_lines
@@ -241,9 +241,15 @@ SLURM_MAPPING = (
      "account",
      "exact"),
     ("data", "a directory per team, group-owned, mode 2770", "exact (POSIX permissions)"),
-    ("managed Prometheus and Grafana (monitoring.prometheus, monitoring.grafana)", "none (HPG-S016)",
-     f"not observed: {SLURM_NOT_OBSERVED}"),
 )
+PROMETHEUS_CONCEPT = "managed Prometheus and Grafana (monitoring.prometheus, monitoring.grafana)"
+
+
+def _prometheus_mapping(plan: Plan) -> tuple[str, str, str]:
+    """What managed Prometheus observes of this Slurm cluster and what it does not (plan/slurm_observability.py)."""
+    p = plan.prometheus
+    workspace = "none" if p is None else ("a workspace of this spec" if p.creates else str(p.workspace_arn))
+    return (PROMETHEUS_CONCEPT, *slurm_observed(None if p is None else p.extension, workspace))
 
 
 def _slurm_notes(plan: Plan) -> list[str]:
@@ -315,7 +321,8 @@ def explain_slurm(plan: Plan, *, today: Optional[dt.date] = None) -> str:
         + " ".join(f"{k}={v}" for k, v in (state.conf.settings if state.conf else ())),
         "",
         "Mapping (spec -> Slurm: fidelity):",
-        *(f"  {concept} -> {slurm}: {fidelity}" for concept, slurm, fidelity in SLURM_MAPPING),
+        *(f"  {concept} -> {slurm}: {fidelity}" for concept, slurm, fidelity in (*SLURM_MAPPING,
+                                                                               _prometheus_mapping(plan))),
     ]
     parts += _isolation(plan)
     parts += explain_lines([task_view(sp, t.slurm, t.contract) for t in plan.teams if t.slurm is not None])

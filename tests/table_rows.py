@@ -20,7 +20,8 @@ from hyperpod_gov.plan.tables import (
     ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER, CLUSTER_POLICY, COMPUTE_QUOTA, INSTANCE_GROUP, POD_IDENTITY, TABLES,
     addon_parts, policy_part,
 )
-from hyperpod_gov.plan.tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
+from hyperpod_gov.constructs.cluster_extension import RESOURCE_TYPE as EXTENSION_RESOURCE_TYPE
+from hyperpod_gov.plan.tables_prometheus import CLUSTER_EXTENSION, GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
 from hyperpod_gov.plan.evidence import evidence_of
 from hyperpod_gov.plan.tables_evidence import EVIDENCE_BUCKET
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
@@ -83,6 +84,9 @@ EMITTED: dict[int, Emitted] = {
                              ("AWS::APS::RuleGroupsNamespace",)),
     id(GRAFANA_WORKSPACE): Emitted(lambda plan: (plan.prometheus.grafana,) if plan.prometheus and
                                    plan.prometheus.grafana else (), ("AWS::Grafana::Workspace",)),
+    # a Slurm cluster's observability extension (monitoring.prometheus on Slurm: the capacity stack)
+    id(CLUSTER_EXTENSION): Emitted(lambda plan: (plan.prometheus.extension,) if plan.prometheus and
+                                   plan.prometheus.extension else (), (EXTENSION_RESOURCE_TYPE,)),
     id(PROJECT_MEMBERSHIP): Emitted(lambda plan: [m for d in _domains(plan) for p in d.projects for m in p.memberships],
                                     ("AWS::DataZone::ProjectMembership",)),
     # monitoring.evidence (the monitoring stack, or a Slurm spec's capacity stack)

@@ -14,6 +14,7 @@ from tests.conftest import EXAMPLES, TODAY
 from tests.stacks.test_evidence_bucket import evidence_spec
 from tests.stacks.test_instance_group_options import every_option
 from tests.stacks.test_prometheus import prometheus_spec
+from tests.stacks.test_slurm_prometheus import slurm_prometheus_spec
 from tests.studio.helpers import delegated
 from tests.table_rows import rows_planned, unreached, value_rows
 
@@ -46,6 +47,7 @@ def test_the_examples_exercise_every_row_of_every_table():
     plans.append(build_plan(parse_spec(delegated(), today=TODAY)))  # the unifiedStudio section (tests/studio)
     plans.append(build_plan(parse_spec(prometheus_spec(), today=TODAY)))  # monitoring.prometheus (tests/stacks)
     plans.append(build_plan(parse_spec(evidence_spec(), today=TODAY)))  # monitoring.evidence (tests/stacks)
+    plans.append(build_plan(parse_spec(slurm_prometheus_spec(), today=TODAY)))  # the Slurm extension (tests/stacks)
     planned = rows_planned(plans)
     never = {(t.label, row.member) for t in TABLES for row in value_rows(t) if row.member not in planned[t.label]}
     assert never == set(NOT_IN_EXAMPLES), "rows no example plans a value for (add an example key, or list the row)"

@@ -1,5 +1,6 @@
 """Amazon Managed Service for Prometheus with the HyperPod observability add-on, the teams' alerting rules and the
-alert manager routing them to their owners' topics, and an Amazon Managed Grafana workspace reading it.
+alert manager routing them to their owners' topics, and an Amazon Managed Grafana workspace reading it; on a Slurm
+cluster the workspace with the cluster's observability extension writing to it (``SlurmPrometheus``).
 
 Every input is a part of the plan (``plan/prometheus.py``); nothing here decides a rule, a route or a name.
 """
@@ -16,8 +17,11 @@ from ..plan.prometheus import (ADDON, CLUSTER_LOG_GROUPS, COLLECTOR_SERVICE_ACCO
                                GrafanaPlan, PrometheusPlan, alertmanager_document)
 from ..plan.tables import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS, cfn_kwargs
 from ..plan.tables_addon import addon_part
+from ..plan.slurm_observability import remote_write_url
 from ._nag import acknowledge, wildcard
 from .addons import EksAddon
+from .cluster_extension import ClusterExtension, ClusterExtensionProvider
+from .task_governance_provider import HandlerPlacement
 from .observability import pod_identity_trust
 
 GRAFANA_PRINCIPAL = "grafana.amazonaws.com"
@@ -47,23 +51,15 @@ class ManagedPrometheus(Construct):
     def __init__(self, scope: Construct, id: str, *, plan: PrometheusPlan, cluster: eks.ICluster,
                  account: str, cluster_arn: str, region: str) -> None:
         super().__init__(scope, id)
-        self.workspace: Optional[aps.CfnWorkspace] = None
-        self.key: Optional[kms.Key] = None
+        if plan.addon_version is None:
+            raise ValueError(f"{self.node.path}: the observability add-on needs its pinned version (an EKS plan)")
+        document: Optional[str] = None
         if plan.creates:
-            self.key = kms.Key(self, "Key", enable_key_rotation=True,
-                               description="Encrypts the hyperpod-gov Prometheus workspace")
             placeholders = {f"Topic{i}": topic_arn(k) for i, k in enumerate(plan.topics)}
-            document = alertmanager_document(plan.topics, {k: f"${{Topic{i}}}" for i, k in enumerate(plan.topics)},
-                                             region, plan.default_topic)
-            self.workspace = aps.CfnWorkspace(self, "Workspace", **cfn_kwargs(PROMETHEUS_WORKSPACE, plan, {
-                "KmsKeyArn": self.key.key_arn, "AlertManagerDefinition": Fn.sub(document, placeholders)}))
-            self.workspace_arn: str = self.workspace.attr_arn
-            endpoint = self.workspace.attr_prometheus_endpoint
-        else:
-            if plan.workspace_arn is None:
-                raise ValueError(f"{self.node.path}: a plan that creates no workspace names one")
-            self.workspace_arn = plan.workspace_arn
-            endpoint = _workspace_endpoint(plan.workspace_arn)
+            document = Fn.sub(alertmanager_document(
+                plan.topics, {k: f"${{Topic{i}}}" for i, k in enumerate(plan.topics)}, region, plan.default_topic),
+                placeholders)
+        self.key, self.workspace, self.workspace_arn, endpoint = _workspace(self, plan, document)
         # The collector writes to this workspace only, and to the cluster's log groups.
         logs = f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{CLUSTER_LOG_GROUPS}*"
         self.collector_role = iam.Role(
@@ -91,6 +87,48 @@ class ManagedPrometheus(Construct):
             r.team: aps.CfnRuleGroupsNamespace(rules, r.team, **cfn_kwargs(RULE_GROUPS, r,
                                                                            {"Workspace": self.workspace_arn}))
             for r in plan.rules}
+        self.grafana: Optional[ManagedGrafana] = (
+            ManagedGrafana(self, "Grafana", plan=plan.grafana, account=account, workspace_arn=self.workspace_arn)
+            if plan.grafana is not None else None)
+
+
+def _workspace(scope: Construct, plan: PrometheusPlan, alert_manager: Optional[str]
+               ) -> tuple[Optional[kms.Key], Optional[aps.CfnWorkspace], str, str]:
+    """The plan's workspace: created (``Key``, ``Workspace``, with ``alert_manager`` where given) or the existing
+    one; its key, resource, ARN and Prometheus endpoint (``https://aps-workspaces.REGION.amazonaws.com/workspaces/
+    ws-ID/``)."""
+    if not plan.creates:
+        if plan.workspace_arn is None:
+            raise ValueError(f"{scope.node.path}: a plan that creates no workspace names one")
+        return None, None, plan.workspace_arn, _workspace_endpoint(plan.workspace_arn)
+    key = kms.Key(scope, "Key", enable_key_rotation=True, description="Encrypts the hyperpod-gov Prometheus workspace")
+    context = {"KmsKeyArn": key.key_arn, **({"AlertManagerDefinition": alert_manager} if alert_manager else {})}
+    workspace = aps.CfnWorkspace(scope, "Workspace", **cfn_kwargs(PROMETHEUS_WORKSPACE, plan, context))
+    return key, workspace, workspace.attr_arn, workspace.attr_prometheus_endpoint
+
+
+class SlurmPrometheus(Construct):
+    """A Slurm cluster's metrics in a Prometheus workspace: the workspace (created, KMS-encrypted, without an alert
+    manager: a Slurm cluster's teams have no alarms to route; or an existing one by ARN), ``aps:RemoteWrite`` on it
+    for the cluster's execution role (the extension's collectors run on the nodes), the ``sagemaker-observability``
+    extension writing to it (a custom resource, ``cluster_extension``; its handler in the VPC with a ``placement``),
+    and the Grafana workspace if planned."""
+
+    def __init__(self, scope: Construct, id: str, *, plan: PrometheusPlan, cluster_arn: str,
+                 execution_role: iam.IRole, account: str, placement: Optional[HandlerPlacement] = None) -> None:
+        super().__init__(scope, id)
+        if plan.extension is None:
+            raise ValueError(f"{self.node.path}: a Slurm plan's Prometheus has the cluster extension")
+        self.key, self.workspace, self.workspace_arn, endpoint = _workspace(self, plan, None)
+        # The nodes remote-write to this workspace only (no AWS-managed policy: AmazonPrometheusRemoteWriteAccess
+        # allows every workspace).
+        self.remote_write = iam.Policy(self, "RemoteWrite", roles=[execution_role], statements=[
+            iam.PolicyStatement(sid="PrometheusAccess", actions=[REMOTE_WRITE], resources=[self.workspace_arn])])
+        self.provider = ClusterExtensionProvider(self, "ExtensionProvider", cluster_arn=cluster_arn,
+                                                 placement=placement)
+        self.extension = ClusterExtension(self, "Extension", extension=plan.extension, cluster_arn=cluster_arn,
+                                          remote_write_url=remote_write_url(endpoint), provider=self.provider)
+        self.extension.node.add_dependency(self.remote_write)  # the collectors may write once they run
         self.grafana: Optional[ManagedGrafana] = (
             ManagedGrafana(self, "Grafana", plan=plan.grafana, account=account, workspace_arn=self.workspace_arn)
             if plan.grafana is not None else None)

@@ -69,6 +69,8 @@ def resource_counts(plan: Plan) -> dict[str, int]:
         n["AWS::CloudWatch::Dashboard"] += len(monitoring.cluster_dashboards)  # page 1 here, the rest: their own
     _observability(plan, n)
     providers = 0
+    if plan.slurm is not None and prometheus is not None:
+        providers += 1  # the cluster extension's provider (constructs/cluster_extension.py), built like this one
     if plan.task_governance_backend == "custom-resource" and stacks.governance is not None:
         providers += 1  # the cluster policy's provider, in the governance stack
     for shard in stacks.teams:
@@ -85,7 +87,7 @@ def resource_counts(plan: Plan) -> dict[str, int]:
                 n["AWS::S3::Bucket"] += 2
         if plan.task_governance_backend == "custom-resource":
             providers += 1  # each team stack's own provider (GovernedCluster.provider)
-    # TaskGovernanceProvider: a logs key, the handlers' and the framework's log groups
+    # TaskGovernanceProvider, ClusterExtensionProvider: a logs key, the handlers' and the framework's log groups
     n["AWS::KMS::Key"] += providers
     n["AWS::Logs::LogGroup"] += 2 * providers
     return {t: n[t] for t in BILLED_TYPES if n[t]}

@@ -157,7 +157,7 @@ class Plan:
         if self.task_governance:
             out["amazon-sagemaker-hyperpod-taskgovernance"] = v.task_governance
         out.update(csi_driver_addon(self.shared_storage))  # sharedStorage: the FSx CSI driver (plan/storage.py)
-        if self.alerting.prometheus is not None:  # monitoring.prometheus: the HyperPod observability add-on
+        if self.alerting.prometheus is not None and self.slurm is None:  # monitoring.prometheus: the EKS add-on
             out[PROMETHEUS_ADDON] = v.hyperpod_observability
         e = self.cluster.existing
         if e is not None:  # only the add-ons installed on the existing cluster
@@ -176,7 +176,9 @@ class Plan:
         return prometheus_plan(self.alerting, (t.monitoring for t in self.teams if t.monitoring is not None),
                                self.cluster.addon_versions.hyperpod_observability,
                                lambda team, key: names.alarm_topic(self.name, key, shard_of.get(team, "")),
-                               names.prometheus_workspace(self.name))
+                               names.prometheus_workspace(self.name),
+                               slurm_extension=None if self.slurm is None
+                               else self.cluster.addon_versions.observability_extension)
 
     @property
     def strict_mode_namespaces(self) -> tuple[str, ...]:

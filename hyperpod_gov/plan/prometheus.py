@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ..catalog import NVIDIA_GPU
+from .slurm_observability import ExtensionPlan, extension_plan
 from .watches import UTILISATION_METRIC, AlarmPlan, TeamWatch
 
 ADDON = "amazon-sagemaker-hyperpod-observability"
@@ -38,6 +39,8 @@ QUERY_ACTIONS = ("aps:DescribeWorkspace", "aps:QueryMetrics", "aps:GetLabels", "
                  "aps:GetMetricMetadata")
 REMOTE_WRITE = "aps:RemoteWrite"
 SNS_PUBLISHER = "aps.amazonaws.com"
+# A Slurm cluster's Grafana workspace: the extension's metrics, and no per-team dashboard (they read Kueue's).
+SLURM_GRAFANA = "hyperpod-gov: the Slurm cluster's metrics in the governance Prometheus workspace"
 
 
 def _selector(**labels: str) -> str:
@@ -190,38 +193,47 @@ class GrafanaPlan:
 
 @dataclass(frozen=True)
 class PrometheusPlan:
-    """What ``monitoring.prometheus`` (and ``grafana``) create."""
+    """What ``monitoring.prometheus`` (and ``grafana``) create. On EKS the HyperPod observability add-on writes to
+    the workspace (``addon_version``); on Slurm the cluster's ``sagemaker-observability`` extension does
+    (``extension``), and there are no rules, routes or per-team dashboards (plan/slurm_observability.py)."""
 
     creates: bool  # a workspace of this spec; False: ``workspace_arn`` exists
     alias: str  # the created workspace's alias (names.prometheus_workspace)
     workspace_arn: Optional[str]
-    addon_version: str
+    addon_version: Optional[str]  # the EKS add-on's pin; None on Slurm
     rules: tuple[TeamRules, ...]  # only when ``creates`` (the alert manager is the workspace's)
     topics: tuple[str, ...]  # the names of the topics the alert manager routes to, sorted
     default_topic: str  # the platform's topic, where an alert no route matches goes
     grafana: Optional[GrafanaPlan]
+    extension: Optional[ExtensionPlan] = None  # the Slurm cluster's extension; None on EKS
 
     @property
     def alerts_in_prometheus(self) -> bool:
-        """The teams' alarms are alerting rules here, and no CloudWatch alarm is created for them."""
-        return self.creates
+        """The teams' alarms are alerting rules here, and no CloudWatch alarm is created for them (EKS only: a Slurm
+        cluster has neither, since the extension's metrics are not Kueue's)."""
+        return self.creates and self.extension is None
 
 
 def prometheus_plan(monitoring: Any, watches: Iterable[TeamWatch], addon_version: str, topic_name: TopicName,
-                    name: str) -> Optional[PrometheusPlan]:
+                    name: str, *, slurm_extension: Optional[str] = None) -> Optional[PrometheusPlan]:
     """The Prometheus plan of ``monitoring`` (the spec's ``Monitoring``) over the teams' watches; None without
     ``monitoring.prometheus``. ``topic_name``: where a team's alarms of a topic key go (``names.alarm_topic`` of the
-    team's stack); ``name``: the workspaces' alias and name."""
+    team's stack); ``name``: the workspaces' alias and name. ``slurm_extension``: a Slurm cluster's pinned
+    extension version: the extension writes to the workspace instead of the add-on, and Kueue's rules, routes and
+    dashboards have nothing to read."""
     p = monitoring.prometheus
     if p is None:
         return None
-    watches = tuple(sorted(watches, key=lambda w: w.team))
-    rules = tuple(r for r in (team_rules(w, topic_name) for w in watches) if r is not None) if p.creates else ()
+    extension = extension_plan(slurm_extension) if slurm_extension is not None else None
+    watches = () if extension is not None else tuple(sorted(watches, key=lambda w: w.team))
+    alerts = p.creates and extension is None
+    rules = tuple(r for r in (team_rules(w, topic_name) for w in watches) if r is not None) if alerts else ()
     default = topic_name("", "platform")
-    topics = tuple(sorted({default, *(r.topic for t in rules for r in t.rules)})) if p.creates else ()
+    topics = tuple(sorted({default, *(r.topic for t in rules for r in t.rules)})) if alerts else ()
     g = monitoring.grafana
     grafana = None if g is None else GrafanaPlan(
         name, g.admins, tuple((w.team, json.dumps(team_dashboard(w), indent=1, sort_keys=True))
-                        for w in watches if not w.is_shared_pool))
-    return PrometheusPlan(p.creates, name, None if p.creates else p.workspace, addon_version, rules, topics, default,
-                          grafana)
+                        for w in watches if not w.is_shared_pool),
+        *((SLURM_GRAFANA,) if extension is not None else ()))
+    return PrometheusPlan(p.creates, name, None if p.creates else p.workspace,
+                          None if extension is not None else addon_version, rules, topics, default, grafana, extension)

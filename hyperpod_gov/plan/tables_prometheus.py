@@ -1,5 +1,6 @@
-"""The managed Prometheus and Grafana tables (``tables.py``): the workspace, each team's rule groups namespace and the
-Grafana workspace, in CloudFormation's member names (``AWS::APS::*``, ``AWS::Grafana::Workspace``).
+"""The managed Prometheus and Grafana tables (``tables.py``): the workspace, each team's rule groups namespace, the
+Grafana workspace, in CloudFormation's member names (``AWS::APS::*``, ``AWS::Grafana::Workspace``), and a Slurm
+cluster's observability extension, in the SageMaker API's (``Custom::ClusterExtension``, CreateClusterExtension).
 
 ``drift`` and ``import`` have no reader for these services: every row says so. Members whose value is another
 resource of the stack (the workspace's ARN, the key, a role) are deploy-time references the emitter passes as
@@ -29,7 +30,7 @@ PROMETHEUS_WORKSPACE = Table(
     exempt={"creates": "whether the workspace exists here at all", "workspace_arn": "an existing workspace",
             "addon_version": "the add-on table", "rules": "the rule groups table",
             "topics": "the alert manager definition (deploy-time ARNs)", "default_topic": "the same",
-            "grafana": "the Grafana table"},
+            "grafana": "the Grafana table", "extension": "the cluster extension table (Slurm)"},
 )
 
 RULE_GROUPS = Table(
@@ -68,4 +69,21 @@ GRAFANA_WORKSPACE = Table(
             "dashboards": "applied after deploy with Grafana's HTTP API (grafana_export)"},
 )
 
-PROMETHEUS_TABLES = (PROMETHEUS_WORKSPACE, RULE_GROUPS, GRAFANA_WORKSPACE)
+_NO_EXTENSION_READER = "no live reader: drift does not read the cluster's extensions (DescribeClusterExtension)"
+
+CLUSTER_EXTENSION = Table(
+    kind="ClusterExtension",
+    label="HyperPod cluster extension",
+    spec="monitoring.prometheus",
+    fields=(
+        Field("ClusterArn", "cluster", "", drift=_REFERENCE, imports=_REFERENCE),
+        Field("ExtensionName", "extension", "", get=lambda e: e.name, plan_fields=("name",),
+              drift=_NO_EXTENSION_READER, imports=_NO_IMPORT),
+        Field("ExtensionVersion", "extension version", "", get=lambda e: e.version, plan_fields=("version",),
+              drift=_NO_EXTENSION_READER, imports=_NO_IMPORT),
+        # The settings hold the workspace's remote-write URL, known at deploy (plan/slurm_observability.py).
+        Field("ConfigurationValues", "settings (the workspace to write to)", "", drift=_REFERENCE, imports=_NO_IMPORT),
+    ),
+)
+
+PROMETHEUS_TABLES = (PROMETHEUS_WORKSPACE, RULE_GROUPS, GRAFANA_WORKSPACE, CLUSTER_EXTENSION)

@@ -117,6 +117,14 @@ class AddonVersions(SpecModel):
         default="v1.0.5-eksbuild.1",
         description="amazon-sagemaker-hyperpod-observability (monitoring.prometheus); at least v1.0.5-eksbuild.1.",
     )
+    # A Slurm cluster's HyperPod extension (CreateClusterExtension: MAJOR.MINOR.PATCH, the API reference's example
+    # 1.0.0); check a region with `aws sagemaker list-cluster-extension-versions --extension-name
+    # sagemaker-observability`.
+    observability_extension: str = Field(
+        default="1.0.0",
+        description="sagemaker-observability, the HyperPod extension of a Slurm cluster (monitoring.prometheus on "
+        "cluster.orchestrator: slurm), MAJOR.MINOR.PATCH; the only key of addonVersions a Slurm spec may set.",
+    )
     task_governance: str = Field(
         default="v1.6.0-eksbuild.1",
         description="amazon-sagemaker-hyperpod-taskgovernance (task-governance mode; v1.6.0 bundles Kueue 0.19.2).",
@@ -175,6 +183,14 @@ class AddonVersions(SpecModel):
     def _format(cls, v: Optional[str]) -> Optional[str]:
         if v is not None and not ADDON_VERSION.match(v):
             raise spec_error("is not an EKS add-on version", "write it as EKS lists it, e.g. v1.6.0-eksbuild.1")
+        return v
+
+    @field_validator("observability_extension")
+    @classmethod
+    def _extension(cls, v: str) -> str:
+        if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", v, re.ASCII):
+            raise spec_error("is not a HyperPod extension version",
+                             "write MAJOR.MINOR.PATCH as list-cluster-extension-versions lists it, e.g. 1.0.0")
         return v
 
     @field_validator("cloudwatch_observability")

@@ -230,8 +230,9 @@ class Monitoring(SpecModel):
         default=None,
         description="{workspace: create | <workspace ARN>}: install the HyperPod observability add-on, writing to "
         "an Amazon Managed Service for Prometheus workspace; with create, the teams' alarms become alerting rules "
-        "routed to the same owners' topics instead of CloudWatch alarms (default: none, CloudWatch only). EKS only "
-        "(HPG-S016).",
+        "routed to the same owners' topics instead of CloudWatch alarms (default: none, CloudWatch only). On a Slurm "
+        "cluster (nodeProvisioningMode: Continuous, HPG-S016) the sagemaker-observability cluster extension writes "
+        "to the workspace instead, without rules.",
     )
     grafana: Optional[Grafana] = Field(
         default=None,

@@ -19,6 +19,8 @@ from hyperpod_gov.constructs import (
 )
 from hyperpod_gov.constructs.evidence import evidence_bucket
 from hyperpod_gov.constructs.hyperpod_cluster import SlurmHyperPodCluster
+from hyperpod_gov.constructs.prometheus import SlurmPrometheus
+from hyperpod_gov.constructs.task_governance_provider import HandlerPlacement
 from hyperpod_gov.constructs.lifecycle import (SLURM_LIFECYCLE_DIR, acknowledge_bucket_deployment, add_slurm_files,
                                                slurm_parameters)
 from hyperpod_gov.constructs.operators import Operators
@@ -26,6 +28,7 @@ from hyperpod_gov.constructs.shared_storage import SharedFileSystem
 from hyperpod_gov.plan import Plan
 from hyperpod_gov.plan.connect import kubeconfig_command
 from hyperpod_gov.plan.evidence import evidence_of
+from hyperpod_gov.plan.invariants import provider_in_vpc
 from hyperpod_gov.plan.operators import tls_bucket_name
 
 from .base import SpecStack
@@ -144,6 +147,12 @@ class SlurmCapacityStack(SpecStack):
         acknowledge_bucket_deployment(self, self.lifecycle)
         slurm_outputs(self, plan, hyperpod_cluster_arn=self.hyperpod.cluster_arn)
         self.evidence = evidence_bucket(self, evidence_of(plan))  # a Slurm spec has no monitoring stack
+        # monitoring.prometheus: the workspace and the cluster's observability extension writing to it.
+        self.prometheus = None if plan.prometheus is None else SlurmPrometheus(
+            self, "Prometheus", plan=plan.prometheus, cluster_arn=self.hyperpod.cluster_arn,
+            execution_role=self.hyperpod.execution_role, account=plan.account,
+            placement=HandlerPlacement(self.network.vpc, self.network.private_subnets, plan.network.cidr)
+            if provider_in_vpc(plan) else None)
         unused = without_effect_on_slurm(plan)
         if unused:
             Annotations.of(self).add_warning_v2(WARN_SLURM_UNUSED, (

@@ -20,7 +20,8 @@ from hyperpod_gov.plan.tables import (ACCESS_ENTRY, ADDON, ADMIN_ENTRY, CLUSTER,
                                       INSTANCE_GROUP, POD_IDENTITY, TABLES, AddonPart, PolicyPart)
 from hyperpod_gov.plan.prometheus import GrafanaPlan, PrometheusPlan, TeamRules
 from hyperpod_gov.plan.slurm import SlurmGroupPlan, SlurmTeamPlan
-from hyperpod_gov.plan.tables_prometheus import GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
+from hyperpod_gov.plan.slurm_observability import ExtensionPlan
+from hyperpod_gov.plan.tables_prometheus import CLUSTER_EXTENSION, GRAFANA_WORKSPACE, PROMETHEUS_WORKSPACE, RULE_GROUPS
 from hyperpod_gov.plan.tables_studio import (DOMAIN_UNIT, POLICY_GRANT, PROJECT_MEMBERSHIP, PROJECT_PROFILE_TABLE,
                                              STUDIO_PROJECT, UNIT_OWNER)
 from hyperpod_gov.plan.unified_studio import (DomainPlan, GrantPlan, MembershipPart, OwnerPart, ProfilePlan,
@@ -156,6 +157,7 @@ READERS: dict[type, tuple[object, ...]] = {
     PrometheusPlan: (PROMETHEUS_WORKSPACE,),
     TeamRules: (RULE_GROUPS,),
     GrafanaPlan: (GRAFANA_WORKSPACE,),
+    ExtensionPlan: (CLUSTER_EXTENSION,),
     # monitoring.evidence
     EvidencePlan: (EVIDENCE_BUCKET,),
 }

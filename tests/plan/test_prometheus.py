@@ -1,6 +1,6 @@
 """monitoring.prometheus and monitoring.grafana as plain data (plan/prometheus.py): the spec keys, the teams' rules
 with the CloudWatch alarms' thresholds over Kueue's labels, the alert manager's routes, the per-team dashboards, the
-add-on's pinned version, and the Slurm refusal (HPG-S016). Each check is shown to fail when its property breaks."""
+add-on's pinned version, and a Slurm cluster's extension path (HPG-S016). Each check is shown to fail when its property breaks."""
 
 from __future__ import annotations
 
@@ -131,15 +131,45 @@ def test_the_dashboard_check_fails_on_a_query_of_another_team():
     assert ("namespace", b.namespace) in _filters(board)
 
 
-def test_slurm_refuses_managed_prometheus_with_its_rule():
-    import yaml as y
-
-    d = y.safe_load((EXAMPLES / "startup-slurm.yaml").read_text())
+def _slurm(example: str, **cluster) -> dict:
+    d = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
     d.setdefault("monitoring", {})["prometheus"] = {"workspace": "create"}
+    d["cluster"].update(cluster)
+    return d
+
+
+def test_slurm_without_continuous_provisioning_refuses_prometheus_with_its_rule():
     with pytest.raises(SpecError) as raised:
-        parse_spec(d, today=TODAY)
+        parse_spec(_slurm("startup-slurm"), today=TODAY)
     text = str(raised.value)
-    assert "HPG-S016" in text and "monitoring.prometheus" in text and "EKS add-on" in text
+    assert "HPG-S016" in text and "monitoring.prometheus" in text and "NodeProvisioningMode Continuous" in text
+    parse_spec(_slurm("startup-slurm", nodeProvisioningMode="Continuous"), today=TODAY)  # the fix it names
+
+
+def test_slurm_with_continuous_provisioning_plans_the_pinned_extension_and_no_rule():
+    plan = build_plan(parse_spec(_slurm("enterprise-slurm"), today=TODAY))
+    p = plan.prometheus
+    assert (p.extension.name, p.extension.version, p.addon_version) == ("sagemaker-observability", "1.0.0", None)
+    assert p.rules == () and p.topics == () and not p.alerts_in_prometheus
+    assert ADDON not in plan.addon_versions  # the EKS add-on is not the Slurm path
+
+
+def test_the_extension_version_is_pinned_and_checked_like_the_others():
+    assert AddonVersions().observability_extension == "1.0.0"
+    with pytest.raises(ValueError, match="not a HyperPod extension version"):
+        AddonVersions(observability_extension="v1.0.0")
+    d = _slurm("enterprise-slurm", addonVersions={"observabilityExtension": "1.2.3"})
+    assert build_plan(parse_spec(d, today=TODAY)).prometheus.extension.version == "1.2.3"
+    d["cluster"]["addonVersions"]["kueueChart"] = "0.19.2"  # any other add-on pin stays refused on Slurm
+    with pytest.raises(SpecError, match="HPG-S003.*cluster.addonVersions"):
+        parse_spec(d, today=TODAY)
+
+
+def test_the_extension_pin_on_an_eks_cluster_is_refused_with_its_rule():
+    d = copy.deepcopy(BASE)
+    d["cluster"]["addonVersions"] = {"observabilityExtension": "1.0.0"}
+    with pytest.raises(SpecError, match="HPG-S016 cluster.addonVersions.observabilityExtension"):
+        parse_spec(d, today=TODAY)
 
 
 def test_the_export_writes_a_folder_and_dashboard_per_team_and_the_admins_batch(tmp_path):
@@ -159,12 +189,15 @@ def test_the_export_writes_a_folder_and_dashboard_per_team_and_the_admins_batch(
         {"id": "9067729b3d-94f1e5b1-2c5e-4b8e-9f3a-1b2c3d4e5f61", "type": "SSO_USER"}]}]
 
 
-def test_explain_of_a_slurm_spec_says_what_prometheus_does_not_observe():
+def test_explain_of_a_slurm_spec_says_what_prometheus_observes_and_what_it_does_not():
     from hyperpod_gov.explain import explain
     from hyperpod_gov.spec import load_spec
 
     text = " ".join(explain(build_plan(load_spec(EXAMPLES / "startup-slurm.yaml", today=TODAY))).split())
-    assert "managed Prometheus and Grafana" in text and "not observed" in text and "HPG-S016" in text
+    assert "managed Prometheus and Grafana" in text and "none: monitoring.prometheus is not set" in text
+    text = " ".join(explain(build_plan(parse_spec(_slurm("enterprise-slurm"), today=TODAY))).split())
+    assert "the sagemaker-observability extension 1.0.0 writes node" in text
+    assert "not observed: per-team usage against quota" in text
 
 
 def test_a_neuron_teams_low_utilisation_stays_a_cloudwatch_alarm_and_has_no_rule():

@@ -46,7 +46,7 @@ from .quotas import (borrowing_needs_idle_sharing, dedicated_capacity_is_not_len
 from .scheduling import (gang_scheduling_is_applied_in_the_console, topology_needs_a_recent_addon,
                          topology_types_are_supported)
 from .slurm_studio import slurm_studio_task_view_is_restricted, slurm_studio_user_is_a_team_user
-from .slurm_prometheus import slurm_refuses_managed_prometheus
+from .slurm_prometheus import slurm_prometheus_needs_the_extension
 from .slurm_keys import (slurm_accounting_database_needs_continuous, slurm_keys_match_the_orchestrator,
                          slurm_node_types_are_complete, slurm_refuses_eks_only_keys)
 from .slurm_partitions import (slurm_accelerator_quotas_need_gpu_tracking, slurm_borrow_percent_is_a_static_cap,
@@ -122,7 +122,7 @@ RULES = RuleBook("spec rules", tuple(sorted((
     slurm_keys_match_the_orchestrator,
     slurm_node_types_are_complete,
     slurm_refuses_eks_only_keys,
-    slurm_refuses_managed_prometheus,
+    slurm_prometheus_needs_the_extension,
     slurm_partitions_hold_one_governed_type,
     slurm_quotas_fit_compute_capacity,
     slurm_dont_lend_needs_a_dedicated_partition,

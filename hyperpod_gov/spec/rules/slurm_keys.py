@@ -32,7 +32,8 @@ EKS_ONLY_CLUSTER = (
     ("memberClusterReads", "member_cluster_reads", "Kubernetes RBAC has no Slurm counterpart: teams[].slurm.users "
      "may run squeue and sinfo"),
     ("operators", "operators", "HyperPod operators are EKS add-ons; a Slurm cluster runs jobs with sbatch and srun"),
-    ("addonVersions", "addon_versions", "EKS add-ons and the Kueue chart do not run on a Slurm cluster"),
+    ("addonVersions", "addon_versions", "EKS add-ons and the Kueue chart do not run on a Slurm cluster (its one key "
+     "is observabilityExtension, the monitoring.prometheus extension's pin)"),
     ("dependenciesChart", "dependencies_chart", "the dependencies Helm chart is installed on EKS; a Slurm cluster's "
      "health agent comes with HyperPod's image"),
     ("imageRegistries", "image_registries", "pods pull images on EKS; Slurm jobs run on the nodes' own software"),
@@ -152,6 +153,8 @@ def slurm_node_types_are_complete(spec: GovernanceSpec, today: dt.date) -> Itera
 
 def _eks_only(prefix: str, model: SpecModel, keys: tuple[tuple[str, str, str], ...]) -> Iterator[SpecIssue]:
     for key, attr, instead in keys:
+        if attr == "addon_versions" and getattr(model, attr).model_fields_set <= {"observability_extension"}:
+            continue  # the Slurm extension's pin (monitoring.prometheus, HPG-S016)
         if attr in model.model_fields_set:
             yield SpecIssue(f"{prefix}.{key}" if prefix else key, f"only applies to an EKS-orchestrated cluster; {instead}",
                             _shown(getattr(model, attr)), f"remove {key} (or set cluster.orchestrator: eks)")

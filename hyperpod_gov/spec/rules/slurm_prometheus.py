@@ -1,33 +1,38 @@
-"""HPG-S016: managed Prometheus on a Slurm cluster. The HyperPod observability add-on is an EKS add-on; for Slurm AWS
-documents exporters its base lifecycle scripts install (sagemaker-hyperpod-cluster-observability-slurm-install-
-exporters.md, ``enable_observability=True``) and a Prometheus the operator runs, which hyperpod-gov does not
-generate: it refuses the key rather than create a workspace nothing writes to (docs/observability.md)."""
+"""HPG-S016: managed Prometheus on a Slurm cluster goes through HyperPod's ``sagemaker-observability`` cluster
+extension (SageMaker CreateClusterExtension), which AWS offers only on a Slurm cluster with ``NodeProvisioningMode:
+Continuous`` (the API reference, botocore 1.44.8's model); the EKS add-on's pin and the extension's pin each belong
+to their orchestrator (docs/observability.md, "Slurm")."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Iterator
 
-from ..errors import SpecIssue
+from ..errors import NO_VALUE, SpecIssue
 from ..models import GovernanceSpec
 from ..rulebook import rule
 
-# What a Slurm cluster's governance is not observed by, said by the rule and by explain.
-SLURM_NOT_OBSERVED = ("the HyperPod observability add-on (amazon-sagemaker-hyperpod-observability) is an EKS add-on: "
-                      "a Slurm cluster's queue, partitions and GPUs reach no Prometheus workspace through "
-                      "hyperpod-gov; AWS's Slurm path is the exporters of the base lifecycle scripts "
-                      "(enable_observability=True) and a Prometheus you run")
+# The cluster extension's precondition, said by the rule and by explain.
+EXTENSION_NEEDS = ("the sagemaker-observability cluster extension that writes a Slurm cluster's metrics to the "
+                   "workspace installs only on a cluster with NodeProvisioningMode Continuous (SageMaker "
+                   "CreateClusterExtension)")
 
 
-@rule("HPG-S016", "error", "monitoring.prometheus and monitoring.grafana only on an EKS-orchestrated cluster: the "
-      "HyperPod observability add-on that writes to the workspace is an EKS add-on, and no Slurm add-on exists.")
-def slurm_refuses_managed_prometheus(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
-    if spec.cluster.orchestrator != "slurm":
+@rule("HPG-S016", "error", "monitoring.prometheus on a Slurm cluster needs cluster.nodeProvisioningMode: Continuous "
+      "(the sagemaker-observability cluster extension's condition); cluster.addonVersions.observabilityExtension pins "
+      "that extension and applies to a Slurm cluster only.")
+def slurm_prometheus_needs_the_extension(spec: GovernanceSpec, today: dt.date) -> Iterator[SpecIssue]:
+    c = spec.cluster
+    if c.orchestrator != "slurm":
+        if "observability_extension" in c.addon_versions.model_fields_set:
+            yield SpecIssue("cluster.addonVersions.observabilityExtension", "pins the Slurm cluster extension on an "
+                            "EKS-orchestrated cluster, where the HyperPod observability add-on writes to the workspace",
+                            c.addon_versions.observability_extension, "remove observabilityExtension (the EKS add-on's "
+                            "pin is cluster.addonVersions.hyperpodObservability)")
         return
-    m = spec.monitoring
-    for key in ("prometheus", "grafana"):
-        value = getattr(m, key)
-        if value is not None:
-            yield SpecIssue(f"monitoring.{key}", f"is set on a Slurm cluster; {SLURM_NOT_OBSERVED}",
-                            value.model_dump(by_alias=True),
-                            f"remove monitoring.{key} (the CloudWatch alarms and dashboards stay)")
+    if spec.monitoring.prometheus is not None and c.node_provisioning_mode != "Continuous":
+        yield SpecIssue("monitoring.prometheus", f"is set on a Slurm cluster without continuous provisioning; "
+                        f"{EXTENSION_NEEDS}", NO_VALUE if c.node_provisioning_mode is None
+                        else c.node_provisioning_mode,
+                        "set cluster.nodeProvisioningMode: Continuous (new clusters only: AWS cannot migrate a "
+                        "cluster to it), or remove monitoring.prometheus and monitoring.grafana")
