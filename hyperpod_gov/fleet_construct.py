@@ -19,6 +19,7 @@ from .construct import WARNING_PREFIX, HyperPodGovernance
 from .plan.fleet import FleetPlan, build_fleet
 
 if TYPE_CHECKING:
+    from .plan.multikueue_credential import CredentialPlan
     from .spec.fleet import FleetSpec
 
 
@@ -29,13 +30,41 @@ def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
     (``plan.multikueue.multikueue_plans``, ``charts.multikueue.multikueue_objects``). The fleet rules have checked
     what those need (kueue mode, the manager not a worker, at most 20 workers). Without dispatch: none."""
     from .charts.multikueue import multikueue_objects
+    from .charts.multikueue_credential import credential_objects
     from .plan.multikueue import multikueue_plans
 
     dispatch = fleet.fleet.dispatch
     if dispatch is None:
         return {}
     roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    return {cluster: multikueue_objects(fleet.plans[cluster], mk) for cluster, mk in roles.items()}
+    credentials = credential_plans(fleet)
+    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credential_objects(credentials[cluster])]
+            for cluster, mk in roles.items()}
+
+
+def credential_plans(fleet: FleetPlan) -> dict[str, "CredentialPlan"]:
+    """Each dispatch member's worker-credential plan by cluster name (none without dispatch)."""
+    from .plan.multikueue_credential import credential_plans as plans
+
+    dispatch = fleet.fleet.dispatch
+    return {} if dispatch is None else plans(fleet.plans, dispatch.manager, tuple(dispatch.workers))
+
+
+def add_credential_stacks(scope: Construct, fleet: FleetPlan, members: Mapping[str, HyperPodGovernance]
+                          ) -> dict[str, cdk.Stack]:
+    """Each dispatch member's ``<member>-multikueue`` stack (stacks/multikueue.py) in ``scope``, after that
+    member's governance stack; ``members``: the members' constructs by cluster name (those of ``scope``)."""
+    from .stacks.capacity import CapacityStack
+    from .stacks.multikueue import MultiKueueCredentialStack
+
+    out: dict[str, cdk.Stack] = {}
+    for cluster, cp in credential_plans(fleet).items():
+        plan, member = fleet.plans[cluster], members[cluster]
+        capacity = member.stack(plan.stacks.capacity) if plan.stacks.capacity else None
+        out[cluster] = MultiKueueCredentialStack(
+            scope, cp.stack, plan=plan, cp=cp, capacity=capacity if isinstance(capacity, CapacityStack) else None,
+            governance=member.stack(plan.stacks.governance or ""), stack_name=cp.stack)
+    return out
 
 
 def fleet_manifests(fleet: FleetPlan, extra: Optional[Mapping[str, list[dict[str, Any]]]] = None
@@ -81,11 +110,20 @@ class HyperPodFleet(Construct):
                                         nag=nag, **kwargs)
             for cluster, member in self.plan.plans.items()}
         """Each member's construct by cluster name, in the spec's order."""
+        self.credential_stacks = add_credential_stacks(scope, self.plan, self.members)
+        """With ``fleet.dispatch``, each dispatch member's ``<member>-multikueue`` stack by cluster name: the
+        worker credential's secret, key and minter, or the manager's copier (docs/fleet.md)."""
+        if nag and self.credential_stacks:
+            from .construct import OwnStacksNag
+
+            cdk.Validations.of(cdk.Stage.of(self)).add_plugins(  # type: ignore[arg-type]
+                OwnStacksNag(list(self.credential_stacks.values())))
         if plan is None:  # given a plan, the caller has reported its warnings (as HyperPodGovernance does)
             for issue in self.plan.warnings:
                 cdk.Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{issue.rule or 'warning'}", str(issue))
 
     @property
     def stacks(self) -> list[cdk.Stack]:
-        """Every member's stacks, member by member in the spec's order, each in deploy order."""
-        return [s for member in self.members.values() for s in member.stacks]
+        """Every member's stacks, member by member in the spec's order, each in deploy order; then the members'
+        MultiKueue credential stacks."""
+        return [*(s for member in self.members.values() for s in member.stacks), *self.credential_stacks.values()]
