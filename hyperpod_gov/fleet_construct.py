@@ -30,15 +30,15 @@ def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
     (``plan.multikueue.multikueue_plans``, ``charts.multikueue.multikueue_objects``). The fleet rules have checked
     what those need (kueue mode, the manager not a worker, at most 20 workers). Without dispatch: none."""
     from .charts.multikueue import multikueue_objects
-    from .charts.multikueue_credential import credential_objects
+    from .charts.multikueue_credential import fleet_credential_objects
     from .plan.multikueue import multikueue_plans
 
     dispatch = fleet.fleet.dispatch
     if dispatch is None:
         return {}
     roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    credentials = credential_plans(fleet)
-    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credential_objects(credentials[cluster])]
+    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
+    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
             for cluster, mk in roles.items()}
 
 

@@ -12,9 +12,12 @@ its RoleBinding in the Kueue namespace, bound to the Kubernetes group an EKS acc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..plan.multikueue_credential import CredentialPlan
+
+if TYPE_CHECKING:
+    from ..plan.fleet import FleetPlan
 from ._objects import kubernetes_object
 
 RBAC_API = "rbac.authorization.k8s.io/v1"
@@ -38,3 +41,15 @@ def credential_objects(cp: CredentialPlan) -> list[dict[str, Any]]:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": cp.rbac_name},
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": cp.group}]}),
     ]
+
+
+def fleet_credential_objects(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]:
+    """Each dispatch member's credential Role and RoleBinding, by cluster name (none without dispatch): what the
+    fleet's synth adds after the member's MultiKueue objects, and what its drift compares."""
+    from ..plan.multikueue_credential import credential_plans
+
+    dispatch = fleet.fleet.dispatch
+    if dispatch is None:
+        return {}
+    plans = credential_plans(fleet.plans, dispatch.manager, tuple(dispatch.workers))
+    return {cluster: credential_objects(cp) for cluster, cp in plans.items()}

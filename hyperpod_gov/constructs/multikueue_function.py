@@ -116,7 +116,7 @@ class CredentialFunction(Construct):
         self.run_at_deploy = CustomResource(
             self, "RunAtDeploy", service_token=self.function.function_arn,
             resource_type="Custom::HyperPodGovMultiKueueCredential", properties=dict(environment))
-        for before in (self.access_entry, self.policy, self.function):
+        for before in (self.access_entry, self.policy):  # the function: its ARN is the service token
             self.run_at_deploy.node.add_dependency(before)
         self._acknowledge(stack, cp)
 
