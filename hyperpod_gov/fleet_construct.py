@@ -50,21 +50,26 @@ def credential_plans(fleet: FleetPlan) -> dict[str, "CredentialPlan"]:
     return {} if dispatch is None else plans(fleet.plans, dispatch.manager, tuple(dispatch.workers))
 
 
-def add_credential_stacks(scope: Construct, fleet: FleetPlan, members: Mapping[str, HyperPodGovernance]
-                          ) -> dict[str, cdk.Stack]:
-    """Each dispatch member's ``<member>-multikueue`` stack (stacks/multikueue.py) in ``scope``, after that
-    member's governance stack; ``members``: the members' constructs by cluster name (those of ``scope``)."""
+def add_credential_stack(scope: Construct, fleet: FleetPlan, cluster: str, member: HyperPodGovernance, *,
+                         nag: bool = True) -> Optional[cdk.Stack]:
+    """The dispatch member ``cluster``'s ``<member>-multikueue`` stack (stacks/multikueue.py) in ``scope``, after
+    the member's governance stack (``member``: its construct in ``scope``), cdk-nag's checks on it with ``nag``;
+    None for a member not in dispatch."""
+    from .construct import OwnStacksNag
     from .stacks.capacity import CapacityStack
     from .stacks.multikueue import MultiKueueCredentialStack
 
-    out: dict[str, cdk.Stack] = {}
-    for cluster, cp in credential_plans(fleet).items():
-        plan, member = fleet.plans[cluster], members[cluster]
-        capacity = member.stack(plan.stacks.capacity) if plan.stacks.capacity else None
-        out[cluster] = MultiKueueCredentialStack(
-            scope, cp.stack, plan=plan, cp=cp, capacity=capacity if isinstance(capacity, CapacityStack) else None,
-            governance=member.stack(plan.stacks.governance or ""), stack_name=cp.stack)
-    return out
+    cp = credential_plans(fleet).get(cluster)
+    if cp is None:
+        return None
+    plan = fleet.plans[cluster]
+    capacity = member.stack(plan.stacks.capacity) if plan.stacks.capacity else None
+    stack = MultiKueueCredentialStack(
+        scope, cp.stack, plan=plan, cp=cp, capacity=capacity if isinstance(capacity, CapacityStack) else None,
+        governance=member.stack(plan.stacks.governance or ""), stack_name=cp.stack)
+    if nag:
+        cdk.Validations.of(cdk.Stage.of(member)).add_plugins(OwnStacksNag([stack]))  # type: ignore[arg-type]
+    return stack
 
 
 def fleet_manifests(fleet: FleetPlan, extra: Optional[Mapping[str, list[dict[str, Any]]]] = None
@@ -110,17 +115,20 @@ class HyperPodFleet(Construct):
                                         nag=nag, **kwargs)
             for cluster, member in self.plan.plans.items()}
         """Each member's construct by cluster name, in the spec's order."""
-        self.credential_stacks = add_credential_stacks(scope, self.plan, self.members)
+        self.credential_stacks: dict[str, cdk.Stack] = {
+            cluster: stack for cluster, member in self.members.items()
+            if (stack := add_credential_stack(scope, self.plan, cluster, member, nag=nag)) is not None}
         """With ``fleet.dispatch``, each dispatch member's ``<member>-multikueue`` stack by cluster name: the
         worker credential's secret, key and minter, or the manager's copier (docs/fleet.md)."""
-        if nag and self.credential_stacks:
-            from .construct import OwnStacksNag
-
-            cdk.Validations.of(cdk.Stage.of(self)).add_plugins(  # type: ignore[arg-type]
-                OwnStacksNag(list(self.credential_stacks.values())))
         if plan is None:  # given a plan, the caller has reported its warnings (as HyperPodGovernance does)
             for issue in self.plan.warnings:
                 cdk.Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{issue.rule or 'warning'}", str(issue))
+
+    def add_member_credential_stack(self, scope: Construct, cluster: str, member: HyperPodGovernance, *,
+                                    nag: bool = True) -> Optional[cdk.Stack]:
+        """Member ``cluster``'s MultiKueue credential stack in another ``scope`` (a pipeline's stage), after
+        ``member``, that member's ``HyperPodGovernance`` there; None for a member not in dispatch."""
+        return add_credential_stack(scope, self.plan, cluster, member, nag=nag)
 
     @property
     def stacks(self) -> list[cdk.Stack]:

@@ -36,6 +36,8 @@ class MemberStage(cdk.Stage):
         super().__init__(scope, id)
         self.governance = HyperPodGovernance(self, "Governance", plan=fleet.plan.plans[cluster],
                                              manifests=fleet.manifests[cluster], nag=nag)
+        # a dispatch member's MultiKueue credential stack (docs/fleet.md, "The worker credential")
+        self.credential = fleet.add_member_credential_stack(self, cluster, self.governance, nag=nag)
 
 
 Wave = tuple[str, Optional[str], str, list[MemberStage]]  # (id, environment, region, member stages)

@@ -71,11 +71,12 @@ class WorkerCredential(Construct):
                                             resources=[self.secret.ref]))
         self.minter.run_at_deploy.node.add_dependency(self.resource_policy)
         # What Secrets Manager needs of the writer of a secret value ("Permissions for the KMS key", Secrets Manager
-        # user guide, "Secret encryption and decryption"): GenerateDataKey and Decrypt, here only through it.
-        self.key.add_to_resource_policy(iam.PolicyStatement(
-            sid="TheMinterWritesThroughSecretsManager", principals=[self.minter.role],
-            actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=["*"],
-            conditions={"StringEquals": {"kms:ViaService": via}}))
+        # user guide, "Secret encryption and decryption"): GenerateDataKey and Decrypt, here only through it. In the
+        # role's policy, which the key policy's account statement lets IAM grant: a key policy naming a role made in
+        # the same deploy can be refused while IAM has not yet propagated the new role.
+        self.minter.add(iam.PolicyStatement(
+            sid="UseTheKeyThroughSecretsManager", actions=["kms:GenerateDataKey", "kms:Decrypt"],
+            resources=[self.key.key_arn], conditions={"StringEquals": {"kms:ViaService": via}}))
         self.key.add_to_resource_policy(iam.PolicyStatement(
             sid="TheCopierDecryptsThroughSecretsManager",
             principals=[iam.AccountPrincipal(cp.manager_account)], actions=["kms:Decrypt"], resources=["*"],

@@ -116,9 +116,7 @@ def test_the_worker_key_is_rotated_and_decrypts_for_the_copier_through_secrets_m
     assert copier["Action"] == "kms:Decrypt"
     assert copier["Condition"] == {"StringEquals": {"kms:ViaService": "secretsmanager.us-west-2.amazonaws.com"},
                                    "ArnEquals": {"aws:PrincipalArn": COPIER_ARN}}
-    minter = by_sid["TheMinterWritesThroughSecretsManager"]
-    assert minter["Condition"] == {"StringEquals": {"kms:ViaService": "secretsmanager.us-west-2.amazonaws.com"}}
-    assert set(by_sid) == {None, "TheCopierDecryptsThroughSecretsManager", "TheMinterWritesThroughSecretsManager"}
+    assert set(by_sid) == {None, "TheCopierDecryptsThroughSecretsManager"}  # the minter's use: its role's policy
 
 
 def _function_policy(template, handler):
@@ -132,8 +130,12 @@ def test_the_minter_may_read_its_cluster_and_write_its_secret_and_nothing_else(t
     template = templates["usw2-train"][0]
     function, role, statements = _function_policy(template, "index.mint")
     (secret_id,) = _of(template, "AWS::SecretsManager::Secret")
+    (key_id,) = _of(template, "AWS::KMS::Key").keys() - {k for k in _of(template, "AWS::KMS::Key") if "Logs" in k}
     own = {s["Sid"]: (s["Action"], s["Resource"]) for s in statements if "Sid" in s}
+    key_use = next(s for s in statements if s.get("Sid") == "UseTheKeyThroughSecretsManager")
+    assert key_use["Condition"] == {"StringEquals": {"kms:ViaService": "secretsmanager.us-west-2.amazonaws.com"}}
     assert own == {
+        "UseTheKeyThroughSecretsManager": (["kms:Decrypt", "kms:GenerateDataKey"], {"Fn::GetAtt": [key_id, "Arn"]}),
         "ReadTheCluster": ("eks:DescribeCluster", {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
                                                                       ":eks:us-west-2:111111111111:cluster/acme-usw2-train-eks"]]}),
         "WriteTheSecret": ("secretsmanager:PutSecretValue", {"Ref": secret_id})}
@@ -224,3 +226,17 @@ def test_an_unacknowledged_finding_fails_the_synth(credentials, tmp_path, monkey
     app, _ = build(credentials, tmp_path)
     with pytest.raises(Exception, match="AwsSolutions-SMG4"):
         app.synth()
+
+
+def test_the_pipeline_deploys_each_dispatch_members_credential_stack_after_its_governance():
+    import aws_cdk as cdk
+
+    from stacks.pipeline_fleet import fleet_waves
+
+    stages = {s.stage_name: s for _, _, _, wave in fleet_waves(cdk.App(), str(EXAMPLES / "fleet.yaml"), nag=False)
+              for s in wave}
+    credential = {name: s.credential.stack_name for name, s in stages.items() if s.credential is not None}
+    assert credential == {"Deploy-use1-mgr": "acme-use1-mgr-multikueue", "Deploy-use1-train": "acme-use1-train-multikueue",
+                          "Deploy-usw2-train": "acme-usw2-train-multikueue"}
+    stage = stages["Deploy-usw2-train"]
+    assert stage.governance.stack("acme-usw2-train-governance") in stage.credential.dependencies
