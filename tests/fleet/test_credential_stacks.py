@@ -240,3 +240,29 @@ def test_the_pipeline_deploys_each_dispatch_members_credential_stack_after_its_g
                           "Deploy-usw2-train": "acme-usw2-train-multikueue"}
     stage = stages["Deploy-usw2-train"]
     assert stage.governance.stack("acme-usw2-train-governance") in stage.credential.dependencies
+
+
+def test_on_an_existing_cluster_the_function_uses_its_subnets_and_the_kubectl_handlers_group(credentials, tmp_path):
+    """Governance-only mode: no capacity stack; the spec's subnets, and its security group, which reaches the API
+    already (the kubectl handler's), so no ingress rule is added to a group this app does not own."""
+    import dataclasses
+
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+
+    from hyperpod_gov import load_spec
+    from hyperpod_gov.construct import plan_of
+    from hyperpod_gov.constructs.multikueue_credential import WorkerCredential
+    from hyperpod_gov.stacks.multikueue import placement
+
+    plan, _ = plan_of(load_spec(EXAMPLES / "existing.yaml"))
+    existing = plan.cluster.existing
+    app = minimal_app(outdir=str(tmp_path), analytics_reporting=False)
+    stack = cdk.Stack(app, "Existing", env=cdk.Environment(account=plan.account, region=plan.region))
+    cp = dataclasses.replace(credentials["usw2-train"], eks_cluster=plan.eks_cluster_name)
+    WorkerCredential(stack, "Credential", cp=cp, placement=placement(stack, plan, None))
+    template = Template.from_stack(stack).to_json()
+    (function,) = _of(template, "AWS::Lambda::Function").values()
+    assert function["VpcConfig"] == {"SecurityGroupIds": [existing.security_group_id],
+                                     "SubnetIds": list(existing.subnet_ids)}
+    assert _of(template, "AWS::EC2::SecurityGroup") == _of(template, "AWS::EC2::SecurityGroupIngress") == {}
