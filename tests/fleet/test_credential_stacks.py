@@ -229,11 +229,9 @@ def test_an_unacknowledged_finding_fails_the_synth(credentials, tmp_path, monkey
 
 
 def test_the_pipeline_deploys_each_dispatch_members_credential_stack_after_its_governance():
-    import aws_cdk as cdk
-
     from stacks.pipeline_fleet import fleet_waves
 
-    stages = {s.stage_name: s for _, _, _, wave in fleet_waves(cdk.App(), str(EXAMPLES / "fleet.yaml"), nag=False)
+    stages = {s.stage_name: s for _, _, _, wave in fleet_waves(minimal_app(), str(EXAMPLES / "fleet.yaml"), nag=False)
               for s in wave}
     credential = {name: s.credential.stack_name for name, s in stages.items() if s.credential is not None}
     assert credential == {"Deploy-use1-mgr": "acme-use1-mgr-multikueue", "Deploy-use1-train": "acme-use1-train-multikueue",
