@@ -21,19 +21,20 @@ from ._version import __version__
 if TYPE_CHECKING:
     from .cdk_start import resolve_modules_once
     from .construct import HyperPodGovernance, HyperPodGovernanceStage
-    from .fleet_construct import HyperPodFleet, fleet_manifests
+    from .fleet_construct import HyperPodFleet, add_credential_stack, fleet_manifests
     from .plan.fleet import build_fleet
     from .spec import GovernanceSpec, SpecError, SpecIssue, load_spec
     from .spec.fleet import FleetSpec, is_fleet_spec, load_fleet
 
 __all__ = ["FleetSpec", "GovernanceSpec", "HyperPodFleet", "HyperPodGovernance", "HyperPodGovernanceStage",
-           "SpecError", "SpecIssue", "__version__", "build_fleet", "fleet_manifests", "is_fleet_spec", "load_fleet",
-           "load_spec", "resolve_modules_once"]
+           "SpecError", "SpecIssue", "__version__", "add_credential_stack", "build_fleet", "fleet_manifests",
+           "is_fleet_spec", "load_fleet", "load_spec", "resolve_modules_once"]
 
 _LAZY = {"HyperPodGovernance": ".construct", "HyperPodGovernanceStage": ".construct", "GovernanceSpec": ".spec",
          "SpecError": ".spec", "SpecIssue": ".spec", "load_spec": ".spec", "resolve_modules_once": ".cdk_start",
          "HyperPodFleet": ".fleet_construct", "FleetSpec": ".spec.fleet", "load_fleet": ".spec.fleet",
-         "is_fleet_spec": ".spec.fleet", "build_fleet": ".plan.fleet", "fleet_manifests": ".fleet_construct"}
+         "is_fleet_spec": ".spec.fleet", "build_fleet": ".plan.fleet", "fleet_manifests": ".fleet_construct",
+         "add_credential_stack": ".fleet_construct"}
 
 
 def __getattr__(name: str) -> Any:

@@ -19,6 +19,7 @@ from .construct import WARNING_PREFIX, HyperPodGovernance
 from .plan.fleet import FleetPlan, build_fleet
 
 if TYPE_CHECKING:
+    from .plan.multikueue_credential import CredentialPlan
     from .spec.fleet import FleetSpec
 
 
@@ -29,13 +30,46 @@ def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
     (``plan.multikueue.multikueue_plans``, ``charts.multikueue.multikueue_objects``). The fleet rules have checked
     what those need (kueue mode, the manager not a worker, at most 20 workers). Without dispatch: none."""
     from .charts.multikueue import multikueue_objects
+    from .charts.multikueue_credential import fleet_credential_objects
     from .plan.multikueue import multikueue_plans
 
     dispatch = fleet.fleet.dispatch
     if dispatch is None:
         return {}
     roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    return {cluster: multikueue_objects(fleet.plans[cluster], mk) for cluster, mk in roles.items()}
+    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
+    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
+            for cluster, mk in roles.items()}
+
+
+def credential_plans(fleet: FleetPlan) -> dict[str, "CredentialPlan"]:
+    """Each dispatch member's worker-credential plan by cluster name (none without dispatch)."""
+    from .plan.multikueue_credential import credential_plans as plans
+
+    dispatch = fleet.fleet.dispatch
+    return {} if dispatch is None else plans(fleet.plans, dispatch.manager, tuple(dispatch.workers))
+
+
+def add_credential_stack(scope: Construct, fleet: FleetPlan, cluster: str, member: HyperPodGovernance, *,
+                         nag: bool = True) -> Optional[cdk.Stack]:
+    """The dispatch member ``cluster``'s ``<member>-multikueue`` stack (stacks/multikueue.py) in ``scope``, after
+    the member's governance stack (``member``: its construct in ``scope``), cdk-nag's checks on it with ``nag``;
+    None for a member not in dispatch."""
+    from .construct import OwnStacksNag
+    from .stacks.capacity import CapacityStack
+    from .stacks.multikueue import MultiKueueCredentialStack
+
+    cp = credential_plans(fleet).get(cluster)
+    if cp is None:
+        return None
+    plan = fleet.plans[cluster]
+    capacity = member.stack(plan.stacks.capacity) if plan.stacks.capacity else None
+    stack = MultiKueueCredentialStack(
+        scope, cp.stack, plan=plan, cp=cp, capacity=capacity if isinstance(capacity, CapacityStack) else None,
+        governance=member.stack(plan.stacks.governance or ""), stack_name=cp.stack)
+    if nag:
+        cdk.Validations.of(cdk.Stage.of(member)).add_plugins(OwnStacksNag([stack]))  # type: ignore[arg-type]
+    return stack
 
 
 def fleet_manifests(fleet: FleetPlan, extra: Optional[Mapping[str, list[dict[str, Any]]]] = None
@@ -81,11 +115,23 @@ class HyperPodFleet(Construct):
                                         nag=nag, **kwargs)
             for cluster, member in self.plan.plans.items()}
         """Each member's construct by cluster name, in the spec's order."""
+        self.credential_stacks: dict[str, cdk.Stack] = {
+            cluster: stack for cluster, member in self.members.items()
+            if (stack := add_credential_stack(scope, self.plan, cluster, member, nag=nag)) is not None}
+        """With ``fleet.dispatch``, each dispatch member's ``<member>-multikueue`` stack by cluster name: the
+        worker credential's secret, key and minter, or the manager's copier (docs/fleet.md)."""
         if plan is None:  # given a plan, the caller has reported its warnings (as HyperPodGovernance does)
             for issue in self.plan.warnings:
                 cdk.Annotations.of(self).add_warning_v2(f"{WARNING_PREFIX}:{issue.rule or 'warning'}", str(issue))
 
+    def add_member_credential_stack(self, scope: Construct, cluster: str, member: HyperPodGovernance, *,
+                                    nag: bool = True) -> Optional[cdk.Stack]:
+        """Member ``cluster``'s MultiKueue credential stack in another ``scope`` (a pipeline's stage), after
+        ``member``, that member's ``HyperPodGovernance`` there; None for a member not in dispatch."""
+        return add_credential_stack(scope, self.plan, cluster, member, nag=nag)
+
     @property
     def stacks(self) -> list[cdk.Stack]:
-        """Every member's stacks, member by member in the spec's order, each in deploy order."""
-        return [s for member in self.members.values() for s in member.stacks]
+        """Every member's stacks, member by member in the spec's order, each in deploy order; then the members'
+        MultiKueue credential stacks."""
+        return [*(s for member in self.members.values() for s in member.stacks), *self.credential_stacks.values()]

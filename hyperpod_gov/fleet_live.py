@@ -117,13 +117,16 @@ def multikueue_objects_of(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]
     """Each dispatch member's MultiKueue objects, as ``fleet_construct.fleet_cluster_objects`` adds them to its
     manifests (made here without that module, which loads the AWS CDK as well as the charts)."""
     from .charts.multikueue import multikueue_objects
+    from .charts.multikueue_credential import fleet_credential_objects
     from .plan.multikueue import multikueue_plans
 
     dispatch = fleet.fleet.dispatch
     if dispatch is None:
         return {}
     roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    return {cluster: multikueue_objects(fleet.plans[cluster], mk) for cluster, mk in roles.items()}
+    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
+    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
+            for cluster, mk in roles.items()}
 
 
 def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], Any]] = None,

@@ -24,8 +24,8 @@ from cdk_nag import AwsSolutionsChecks
 
 from constructs import Construct
 
-from hyperpod_gov import (FleetSpec, HyperPodGovernance, SpecError, SpecIssue, build_fleet, fleet_manifests,
-                          load_fleet)
+from hyperpod_gov import (FleetSpec, HyperPodGovernance, SpecError, SpecIssue, add_credential_stack, build_fleet,
+                          fleet_manifests, load_fleet)
 
 from .pipeline import (DEPLOY_ROLE, EVIDENCE_OUTPUT, LOOKUP_ROLE, TEST_COMMAND, _role_arns_as_sub, acknowledge,
                        acknowledge_evidence_builds, acknowledge_pipeline, repository_path, synth_command,
@@ -40,12 +40,14 @@ class MemberStage(cdk.Stage):
     ``synth FLEET`` writes."""
 
     def __init__(self, scope: Construct, id: str, *, plan: Any, manifests: Any, cluster: str, fleet: str,
-                 position: int = 0, nag: bool = True) -> None:
+                 fleet_plan: Any, position: int = 0, nag: bool = True) -> None:
         super().__init__(scope, id)
         self.cluster = cluster
         self.position = position  # the cluster's index in the spec's clusters
         self.fleet = fleet  # the fleet's name (without an environment's suffix): the pipeline's is <fleet>-pipeline
         self.governance = HyperPodGovernance(self, "Governance", plan=plan, manifests=manifests, nag=nag)
+        # a dispatch member's MultiKueue credential stack (docs/fleet.md, "The worker credential")
+        self.credential = add_credential_stack(self, fleet_plan, cluster, self.governance, nag=nag)
 
 
 Wave = tuple[str, Optional[str], str, list[MemberStage]]  # (id, environment, region or "ring N", member stages)
@@ -79,7 +81,7 @@ def fleet_waves(app: cdk.App, path: str, *, nag: bool = True) -> list[Wave]:
         plan = build_fleet(fleet)
         manifests = fleet_manifests(plan)
         stages = {c: MemberStage(app, f"{env or 'Deploy'}-{c}", plan=p, manifests=manifests[c], cluster=c,
-                                 fleet=base.name, position=i, nag=nag)
+                                 fleet=base.name, fleet_plan=plan, position=i, nag=nag)
                   for i, (c, p) in enumerate(plan.plans.items())}
         regions = {c: p.region for c, p in plan.plans.items()}
         waves += [(f"{env or 'Deploy'}-{key}", env, where, [stages[c] for c in clusters])

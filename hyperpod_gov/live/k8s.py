@@ -28,9 +28,8 @@ from ..plan import Plan
 from .aws import Caller, ClientFactory, LiveError
 from .drift import DriftItem
 from .k8s_compare import LiveKubernetes, PlannedObject, compare_kubernetes, planned_kubernetes
+from .kube_credential import K8S_AWS_ID_HEADER, TOKEN_PREFIX, eks_token  # noqa: F401 (one implementation)
 
-K8S_AWS_ID_HEADER = "x-k8s-aws-id"
-TOKEN_PREFIX = "k8s-aws-v1."
 PAGE_LIMIT = 500
 REQUEST_TIMEOUT = 15  # seconds per request; an unreachable private endpoint should not hang drift
 
@@ -230,30 +229,6 @@ def default_kubeconfig() -> Optional[str]:
     env = os.environ.get("KUBECONFIG", "")
     candidates = [p for p in env.split(os.pathsep) if p] or [str(Path.home() / ".kube" / "config")]
     return next((p for p in candidates if Path(p).is_file()), None)
-
-
-def eks_token(sts_client: Any, eks_cluster_name: str, expires: int = 60) -> str:
-    """A bearer token for the EKS API, as ``aws eks get-token`` makes it.
-
-    A presigned STS ``GetCallerIdentity`` GET URL whose signed headers include ``x-k8s-aws-id: <cluster>``,
-    base64url-encoded without padding, prefixed ``k8s-aws-v1.``. Presigning is local (no call is made); EKS
-    calls STS with the URL to learn who the caller is.
-    """
-
-    def keep_cluster_id(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        if K8S_AWS_ID_HEADER in params:
-            context[K8S_AWS_ID_HEADER] = params.pop(K8S_AWS_ID_HEADER)
-
-    def add_cluster_header(request: Any, **_: Any) -> None:
-        if K8S_AWS_ID_HEADER in request.context:
-            request.headers[K8S_AWS_ID_HEADER] = request.context[K8S_AWS_ID_HEADER]
-
-    events = sts_client.meta.events
-    events.register("provide-client-params.sts.GetCallerIdentity", keep_cluster_id, unique_id="hpg-k8s-id-1")
-    events.register("before-sign.sts.GetCallerIdentity", add_cluster_header, unique_id="hpg-k8s-id-2")
-    url = sts_client.generate_presigned_url("get_caller_identity", Params={K8S_AWS_ID_HEADER: eks_cluster_name},
-                                            ExpiresIn=expires, HttpMethod="GET")
-    return TOKEN_PREFIX + base64.urlsafe_b64encode(url.encode("utf-8")).decode("ascii").rstrip("=")
 
 
 def _remove(path: str) -> None:

@@ -22,12 +22,14 @@ EXPECTED = {
     ("111111111111", "us-east-1"): [
         "acme-use1-hpc-capacity",
         "acme-use1-mgr-access", "acme-use1-mgr-capacity", "acme-use1-mgr-governance", "acme-use1-mgr-monitoring",
-        "acme-use1-mgr-teams-04", "acme-use1-mgr-teams-10",
+        "acme-use1-mgr-multikueue", "acme-use1-mgr-teams-04", "acme-use1-mgr-teams-10",
         "acme-use1-train-access", "acme-use1-train-capacity", "acme-use1-train-governance",
-        "acme-use1-train-monitoring", "acme-use1-train-teams-04", "acme-use1-train-teams-10"],
+        "acme-use1-train-monitoring", "acme-use1-train-multikueue", "acme-use1-train-teams-04",
+        "acme-use1-train-teams-10"],
     ("111111111111", "us-west-2"): [
         "acme-usw2-train-access", "acme-usw2-train-capacity", "acme-usw2-train-governance",
-        "acme-usw2-train-monitoring", "acme-usw2-train-teams-04", "acme-usw2-train-teams-10"],
+        "acme-usw2-train-monitoring", "acme-usw2-train-multikueue", "acme-usw2-train-teams-04",
+        "acme-usw2-train-teams-10"],
 }
 
 
@@ -64,7 +66,7 @@ def test_synth_of_the_fleet_writes_every_members_stacks_in_its_account_and_regio
 
 def test_no_two_stacks_of_the_fleet_share_a_name(synthesized):
     names = [n for stacks in _stacks(synthesized[2]).values() for n in stacks]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 22
 
 
 def test_each_member_writes_its_files_under_its_cluster(synthesized):
