@@ -22,7 +22,7 @@ from constructs import Construct
 from ..plan.multikueue_credential import CredentialPlan
 from ._nag import acknowledge, managed_policy, wildcard
 from .handler_bundle import bundled_asset
-from .task_governance_provider import HANDLER_RUNTIME, logs_key
+from .bundled_provider import HANDLER_RUNTIME, logs_key
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "multikueue_credential"
 STEPS = Path(__file__).resolve().parents[1] / "live" / "kube_credential.py"

@@ -21,7 +21,7 @@ from ..plan.slurm_observability import remote_write_url
 from ._nag import acknowledge, wildcard
 from .addons import EksAddon
 from .cluster_extension import ClusterExtension, ClusterExtensionProvider
-from .task_governance_provider import HandlerPlacement
+from .bundled_provider import HandlerPlacement
 from .observability import pod_identity_trust
 
 GRAFANA_PRINCIPAL = "grafana.amazonaws.com"

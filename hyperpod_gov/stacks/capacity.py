@@ -20,7 +20,7 @@ from hyperpod_gov.constructs import (
 from hyperpod_gov.constructs.evidence import evidence_bucket
 from hyperpod_gov.constructs.hyperpod_cluster import SlurmHyperPodCluster
 from hyperpod_gov.constructs.prometheus import SlurmPrometheus
-from hyperpod_gov.constructs.task_governance_provider import HandlerPlacement
+from hyperpod_gov.constructs.bundled_provider import HandlerPlacement
 from hyperpod_gov.constructs.lifecycle import (SLURM_LIFECYCLE_DIR, acknowledge_bucket_deployment, add_slurm_files,
                                                slurm_parameters)
 from hyperpod_gov.constructs.operators import Operators

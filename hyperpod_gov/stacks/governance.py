@@ -21,7 +21,7 @@ from hyperpod_gov.constructs.prometheus import ManagedPrometheus
 from hyperpod_gov.constructs.operators import Operators
 from hyperpod_gov.constructs.shared_storage import fill_file_system
 from hyperpod_gov.constructs.task_governance import QUOTA_UNKNOWN_TO_CDK, GovernedCluster, plain_quota
-from hyperpod_gov.constructs.task_governance_provider import HandlerPlacement
+from hyperpod_gov.constructs.bundled_provider import HandlerPlacement
 from hyperpod_gov.constructs.team_storage import TeamStorage
 from hyperpod_gov.constructs.tools_policy import ToolsPolicy
 from hyperpod_gov.plan import Plan, Shard, TeamPlan, names
