@@ -2,6 +2,7 @@
 
     python bench/fleet_synth_bench.py               # 3 rounds
     python bench/fleet_synth_bench.py --rounds 1 --clusters 8 --teams 50
+    python bench/fleet_synth_bench.py --dispatch    # kueue mode, c0 dispatching to the others (MultiKueue)
 
 Not part of the test suite. Both specs are generated from ``tests/scale.py``'s ``many_teams_spec``: the single
 cluster is ``many_teams_spec(teams)`` as it is; the fleet has ``--clusters`` members, each that same cluster in a
@@ -9,7 +10,9 @@ region of its own (one account), every team on every member with the member's qu
 ``python -m hyperpod_gov.cli synth SPEC --out DIR`` process, one of each per round, rounds in turn (a loaded machine
 slows them alike). CPU seconds are user + system of the process and every child it waited for (Node.js), from
 ``os.wait4`` as in ``bench/synth_bench.py``: on a shared machine they move far less than wall time. The target is
-fleet CPU <= clusters x the single cluster's CPU (the fleet is that many clusters' work in one process).
+fleet CPU <= clusters x the single cluster's CPU (the fleet is that many clusters' work in one process). With
+``--dispatch`` both specs are in kueue mode and the fleet's first cluster dispatches to the others, so the fleet also
+builds the MultiKueue objects and every dispatch member's worker-credential stack (``<member>-multikueue``).
 """
 
 from __future__ import annotations
@@ -36,12 +39,13 @@ REGIONS = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1", "
            "eu-north-1", "ap-south-1", "ca-central-1", "sa-east-1", "eu-west-2")
 
 
-def fleet_data(clusters: int, teams: int) -> dict[str, Any]:
+def fleet_data(clusters: int, teams: int, *, dispatch: bool = False) -> dict[str, Any]:
     """A fleet of ``clusters`` members, each ``many_teams_spec(teams)``'s cluster in its own region, every team on
-    every member with the quota the single cluster gives it."""
+    every member with the quota the single cluster gives it; with ``dispatch``, in kueue mode, the first member the
+    MultiKueue manager of the others."""
     if clusters > len(REGIONS):
         raise SystemExit(f"at most {len(REGIONS)} clusters (one region each)")
-    one = many_teams_spec(teams)
+    one = single_data(teams, dispatch=dispatch)
     data = {k: copy.deepcopy(v) for k, v in one.items() if k not in ("cluster", "teams")}
     data["name"] = "bench"
     names = [f"c{i}" for i in range(clusters)]
@@ -55,7 +59,14 @@ def fleet_data(clusters: int, teams: int) -> dict[str, Any]:
         team = copy.deepcopy(team)
         team["quota"] = {name: copy.deepcopy(team["quota"]) for name in names}
         data["teams"].append(team)
+    if dispatch:
+        data["fleet"] = {"dispatch": {"manager": names[0], "workers": names[1:]}}
     return data
+
+
+def single_data(teams: int, *, dispatch: bool = False) -> dict[str, Any]:
+    """The one cluster compared with the fleet: kueue mode when the fleet dispatches (MultiKueue needs it)."""
+    return many_teams_spec(teams, mode="kueue") if dispatch else many_teams_spec(teams)
 
 
 def _timed_once(argv: list[str]) -> tuple[float, float, int]:
@@ -76,11 +87,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clusters", type=int, default=8)
     parser.add_argument("--teams", type=int, default=50)
+    parser.add_argument("--dispatch", action="store_true", help="kueue mode, the first cluster dispatching")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as specs:
         single, fleet = Path(specs) / "single.yaml", Path(specs) / "fleet.yaml"
-        single.write_text(yaml.safe_dump(many_teams_spec(args.teams), sort_keys=False))
-        fleet.write_text(yaml.safe_dump(fleet_data(args.clusters, args.teams), sort_keys=False))
+        single.write_text(yaml.safe_dump(single_data(args.teams, dispatch=args.dispatch), sort_keys=False))
+        fleet.write_text(yaml.safe_dump(fleet_data(args.clusters, args.teams, dispatch=args.dispatch),
+                                        sort_keys=False))
         cases = {f"one cluster, {args.teams} teams": single,
                  f"fleet {args.clusters} x {args.teams} teams": fleet}
         runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
