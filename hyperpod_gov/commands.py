@@ -253,13 +253,14 @@ def _refuse_slurm_simulation(path: str, what: str) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from .review_pack.fleet import fleet_simulation_html
     from .review_pack.page import simulation_html
     from .simulate.cli import run
 
     for path, what in ((args.spec, "simulate a spec"), (args.compare, "compare with a spec")):
         if path:
             _refuse_slurm_simulation(path, what)
-    return run(args, html=simulation_html)
+    return run(args, html=simulation_html, fleet_html=fleet_simulation_html)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

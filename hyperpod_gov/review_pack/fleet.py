@@ -15,7 +15,7 @@ from . import charts
 from .data import capacities
 from ..simulate.trace import TraceRow
 from .fleet_simulation import fleet_never_fit_alarm, fleet_simulation_section, simulate_fleets
-from .page import charts_of, contract_section, page_html, report_section, summary_md
+from .page import contract_section, page_html, report_section, write_page
 from .sections import Alarm, Figure, Section
 from .svg import Chart, DataIds, Datum, finish, new_figure
 
@@ -200,17 +200,7 @@ def write_fleet_pack(fleet: FleetPlan, out: Path, *, spec: str, today: dt.date, 
                            f"clusters {', '.join(fleet.plans)}",
                            *([f"trace {trace.name} ({len(trace.rows)} workloads)"] if trace is not None else []),
                            *([f"usage report {report_name}"] if report is not None else [])])
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for chart in charts_of(sections):
-        path = out / f"{chart.slug}.svg"
-        path.write_text('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + chart.svg, encoding="utf-8")
-        written.append(path)
-    for name, text in (("index.html", page_html(title, subtitle, sections, alarms)),
-                       ("summary.md", summary_md(title, subtitle, sections, alarms))):
-        (out / name).write_text(text, encoding="utf-8")
-        written.append(out / name)
-    return sorted(written)
+    return write_page(out, title, subtitle, sections, alarms)
 
 
 def fleet_simulation_html(fleet: FleetPlan, rows: Sequence[TraceRow], base: Optional[FleetPlan] = None, *,

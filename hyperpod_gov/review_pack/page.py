@@ -28,7 +28,7 @@ from .simulation import Simulation, never_fit_alarm, simulate_plans, simulation_
 from .svg import Chart
 
 __all__ = ["Alarm", "Figure", "Inputs", "Section", "build_sections", "page_html", "report_html", "simulation_html",
-           "summary_md", "write_pack"]
+           "summary_md", "write_pack", "write_page"]
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0 auto;max-width:1200px;
@@ -331,8 +331,12 @@ def write_pack(inputs: Inputs, out: Path) -> list[Path]:
     alarms = [alarm] if alarm is not None else []
     if runs is not None:
         alarms += _caution(runs, _timeline(inputs))
-    title = f"Allocation review: {inputs.plan.name}"
-    subtitle = _subtitle(inputs)
+    return write_page(out, f"Allocation review: {inputs.plan.name}", _subtitle(inputs), sections, alarms)
+
+
+def write_page(out: Path, title: str, subtitle: str, sections: Sequence[Section], alarms: Sequence[Alarm]
+               ) -> list[Path]:
+    """OUT/index.html, OUT/summary.md and one SVG per chart of ``sections``; the paths written (sorted)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for chart in charts_of(sections):
@@ -359,13 +363,7 @@ def simulation_html(plan: Plan, rows: Sequence[TraceRow], base_plan: Optional[Pl
                     capacity_name: str = "") -> str:
     """The simulation part alone (``simulate SPEC --trace T [--compare OTHER] [--capacity TIMELINE] --format
     html``): ``base_plan`` is the spec before the change, ``plan`` the one after, both under the one capacity
-    timeline; the page names files, not their folders. Fleets (``simulate FLEET``) get the fleet's part."""
-    from ..plan.fleet import FleetPlan
-
-    if isinstance(plan, FleetPlan):
-        from .fleet import fleet_simulation_html
-
-        return fleet_simulation_html(plan, rows, base_plan, spec=spec, base_name=base, trace=trace)
+    timeline; the page names files, not their folders. A fleet's part is ``fleet.fleet_simulation_html``."""
     new, old = simulate_plans(plan, rows, base_plan, capacity)
     timeline = timeline_words(Path(capacity_name).name, capacity) if capacity is not None else ""
     section = simulation_section(plan, new, base_plan, old, Path(trace).name, len(rows), timeline)

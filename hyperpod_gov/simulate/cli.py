@@ -64,13 +64,14 @@ def _load_plan(path: str, err: TextIO) -> Optional[Any]:
         return None
 
 
-# The page of a simulated run (``--format html``): ``review_pack.page.simulation_html``, handed in by the command
-# that composes both, so the simulator imports nothing above it.
+# The page of a simulated run (``--format html``): ``review_pack.page.simulation_html`` for a spec and
+# ``review_pack.fleet.fleet_simulation_html`` for a fleet, handed in by the command that composes both, so the
+# simulator imports nothing above it.
 HtmlRenderer = Callable[..., str]
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None,
-        html: HtmlRenderer | None = None) -> int:
+        html: HtmlRenderer | None = None, fleet_html: HtmlRenderer | None = None) -> int:
     """Run `simulate`: 0 when it ran, 1 for bad input (every problem printed to stderr)."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     from .fleet_cli import is_fleet_path, run_fleet
 
     if is_fleet_path(args.spec):
-        return run_fleet(args, out, err, html)
+        return run_fleet(args, out, err, fleet_html)
     plan = _load_plan(args.spec, err)
     if plan is None:
         return EXIT_INVALID

@@ -102,8 +102,8 @@ def run_fleet(args: argparse.Namespace, out: TextIO, err: TextIO, html: Optional
         return _problems(exc, "trace", args.trace, err)
     if args.format == "html":
         if html is None:
-            raise ValueError("--format html needs the page renderer (hyperpod_gov.cli passes it)")
-        out.write(html(new, rows, old, spec=args.compare or args.spec, base=args.spec if old else "",
+            raise ValueError("--format html needs the fleet page renderer (hyperpod_gov.cli passes it)")
+        out.write(html(new, rows, old, spec=args.compare or args.spec, base_name=args.spec if old else "",
                        trace=args.trace))
         return EXIT_OK
     result = fleet_simulation(new, rows)
