@@ -112,10 +112,7 @@ def run(args: argparse.Namespace, err: Optional[TextIO] = None) -> int:
             raise SpecError([SpecIssue("--out", f"cannot be written ({exc.strerror or exc})", str(out),
                                        "give a folder you can write to (it is created if missing)")]) from None
     except SpecError as exc:
-        n = len(exc.issues)
-        print(f"{exc.source or args.spec}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
-        for issue in exc.issues:
-            print(f"  - {issue}", file=err)
+        print(exc.render(what, args.spec), file=err)
         return EXIT_INVALID
     index = out / "index.html"
     print(f"{index}: {index.stat().st_size} bytes, {len(written) - 2} charts; summary: {out / 'summary.md'}")

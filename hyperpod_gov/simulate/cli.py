@@ -43,11 +43,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _problems(exc: SpecError, what: str, default_source: str, err: TextIO) -> int:
-    source = exc.source or default_source
-    n = len(exc.issues)
-    print(f"{source}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
-    for issue in exc.issues:
-        print(f"  - {issue}", file=err)
+    print(exc.render(what, default_source), file=err)
     return EXIT_INVALID
 
 

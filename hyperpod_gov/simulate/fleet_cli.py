@@ -37,11 +37,7 @@ def fleet_trace_checks(fleet: FleetPlan, teams: list[str]) -> dict[str, list[str
 
 
 def _problems(exc: SpecError, what: str, default_source: str, err: TextIO) -> int:
-    source = exc.source or default_source
-    n = len(exc.issues)
-    print(f"{source}: {n} problem{'s' if n != 1 else ''} in the {what}:", file=err)
-    for issue in exc.issues:
-        print(f"  - {issue}", file=err)
+    print(exc.render(what, default_source), file=err)
     return EXIT_INVALID
 
 

@@ -62,10 +62,13 @@ class SpecError(Exception):
         self.note = note  # one line after the list, e.g. how to acknowledge warnings that --strict refused
         super().__init__(self.render())
 
-    def render(self) -> str:
-        head = f"{self.source}: " if self.source else ""
+    def render(self, what: str = "spec", default_source: str | None = None) -> str:
+        """Every issue, one a line, under ``SOURCE: N problems in the WHAT:`` (``default_source`` where the error
+        names no file: the command's argument)."""
+        source = self.source or default_source
+        head = f"{source}: " if source else ""
         count = len(self.issues)
-        lines = [f"{head}{count} problem{'s' if count != 1 else ''} in the spec:"]
+        lines = [f"{head}{count} problem{'s' if count != 1 else ''} in the {what}:"]
         lines += [f"  - {issue}" for issue in self.issues]
         if self.note:
             lines.append(self.note)
