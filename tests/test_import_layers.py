@@ -1,7 +1,8 @@
 """The command modules' imports, read from the source with ``ast`` (function-level and type-checking imports count:
 they are how a circle is hidden): no command module is in an import circle, the single-cluster commands import no
 fleet module (``dispatch`` hands a fleet spec over), and the fleet modules take the shared helpers from
-``cli_support``, below both."""
+``cli_support``, below both. No simulator module is in an import circle either (the scenario parser's helpers are
+in ``simulate.scenario_parse``, below ``scenario`` and ``scenario_nodes``; ``spec_nodes`` is below ``spec_level``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ COMMAND_MODULES = ("cli", "dispatch", "cli_support", "commands", "fleet_commands
                    "live.cli", "live.preflight", "diff", "explain_json", "plan.fleet_moves")
 SINGLE_CLUSTER = ("commands", "cli_support", "live.cli", "live.preflight", "diff", "explain_json")
 FLEET = ("fleet_commands", "fleet_diff", "fleet_live", "fleet_construct")
+SIMULATE_LAYERS = (("simulate.scenario", "simulate.scenario_nodes"), ("simulate.spec_level", "simulate.spec_nodes"))
 
 
 def _modules(root: Path, name: str) -> dict[str, tuple[str, ...]]:
@@ -122,3 +124,16 @@ def test_the_fleet_modules_take_the_shared_helpers_from_cli_support_not_commands
         imported = _package_graph()[f"hyperpod_gov.{module}"]
         assert "hyperpod_gov.commands" not in imported, module
     assert "hyperpod_gov.cli_support" in _package_graph()["hyperpod_gov.fleet_diff"]
+
+
+def test_no_simulator_module_is_in_an_import_circle():
+    simulate = [c for c in circles(_package_graph()) if any(m.startswith("hyperpod_gov.simulate") for m in c)]
+    assert simulate == []
+
+
+@pytest.mark.parametrize(("upper", "lower"), SIMULATE_LAYERS)
+def test_the_simulators_node_modules_sit_below_the_modules_that_use_them(upper, lower):
+    """The node half of each pair imports nothing of the other half (it was a circle through a function-level
+    import); the other half imports it."""
+    assert f"hyperpod_gov.{upper}" not in _package_graph()[f"hyperpod_gov.{lower}"]
+    assert f"hyperpod_gov.{lower}" in _package_graph()[f"hyperpod_gov.{upper}"]

@@ -20,6 +20,8 @@ from .model import (
     WorkloadDef,
 )
 from .quantities import parse_quantity
+from .scenario_nodes import parse_nodes
+from .scenario_parse import Issues, as_known_name, as_mapping, as_name, as_number, unknown_keys
 from .yaml_load import Unusual, load_plain
 
 _TOP = ("fairSharing", "preemptionStrategies", "queues", "workloads", "events", "until", "nodeGroups", "scaleUpDelay",
@@ -34,44 +36,7 @@ _STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 _QUANTITY_FIX = "write a non-negative quantity such as 8, '500m' or '64Gi'"
 
 
-class _Issues:
-    def __init__(self) -> None:
-        self.items: list[SpecIssue] = []
-
-    def add(self, path: str, problem: str, value: Any, fix: str) -> None:
-        self.items.append(SpecIssue(path, problem, value, fix))
-
-
-def _unknown_keys(issues: _Issues, path: str, data: Mapping, allowed: tuple[str, ...]) -> None:
-    for key in data:
-        if key not in allowed:
-            issues.add(f"{path}.{key}" if path else str(key), "is not a known key", NO_VALUE,
-                       f"use one of {', '.join(allowed)}")
-
-
-def _mapping(issues: _Issues, path: str, value: Any, fix: str) -> Optional[Mapping]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        issues.add(path, "is not a mapping", value, fix)
-        return None
-    return value
-
-
-def _number(issues: _Issues, path: str, value: Any, *, default: Any, minimum: float | None = None,
-            integer: bool = False) -> Any:
-    if value is None:
-        return default
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok or (minimum is not None and value < minimum):
-        kind = "a whole number" if integer else "a number"
-        bound = f" of at least {minimum:g}" if minimum is not None else ""
-        issues.add(path, f"is not {kind}{bound}", value, f"write {kind}{bound}")
-        return default
-    return value
-
-
-def _choice(issues: _Issues, path: str, value: Any, allowed: tuple[str, ...], default: str) -> str:
+def _choice(issues: Issues, path: str, value: Any, allowed: tuple[str, ...], default: str) -> str:
     if value is None:
         return default
     if value not in allowed:
@@ -80,16 +45,8 @@ def _choice(issues: _Issues, path: str, value: Any, allowed: tuple[str, ...], de
     return value
 
 
-def _name(issues: _Issues, path: str, value: Any) -> Optional[str]:
-    if not isinstance(value, str) or not value:
-        issues.add(path, "is missing or not a name", value if value is not None else NO_VALUE,
-                   "give a non-empty name, e.g. 'alpha'")
-        return None
-    return value
-
-
-def _requests(issues: _Issues, path: str, value: Any) -> tuple[tuple[str, int], ...]:
-    data = _mapping(issues, path, value, "write requests as a mapping, e.g. {cpu: 4, nvidia.com/gpu: 1}")
+def _requests(issues: Issues, path: str, value: Any) -> tuple[tuple[str, int], ...]:
+    data = as_mapping(issues, path, value, "write requests as a mapping, e.g. {cpu: 4, nvidia.com/gpu: 1}")
     if data is None:
         return ()
     if not data:
@@ -104,26 +61,26 @@ def _requests(issues: _Issues, path: str, value: Any) -> tuple[tuple[str, int], 
     return tuple(out)
 
 
-def _queue(issues: _Issues, path: str, data: Any) -> Optional[QueueDef]:
-    q = _mapping(issues, path, data, "write each queue as a mapping with name and flavors")
+def _queue(issues: Issues, path: str, data: Any) -> Optional[QueueDef]:
+    q = as_mapping(issues, path, data, "write each queue as a mapping with name and flavors")
     if q is None:
         return None
-    _unknown_keys(issues, path, q, _QUEUE)
-    name = _name(issues, f"{path}.name", q.get("name"))
+    unknown_keys(issues, path, q, _QUEUE)
+    name = as_name(issues, f"{path}.name", q.get("name"))
     cohort = q.get("cohort")
     if cohort is not None and (not isinstance(cohort, str) or not cohort):
         issues.add(f"{path}.cohort", "is not a name", cohort, "name the cohort, e.g. 'all', or leave the key out")
         cohort = None
-    weight = _number(issues, f"{path}.fairSharingWeight", q.get("fairSharingWeight"), default=1, minimum=0)
+    weight = as_number(issues, f"{path}.fairSharingWeight", q.get("fairSharingWeight"), default=1, minimum=0)
     strategy = _choice(issues, f"{path}.queueingStrategy", q.get("queueingStrategy"),
                        ("BestEffortFIFO", "StrictFIFO"), "BestEffortFIFO")
     preemption = Preemption()
-    p = _mapping(issues, f"{path}.preemption", q.get("preemption"), "write preemption as a mapping")
+    p = as_mapping(issues, f"{path}.preemption", q.get("preemption"), "write preemption as a mapping")
     if p:
-        _unknown_keys(issues, f"{path}.preemption", p, ("withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"))
-        bwc = _mapping(issues, f"{path}.preemption.borrowWithinCohort", p.get("borrowWithinCohort"),
-                       "write {policy: LowerPriority, maxPriorityThreshold: 100}") or {}
-        _unknown_keys(issues, f"{path}.preemption.borrowWithinCohort", bwc, ("policy", "maxPriorityThreshold"))
+        unknown_keys(issues, f"{path}.preemption", p, ("withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"))
+        bwc = as_mapping(issues, f"{path}.preemption.borrowWithinCohort", p.get("borrowWithinCohort"),
+                         "write {policy: LowerPriority, maxPriorityThreshold: 100}") or {}
+        unknown_keys(issues, f"{path}.preemption.borrowWithinCohort", bwc, ("policy", "maxPriorityThreshold"))
         preemption = Preemption(
             within_cluster_queue=_choice(issues, f"{path}.preemption.withinClusterQueue", p.get("withinClusterQueue"),
                                          _WITHIN, "Never"),
@@ -131,13 +88,14 @@ def _queue(issues: _Issues, path: str, data: Any) -> Optional[QueueDef]:
                                           p.get("reclaimWithinCohort"), _RECLAIM, "Never"),
             borrow_within_cohort=_choice(issues, f"{path}.preemption.borrowWithinCohort.policy", bwc.get("policy"),
                                          _BORROW, "Never"),
-            max_priority_threshold=_number(issues, f"{path}.preemption.borrowWithinCohort.maxPriorityThreshold",
-                                           bwc.get("maxPriorityThreshold"), default=None, integer=True),
+            max_priority_threshold=as_number(issues, f"{path}.preemption.borrowWithinCohort.maxPriorityThreshold",
+                                             bwc.get("maxPriorityThreshold"), default=None, integer=True),
         )
     fungibility = FlavorFungibility()
-    ff = _mapping(issues, f"{path}.flavorFungibility", q.get("flavorFungibility"), "write flavorFungibility as a mapping")
+    ff = as_mapping(issues, f"{path}.flavorFungibility", q.get("flavorFungibility"),
+                    "write flavorFungibility as a mapping")
     if ff:
-        _unknown_keys(issues, f"{path}.flavorFungibility", ff, ("whenCanBorrow", "whenCanPreempt"))
+        unknown_keys(issues, f"{path}.flavorFungibility", ff, ("whenCanBorrow", "whenCanPreempt"))
         fungibility = FlavorFungibility(
             when_can_borrow=_choice(issues, f"{path}.flavorFungibility.whenCanBorrow", ff.get("whenCanBorrow"),
                                     _FUNGIBILITY, "MayStopSearch"),  # type: ignore[arg-type]
@@ -153,24 +111,24 @@ def _queue(issues: _Issues, path: str, data: Any) -> Optional[QueueDef]:
     seen: set[str] = set()
     for j, f in enumerate(raw_flavors):
         fp = f"{path}.flavors[{j}]"
-        fm = _mapping(issues, fp, f, "write each flavor as {name: ..., resources: {...}}")
+        fm = as_mapping(issues, fp, f, "write each flavor as {name: ..., resources: {...}}")
         if fm is None:
             continue
-        _unknown_keys(issues, fp, fm, ("name", "resources"))
-        fname = _name(issues, f"{fp}.name", fm.get("name"))
+        unknown_keys(issues, fp, fm, ("name", "resources"))
+        fname = as_name(issues, f"{fp}.name", fm.get("name"))
         if fname in seen:
             issues.add(f"{fp}.name", "repeats a flavor of this queue", fname, "list each flavor once")
         seen.add(fname or "")
-        res = _mapping(issues, f"{fp}.resources", fm.get("resources"), "write resources as {cpu: {nominal: 8}}")
+        res = as_mapping(issues, f"{fp}.resources", fm.get("resources"), "write resources as {cpu: {nominal: 8}}")
         if res is not None and not res:
             issues.add(f"{fp}.resources", "is empty", NO_VALUE, "give at least one resource, e.g. {cpu: {nominal: 8}}")
         resources = []
         for r, spec in (res or {}).items():
             rp = f"{fp}.resources.{r}"
-            rm = _mapping(issues, rp, spec, "write {nominal: 8, borrowingLimit: 4, lendingLimit: 2}")
+            rm = as_mapping(issues, rp, spec, "write {nominal: 8, borrowingLimit: 4, lendingLimit: 2}")
             if rm is None:
                 continue
-            _unknown_keys(issues, rp, rm, ("nominal", "borrowingLimit", "lendingLimit"))
+            unknown_keys(issues, rp, rm, ("nominal", "borrowingLimit", "lendingLimit"))
             values = {}
             for key in ("nominal", "borrowingLimit", "lendingLimit"):
                 raw = rm.get(key)
@@ -205,31 +163,28 @@ def _queue(issues: _Issues, path: str, data: Any) -> Optional[QueueDef]:
     )
 
 
-def _workload(issues: _Issues, path: str, data: Any, default_created: float,
+def _workload(issues: Issues, path: str, data: Any, default_created: float,
               queues: Mapping[str, QueueDef]) -> Optional[WorkloadDef]:
-    w = _mapping(issues, path, data, "write each workload as a mapping with name, queue and requests")
+    w = as_mapping(issues, path, data, "write each workload as a mapping with name, queue and requests")
     if w is None:
         return None
-    _unknown_keys(issues, path, w, _WORKLOAD)
-    name = _name(issues, f"{path}.name", w.get("name"))
-    queue = _name(issues, f"{path}.queue", w.get("queue"))
-    if queue is not None and queue not in queues:
-        issues.add(f"{path}.queue", "names no queue of the scenario", queue,
-                   f"use one of {', '.join(sorted(queues)) or '(no queues defined)'}")
-        queue = None
-    priority = _number(issues, f"{path}.priority", w.get("priority"), default=0, integer=True)
-    created = _number(issues, f"{path}.created", w.get("created"), default=default_created)
-    duration = _number(issues, f"{path}.duration", w.get("duration"), default=None, minimum=0)
+    unknown_keys(issues, path, w, _WORKLOAD)
+    name = as_name(issues, f"{path}.name", w.get("name"))
+    queue = as_known_name(issues, f"{path}.queue", w.get("queue"), queues, "names no queue of the scenario",
+                          "(no queues defined)")
+    priority = as_number(issues, f"{path}.priority", w.get("priority"), default=0, integer=True)
+    created = as_number(issues, f"{path}.created", w.get("created"), default=default_created)
+    duration = as_number(issues, f"{path}.duration", w.get("duration"), default=None, minimum=0)
     if "requests" not in w:
         issues.add(f"{path}.requests", "is missing", NO_VALUE, "give the workload's total request, e.g. {cpu: 4}")
     requests = _requests(issues, f"{path}.requests", w.get("requests"))
     admitted_flavor, admitted_at = None, 0.0
     if w.get("admitted") is not None:
-        adm = _mapping(issues, f"{path}.admitted", w.get("admitted"), "write {flavor: on-demand, at: 0}")
+        adm = as_mapping(issues, f"{path}.admitted", w.get("admitted"), "write {flavor: on-demand, at: 0}")
         if adm is not None:
-            _unknown_keys(issues, f"{path}.admitted", adm, ("flavor", "at"))
-            admitted_flavor = _name(issues, f"{path}.admitted.flavor", adm.get("flavor"))
-            admitted_at = _number(issues, f"{path}.admitted.at", adm.get("at"), default=0.0)
+            unknown_keys(issues, f"{path}.admitted", adm, ("flavor", "at"))
+            admitted_flavor = as_name(issues, f"{path}.admitted.flavor", adm.get("flavor"))
+            admitted_at = as_number(issues, f"{path}.admitted.at", adm.get("at"), default=0.0)
             if queue is not None and admitted_flavor is not None:
                 q = queues[queue]
                 names = [f.name for f in q.flavors]
@@ -251,11 +206,11 @@ def _workload(issues: _Issues, path: str, data: Any, default_created: float,
 
 def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
     """Validate a scenario mapping; raise ``SpecError`` listing every problem."""
-    issues = _Issues()
+    issues = Issues()
     if not isinstance(data, Mapping):
         raise SpecError([SpecIssue("(top level)", "is not a mapping of keys", data,
                                    "start the file with `queues:` and `workloads:` (see SIMULATOR.md)")], source)
-    _unknown_keys(issues, "", data, _TOP)
+    unknown_keys(issues, "", data, _TOP)
     fair = data.get("fairSharing", False)
     if not isinstance(fair, bool):
         issues.add("fairSharing", "is not true or false", fair, "write fairSharing: true or fairSharing: false")
@@ -303,13 +258,13 @@ def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
         raw_events = []
     for i, e in enumerate(raw_events):
         path = f"events[{i}]"
-        em = _mapping(issues, path, e, "write each event as {at: 100, finish: a1} or {at: 100, submit: {...}}")
+        em = as_mapping(issues, path, e, "write each event as {at: 100, finish: a1} or {at: 100, submit: {...}}")
         if em is None:
             continue
-        _unknown_keys(issues, path, em, ("at", "finish", "submit"))
+        unknown_keys(issues, path, em, ("at", "finish", "submit"))
         if em.get("at") is None:
             issues.add(f"{path}.at", "is missing", NO_VALUE, "give the time in seconds, e.g. at: 100")
-        at = _number(issues, f"{path}.at", em.get("at"), default=0.0)
+        at = as_number(issues, f"{path}.at", em.get("at"), default=0.0)
         if ("finish" in em) == ("submit" in em):
             issues.add(path, "needs exactly one of finish or submit", em, "write {at: 100, finish: a1} or "
                        "{at: 100, submit: {name: x, queue: alpha, requests: {cpu: 1}}}")
@@ -333,9 +288,7 @@ def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
                 continue
             names[wl.name] = f"{path}.submit"
             events.append(Event(at=at, submit=wl))
-    until = _number(issues, "until", data.get("until"), default=None)
-    from .scenario_nodes import parse_nodes  # it reads this module's helpers
-
+    until = as_number(issues, "until", data.get("until"), default=None)
     node_groups, capacity, delay = parse_nodes(issues, data, queues)
     if issues.items:
         raise SpecError(issues.items, source)

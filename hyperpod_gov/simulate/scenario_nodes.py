@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from ..spec.errors import NO_VALUE
 from .model import DEFAULT_SCALE_UP_DELAY, CapacityEvent, NodeGroup, QueueDef
 from .quantities import parse_quantity
-from .scenario import _Issues, _mapping, _name, _number, _unknown_keys
+from .scenario_parse import Issues, as_known_name, as_mapping, as_name, as_number, unknown_keys
 
 KEYS = ("nodeGroups", "scaleUpDelay", "capacity")
 _GROUP = ("name", "flavor", "perNode", "count", "present", "autoscale")
@@ -19,25 +19,23 @@ _EVENT = ("at", "nodeGroup", "flavor", "add", "lose")
 _EVENT_FIX = "write e.g. {at: 600, nodeGroup: spot, lose: 2} or {at: 900, flavor: on-demand, add: 2}"
 
 
-def _whole(issues: _Issues, path: str, value: Any, *, minimum: int, fix: str) -> int | None:
+def _whole(issues: Issues, path: str, value: Any, *, minimum: int, fix: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         issues.add(path, f"is not a whole number of at least {minimum}", value if value is not None else NO_VALUE, fix)
         return None
     return value
 
 
-def _group(issues: _Issues, path: str, data: Any, flavors: set[str]) -> NodeGroup | None:
-    g = _mapping(issues, path, data, "write each node group as {name: spot, flavor: f1, perNode: {cpu: 8}, count: 4}")
+def _group(issues: Issues, path: str, data: Any, flavors: set[str]) -> NodeGroup | None:
+    g = as_mapping(issues, path, data,
+                   "write each node group as {name: spot, flavor: f1, perNode: {cpu: 8}, count: 4}")
     if g is None:
         return None
-    _unknown_keys(issues, path, g, _GROUP)
-    name = _name(issues, f"{path}.name", g.get("name"))
-    flavor = _name(issues, f"{path}.flavor", g.get("flavor"))
-    if flavor is not None and flavor not in flavors:
-        issues.add(f"{path}.flavor", "is not a flavor of any queue", flavor,
-                   f"use one of {', '.join(sorted(flavors)) or '(no flavors defined)'}")
-        flavor = None
-    per = _mapping(issues, f"{path}.perNode", g.get("perNode"), "write what one node brings, e.g. {cpu: 8}")
+    unknown_keys(issues, path, g, _GROUP)
+    name = as_name(issues, f"{path}.name", g.get("name"))
+    flavor = as_known_name(issues, f"{path}.flavor", g.get("flavor"), flavors, "is not a flavor of any queue",
+                           "(no flavors defined)")
+    per = as_mapping(issues, f"{path}.perNode", g.get("perNode"), "write what one node brings, e.g. {cpu: 8}")
     resources = []
     if per is not None and not per:
         issues.add(f"{path}.perNode", "is missing or empty", NO_VALUE, "give what one node brings, e.g. perNode: {cpu: 8}")
@@ -67,7 +65,7 @@ def _group(issues: _Issues, path: str, data: Any, flavors: set[str]) -> NodeGrou
     return NodeGroup(name, ((flavor, tuple(resources)),), count, present, autoscale)
 
 
-def parse_nodes(issues: _Issues, data: Mapping, queues: Mapping[str, QueueDef]
+def parse_nodes(issues: Issues, data: Mapping, queues: Mapping[str, QueueDef]
                 ) -> tuple[tuple[NodeGroup, ...], tuple[CapacityEvent, ...], float]:
     """The node groups, the timeline and the autoscaler's delay of a scenario mapping (issues added to ``issues``)."""
     flavors = {f.name for q in queues.values() for f in q.flavors}
@@ -86,7 +84,7 @@ def parse_nodes(issues: _Issues, data: Mapping, queues: Mapping[str, QueueDef]
                        "give each node group its own name")
             continue
         groups[group.name] = group
-    delay = _number(issues, "scaleUpDelay", data.get("scaleUpDelay"), default=DEFAULT_SCALE_UP_DELAY, minimum=0)
+    delay = as_number(issues, "scaleUpDelay", data.get("scaleUpDelay"), default=DEFAULT_SCALE_UP_DELAY, minimum=0)
     if data.get("scaleUpDelay") is not None and not raw:
         issues.add("scaleUpDelay", "is set without nodeGroups", data.get("scaleUpDelay"),
                    "declare nodeGroups (the nodes the autoscaler adds to), or remove scaleUpDelay")
@@ -105,13 +103,13 @@ def parse_nodes(issues: _Issues, data: Mapping, queues: Mapping[str, QueueDef]
         raw_events = []
     for i, e in enumerate(raw_events):
         path = f"capacity[{i}]"
-        em = _mapping(issues, path, e, _EVENT_FIX)
+        em = as_mapping(issues, path, e, _EVENT_FIX)
         if em is None:
             continue
-        _unknown_keys(issues, path, em, _EVENT)
+        unknown_keys(issues, path, em, _EVENT)
         if em.get("at") is None:
             issues.add(f"{path}.at", "is missing", NO_VALUE, "give the time in seconds, e.g. at: 600")
-        at = _number(issues, f"{path}.at", em.get("at"), default=0.0, minimum=0)
+        at = as_number(issues, f"{path}.at", em.get("at"), default=0.0, minimum=0)
         if ("nodeGroup" in em) == ("flavor" in em):
             issues.add(path, "needs exactly one of nodeGroup or flavor", dict(em), _EVENT_FIX)
             continue

@@ -26,7 +26,8 @@ from .model import (
     Scenario,
     WorkloadDef,
 )
-from .quantities import parse_quantity, scale
+from .quantities import parse_quantity
+from .spec_nodes import amounts_requests, team_node_figures, with_capacity
 from .timeline import CapacityTimeline
 from .trace import TraceRow
 
@@ -147,16 +148,6 @@ def _requests(plan: Any, row: TraceRow) -> tuple[tuple[str, int], ...]:
     return amounts_requests(plan, row.instance_type, _amounts(plan, row))
 
 
-def amounts_requests(plan: Any, instance_type: str, a: Any) -> tuple[tuple[str, int], ...]:
-    """Amounts on ``instance_type`` as the simulator's requests: the Kueue resources the plan covers."""
-    kind = plan.catalog.lookup(instance_type).accelerator_kind
-    out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
-    if kind and a.accelerators:
-        out.append((kind, a.accelerators))
-    out += list(getattr(a, "partitions", ()))
-    return tuple((r, v) for r, v in out if v > 0 and r in plan.covered_resources)
-
-
 def _accelerators(plan: Any, row: TraceRow) -> int:
     """GPUs (or other accelerators) the row asks for, whole or partitioned alike."""
     if row.accelerators is not None:
@@ -275,8 +266,6 @@ def team_figures(plan: Any, result: Result) -> dict[str, TeamFigures]:
             acc_hours = sum(w.run_seconds * int(dict(w.labels).get("accelerators", "0")) for w in wls) / 3600.0
             extra: dict[str, Any] = {}
         else:
-            from .spec_nodes import team_node_figures
-
             waits, acc_hours, extra = team_node_figures(wls, nodes, result.end)
         out[team] = TeamFigures(
             team=team,
@@ -300,8 +289,6 @@ def run_plan(plan: Any, rows: Sequence[TraceRow], capacity: Optional[CapacityTim
     ``capacity``, on the plan's instance groups as nodes, with that timeline (:mod:`.spec_nodes`)."""
     scenario, notes = scenario_from_plan(plan, rows)
     if capacity is not None:
-        from .spec_nodes import with_capacity
-
         scenario = with_capacity(scenario, plan, capacity)
     result = simulate(scenario)
     return team_figures(plan, result), result, notes

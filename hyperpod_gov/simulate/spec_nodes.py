@@ -6,7 +6,8 @@ flavor, or the team's dedicated flavor for a group ``dedicatedTo`` a team. At t=
 holds its ``count`` (On-Demand or Spot: the guaranteed nodes plus, with ``minCount``, the rest that continuous
 provisioning keeps); an autoscaled group holds 0 and Karpenter adds nodes, up to ``count``, ``scaleUpDelay``
 after admitted work waits for them, of the type that work asks for. A fixed flexible group's nodes are of its first
-type unless an event names another.
+type unless an event names another. What a type's amounts ask of the queues (:func:`amounts_requests`) is here too,
+for :mod:`.spec_level`'s trace rows as well as the nodes: this module is below that one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Sequence
 
 from ..plan import names
 from .model import CapacityEvent, NodeGroup, Scenario
+from .quantities import scale
 from .results import NodesResult, WorkloadResult
 from .timeline import CapacityTimeline
 
@@ -23,6 +25,16 @@ from .timeline import CapacityTimeline
 def plan_groups(plan: Any) -> dict[str, tuple[tuple[str, ...], int]]:
     """The plan's instance groups for :func:`.timeline.parse_timeline`: name -> (instance types, count)."""
     return {g.name: (g.types, g.count) for g in plan.instance_groups}
+
+
+def amounts_requests(plan: Any, instance_type: str, a: Any) -> tuple[tuple[str, int], ...]:
+    """Amounts on ``instance_type`` as the simulator's requests: the Kueue resources the plan covers."""
+    kind = plan.catalog.lookup(instance_type).accelerator_kind
+    out = [("cpu", a.vcpu * scale("cpu")), ("memory", a.memory_gib * 2**30)]
+    if kind and a.accelerators:
+        out.append((kind, a.accelerators))
+    out += list(getattr(a, "partitions", ()))
+    return tuple((r, v) for r, v in out if v > 0 and r in plan.covered_resources)
 
 
 def _flavor(group: Any, instance_type: str) -> str:
@@ -33,8 +45,6 @@ def _flavor(group: Any, instance_type: str) -> str:
 
 def node_groups(plan: Any) -> tuple[NodeGroup, ...]:
     """One node group per instance group of the plan, in the plan's order (by name; module docstring)."""
-    from .spec_level import amounts_requests
-
     out = []
     for g in plan.instance_groups:
         per = tuple((_flavor(g, t), amounts_requests(plan, t, plan.flavor(t).per_instance)) for t in g.types)
