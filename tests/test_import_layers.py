@@ -137,3 +137,10 @@ def test_the_simulators_node_modules_sit_below_the_modules_that_use_them(upper, 
     import); the other half imports it."""
     assert f"hyperpod_gov.{upper}" not in _package_graph()[f"hyperpod_gov.{lower}"]
     assert f"hyperpod_gov.{lower}" in _package_graph()[f"hyperpod_gov.{upper}"]
+
+
+def test_no_review_pack_module_is_in_an_import_circle():
+    """``review_pack.page`` renders one spec's page and ``review_pack.fleet`` a fleet's from its parts: the command
+    hands each renderer to ``simulate``, so the spec's page never dispatches to the fleet's."""
+    pack = [c for c in circles(_package_graph()) if any(m.startswith("hyperpod_gov.review_pack") for m in c)]
+    assert pack == []
