@@ -270,7 +270,9 @@ def parse_scenario(data: Any, source: Optional[str] = None) -> Scenario:
                        "{at: 100, submit: {name: x, queue: alpha, requests: {cpu: 1}}}")
             continue
         if "finish" in em:
-            target = em.get("finish")
+            target = as_name(issues, f"{path}.finish", em.get("finish"))
+            if target is None:
+                continue
             if target not in names:
                 issues.add(f"{path}.finish", "names no workload defined before it", target,
                            "name a workload from workloads: or an earlier submit event")

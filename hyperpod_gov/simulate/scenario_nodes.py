@@ -118,6 +118,9 @@ def parse_nodes(issues: Issues, data: Mapping, queues: Mapping[str, QueueDef]
             continue
         key = "add" if "add" in em else "lose"
         n = _whole(issues, f"{path}.{key}", em.get(key), minimum=1, fix=f"give a number of nodes, e.g. {key}: 2")
+        named = "nodeGroup" if "nodeGroup" in em else "flavor"
+        if as_name(issues, f"{path}.{named}", em.get(named)) is None:
+            continue
         group = em.get("nodeGroup")
         flavor = em.get("flavor")
         if group is not None and group not in groups:

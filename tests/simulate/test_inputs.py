@@ -109,3 +109,25 @@ def test_cli_needs_scenario_or_spec_with_trace():
     err = io.StringIO()
     assert run(p.parse_args(["examples/startup.yaml"]), out=io.StringIO(), err=err) == 1
     assert "give either --scenario FILE, or SPEC --trace TRACE.csv" in err.getvalue()
+
+
+@pytest.mark.parametrize("bad", [None, [], ["a1"], {}, {"x": 1}, 3])
+@pytest.mark.parametrize("where", ["events.finish", "capacity.nodeGroup", "capacity.flavor"])
+def test_a_name_that_is_no_name_is_a_problem_with_its_path_not_a_traceback(where, bad):
+    """A finish event's workload and a capacity event's node group or flavor given as a list, a mapping, a number or
+    null is reported with its path (it raised TypeError or KeyError: a name must be hashable to be looked up)."""
+    data = {
+        "queues": [{"name": "alpha", "flavors": [{"name": "od", "resources": {"cpu": {"nominal": 8}}}]}],
+        "workloads": [{"name": "a1", "queue": "alpha", "requests": {"cpu": 4}}],
+        "events": [{"at": 5, "finish": "a1"}],
+        "nodeGroups": [{"name": "g1", "flavor": "od", "perNode": {"cpu": 8}, "count": 2}],
+        "capacity": [{"at": 10, "nodeGroup": "g1", "lose": 1}],
+    }
+    section, key = where.split(".")
+    event = data[section][0]
+    if key == "flavor":
+        del event["nodeGroup"]  # a capacity event names a node group or a flavor
+    event[key] = bad
+    with pytest.raises(SpecError) as exc:
+        parse_scenario(data, "s.yaml")
+    assert [i.path for i in exc.value.issues] == [f"{section}[0].{key}"]
