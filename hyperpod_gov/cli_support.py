@@ -37,6 +37,22 @@ def usage_error(issue: "SpecIssue") -> int:
     return EXIT_USAGE
 
 
+def one_cluster_refused(command: str, args: argparse.Namespace) -> bool:
+    """``drift`` or ``preflight`` (``command``) of one cluster's spec given a fleet spec (``dispatch`` hands those to
+    ``fleet_live``) or ``--cluster`` (it chooses a fleet's member): said on standard error, True; else False."""
+    from .spec.fleet import is_fleet_spec
+
+    if is_fleet_spec(args.spec):
+        print(f"hyperpod-gov {command}: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_{command} checks "
+              f"each member, as `hyperpod-gov {command}` does", file=sys.stderr)
+        return True
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov {command}: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
+              "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return True
+    return False
+
+
 def cannot_write(out: Path, exc: OSError) -> "SpecError":
     """``--out`` that cannot be written, as the spec error the command exits 1 with."""
     from .spec import SpecError, SpecIssue
