@@ -118,19 +118,11 @@ _WORDS = {"drift": {0: "no drift", 1: "drift", 2: "could not check"},
 
 
 def multikueue_objects_of(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]:
-    """Each dispatch member's MultiKueue objects, as ``fleet_construct.fleet_cluster_objects`` adds them to its
-    manifests (made here without that module, which loads the AWS CDK as well as the charts)."""
-    from .charts.multikueue import multikueue_objects
-    from .charts.multikueue_credential import fleet_credential_objects
-    from .plan.multikueue import multikueue_plans
+    """Each dispatch member's MultiKueue objects, as the synth adds them to its manifests
+    (``charts.fleet_objects.fleet_cluster_objects``, imported here when asked: the charts start Node.js)."""
+    from .charts.fleet_objects import fleet_cluster_objects
 
-    dispatch = fleet.fleet.dispatch
-    if dispatch is None:
-        return {}
-    roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
-    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
-            for cluster, mk in roles.items()}
+    return fleet_cluster_objects(fleet)
 
 
 def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], Any]] = None,
