@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
 if TYPE_CHECKING:
     from .diff import GovernanceChange
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .spec import SpecError, SpecIssue
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+T = TypeVar("T")
 
 
 def plural(n: int, word: str) -> str:
@@ -92,6 +93,40 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
               "assembly is written but must not be deployed", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
+
+
+def diff_sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[str], bool]], str]]:
+    """The two ``(path, environment, warn)`` sides of ``diff`` and its title: OLD NEW, or one spec's
+    ``--environment`` against ``--against``; None after a usage error (said on standard error)."""
+    from .spec import SpecIssue
+
+    if args.against is not None:  # two environments of one spec: what the second differs in from the first
+        if args.new is not None or args.environment is None:
+            usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
+                                  "give one spec, --environment NAME and --against OTHER"))
+            return None
+        return ([(args.old, args.environment, False), (args.old, args.against, True)],
+                f"{args.old}: environment {args.environment} -> {args.against}")
+    if args.new is None:
+        usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
+                              "give OLD NEW, or SPEC --environment NAME --against OTHER"))
+        return None
+    return [(args.old, args.environment, False), (args.new, args.environment, True)], f"{args.old} -> {args.new}"
+
+
+def load_sides(sides: Iterable[tuple[str, Optional[str], bool]], load: Callable[[str, Optional[str], bool], T]
+               ) -> list[T]:
+    """Each ``(path, environment, warn)`` side of a diff read with ``load`` (one cluster's plan or a fleet's); a
+    spec error names the side's spec, so that it says which of the two is wrong."""
+    from .spec import SpecError
+
+    out = []
+    for path, environment, warn in sides:
+        try:
+            out.append(load(path, environment, warn))
+        except SpecError as exc:
+            raise SpecError(exc.issues, exc.source or path, exc.note) from None
+    return out
 
 
 def diff_plans(args: argparse.Namespace, old: "Plan", new: "Plan", title: str,
