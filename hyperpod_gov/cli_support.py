@@ -72,6 +72,25 @@ def policy_violations(exc: Any) -> int:
     return EXIT_INVALID
 
 
+def synth_outcome(out: Path, synth: Callable[[], Any], line: Callable[[Any, Path], str], *, strict: bool) -> int:
+    """Run ``synth`` (it writes a cloud assembly to ``out/cdk.out`` and returns it) and report it as ``synth`` does
+    for one cluster or a fleet: an ``out`` that cannot be written raises ``cannot_write``; unacknowledged policy
+    violations are printed (exit 1); else synth's warnings (``report_synth_warnings``) and, by stack name, each
+    stack's ``line(stack, its template file)``."""
+    from .stacks.app import PolicyValidationError, assembly_warnings
+
+    try:
+        assembly = synth()
+    except OSError as exc:  # a full disk...
+        raise cannot_write(out, exc) from None
+    except PolicyValidationError as exc:
+        return policy_violations(exc)
+    code = report_synth_warnings(assembly_warnings(assembly), strict=strict)
+    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
+        print(line(stack, out / "cdk.out" / stack.template_file))
+    return code
+
+
 def unreported_synth_warnings(warnings: Iterable[str], covered: Iterable[str]) -> list[str]:
     """Synth's CDK warnings less those a spec rule already reported (listed in its ``covers``).
 

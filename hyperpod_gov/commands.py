@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from .cli_support import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, cannot_write, diff_plans, diff_sides, load_sides, plural,
-                          policy_violations, print_json, report_synth_warnings)
+                          print_json, synth_outcome)
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 # Node.js first (cli.main).
@@ -178,20 +178,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
         checks = shared(tier_up=len(plan.tenants) >= LARGE_PLAN_TEAMS)
         for future in loaded:  # jsii's channel to Node.js serves one thread at a time: the imports end first
             future.result()
-    from hyperpod_gov.stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
+    from hyperpod_gov.stacks.app import synth  # the composition root
 
     counts: dict[str, int] = {}
-    try:
-        assembly = synth(plan, out, checks=checks, resource_counts=counts)
-    except OSError as exc:  # a full disk...
-        raise cannot_write(out, exc) from None
-    except PolicyValidationError as exc:
-        return policy_violations(exc)
-    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
-    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
-        template = out / "cdk.out" / stack.template_file
-        print(f"{stack.stack_name}: {counts[template.name]} resources -> {template}")  # counted as the check finished
-    return code
+    return synth_outcome(out, lambda: synth(plan, out, checks=checks, resource_counts=counts),
+                         # counted as the check finished
+                         lambda stack, template: f"{stack.stack_name}: {counts[template.name]} resources -> {template}",
+                         strict=args.strict)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
