@@ -1,6 +1,7 @@
 """What the spec-reading commands share, one cluster's and a fleet's alike: the JSON printer, the usage error, the
-synth failures' reports and the diff of two plans (``commands`` and the fleet modules import it; it imports
-neither, so neither imports the other).
+synth's outcome and failures' reports, the two sides of a diff and the diff of two plans, and the refusal of a
+fleet spec by one cluster's drift and preflight (``commands``, ``live.cli``, ``live.preflight`` and the fleet
+modules import it; it imports none of them, so none imports another through it).
 
 The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 Node.js first (``cli.main``)."""
