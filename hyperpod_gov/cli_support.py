@@ -1,6 +1,7 @@
 """What the spec-reading commands share, one cluster's and a fleet's alike: the JSON printer, the usage error, the
-synth failures' reports and the diff of two plans (``commands`` and the fleet modules import it; it imports
-neither, so neither imports the other).
+synth's outcome and failures' reports, the two sides of a diff and the diff of two plans, and the refusal of a
+fleet spec by one cluster's drift and preflight (``commands``, ``live.cli``, ``live.preflight`` and the fleet
+modules import it; it imports none of them, so none imports another through it).
 
 The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 Node.js first (``cli.main``)."""
@@ -11,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
 if TYPE_CHECKING:
     from .diff import GovernanceChange
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from .spec import SpecError, SpecIssue
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+T = TypeVar("T")
 
 
 def plural(n: int, word: str) -> str:
@@ -37,6 +39,22 @@ def usage_error(issue: "SpecIssue") -> int:
     return EXIT_USAGE
 
 
+def one_cluster_refused(command: str, args: argparse.Namespace) -> bool:
+    """``drift`` or ``preflight`` (``command``) of one cluster's spec given a fleet spec (``dispatch`` hands those to
+    ``fleet_live``) or ``--cluster`` (it chooses a fleet's member): said on standard error, True; else False."""
+    from .spec.fleet import is_fleet_spec
+
+    if is_fleet_spec(args.spec):
+        print(f"hyperpod-gov {command}: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_{command} checks "
+              f"each member, as `hyperpod-gov {command}` does", file=sys.stderr)
+        return True
+    if getattr(args, "cluster", None) is not None:
+        print(f"hyperpod-gov {command}: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
+              "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+        return True
+    return False
+
+
 def cannot_write(out: Path, exc: OSError) -> "SpecError":
     """``--out`` that cannot be written, as the spec error the command exits 1 with."""
     from .spec import SpecError, SpecIssue
@@ -53,6 +71,25 @@ def policy_violations(exc: Any) -> int:
         print(f"  - {line}", file=sys.stderr)
     print(f"full report: {exc.report}", file=sys.stderr)
     return EXIT_INVALID
+
+
+def synth_outcome(out: Path, synth: Callable[[], Any], line: Callable[[Any, Path], str], *, strict: bool) -> int:
+    """Run ``synth`` (it writes a cloud assembly to ``out/cdk.out`` and returns it) and report it as ``synth`` does
+    for one cluster or a fleet: an ``out`` that cannot be written raises ``cannot_write``; unacknowledged policy
+    violations are printed (exit 1); else synth's warnings (``report_synth_warnings``) and, by stack name, each
+    stack's ``line(stack, its template file)``."""
+    from .stacks.app import PolicyValidationError, assembly_warnings
+
+    try:
+        assembly = synth()
+    except OSError as exc:  # a full disk...
+        raise cannot_write(out, exc) from None
+    except PolicyValidationError as exc:
+        return policy_violations(exc)
+    code = report_synth_warnings(assembly_warnings(assembly), strict=strict)
+    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
+        print(line(stack, out / "cdk.out" / stack.template_file))
+    return code
 
 
 def unreported_synth_warnings(warnings: Iterable[str], covered: Iterable[str]) -> list[str]:
@@ -76,6 +113,40 @@ def report_synth_warnings(warnings: Iterable[str], *, strict: bool) -> int:
               "assembly is written but must not be deployed", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
+
+
+def diff_sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[str], bool]], str]]:
+    """The two ``(path, environment, warn)`` sides of ``diff`` and its title: OLD NEW, or one spec's
+    ``--environment`` against ``--against``; None after a usage error (said on standard error)."""
+    from .spec import SpecIssue
+
+    if args.against is not None:  # two environments of one spec: what the second differs in from the first
+        if args.new is not None or args.environment is None:
+            usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
+                                  "give one spec, --environment NAME and --against OTHER"))
+            return None
+        return ([(args.old, args.environment, False), (args.old, args.against, True)],
+                f"{args.old}: environment {args.environment} -> {args.against}")
+    if args.new is None:
+        usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
+                              "give OLD NEW, or SPEC --environment NAME --against OTHER"))
+        return None
+    return [(args.old, args.environment, False), (args.new, args.environment, True)], f"{args.old} -> {args.new}"
+
+
+def load_sides(sides: Iterable[tuple[str, Optional[str], bool]], load: Callable[[str, Optional[str], bool], T]
+               ) -> list[T]:
+    """Each ``(path, environment, warn)`` side of a diff read with ``load`` (one cluster's plan or a fleet's); a
+    spec error names the side's spec, so that it says which of the two is wrong."""
+    from .spec import SpecError
+
+    out = []
+    for path, environment, warn in sides:
+        try:
+            out.append(load(path, environment, warn))
+        except SpecError as exc:
+            raise SpecError(exc.issues, exc.source or path, exc.note) from None
+    return out
 
 
 def diff_plans(args: argparse.Namespace, old: "Plan", new: "Plan", title: str,

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from .cli_support import (EXIT_INVALID, EXIT_OK, cannot_write, diff_plans, plural, policy_violations,
-                          print_json, report_synth_warnings, usage_error)
+from .cli_support import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, cannot_write, diff_plans, diff_sides, load_sides, plural,
+                          print_json, synth_outcome)
 
 # The spec's modules (pydantic models, rules: 0.3 s) are imported where they are used, so that `synth` starts
 # Node.js first (cli.main).
@@ -178,20 +178,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
         checks = shared(tier_up=len(plan.tenants) >= LARGE_PLAN_TEAMS)
         for future in loaded:  # jsii's channel to Node.js serves one thread at a time: the imports end first
             future.result()
-    from hyperpod_gov.stacks.app import PolicyValidationError, assembly_warnings, synth  # the composition root
+    from hyperpod_gov.stacks.app import synth  # the composition root
 
     counts: dict[str, int] = {}
-    try:
-        assembly = synth(plan, out, checks=checks, resource_counts=counts)
-    except OSError as exc:  # a full disk...
-        raise cannot_write(out, exc) from None
-    except PolicyValidationError as exc:
-        return policy_violations(exc)
-    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
-    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
-        template = out / "cdk.out" / stack.template_file
-        print(f"{stack.stack_name}: {counts[template.name]} resources -> {template}")  # counted as the check finished
-    return code
+    return synth_outcome(out, lambda: synth(plan, out, checks=checks, resource_counts=counts),
+                         # counted as the check finished
+                         lambda stack, template: f"{stack.stack_name}: {counts[template.name]} resources -> {template}",
+                         strict=args.strict)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -199,25 +192,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     (``--trace``), resource changes; ``--format json``: one document, ``hyperpod_gov/schemas/diff.json``."""
     from .spec import SpecError, SpecIssue
 
-    if args.against is not None:  # two environments of one spec: what the second differs in from the first
-        if args.new is not None or args.environment is None:
-            return usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
-                                         "give one spec, --environment NAME and --against OTHER"))
-        sides = [(args.old, args.environment, False), (args.old, args.against, True)]
-        title = f"{args.old}: environment {args.environment} -> {args.against}"
-    else:
-        if args.new is None:
-            return usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
-                                         "give OLD NEW, or SPEC --environment NAME --against OTHER"))
-        sides = [(args.old, args.environment, False), (args.new, args.environment, True)]
-        title = f"{args.old} -> {args.new}"
-    plans = []
-    for path, environment, warn in sides:
-        try:
-            plans.append(plan_of(path, strict=args.strict, warn=warn, environment=environment))
-        except SpecError as exc:  # say which of the two specs is wrong
-            raise SpecError(exc.issues, exc.source or path, exc.note) from None
-    old, new = plans
+    chosen = diff_sides(args)
+    if chosen is None:
+        return EXIT_USAGE
+    sides, title = chosen
+    old, new = load_sides(sides, lambda path, environment, warn: plan_of(path, strict=args.strict, warn=warn,
+                                                                         environment=environment))
     if args.trace and (old.slurm is not None or new.slurm is not None):
         raise SpecError([SpecIssue("--trace", SLURM_NOT_SIMULATED, args.trace,
                                    "leave --trace out when either spec has cluster.orchestrator: slurm")])

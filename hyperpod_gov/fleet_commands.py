@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from .cli_support import EXIT_INVALID, EXIT_OK, cannot_write, policy_violations, print_json, report_synth_warnings
+from .cli_support import EXIT_INVALID, EXIT_OK, cannot_write, print_json, synth_outcome
 
 if TYPE_CHECKING:
     from .plan.amounts import Amounts
@@ -187,22 +187,18 @@ def synth_fleet_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise cannot_write(out, exc) from None
         started[1].result()
-    from .stacks.app import PolicyValidationError, assembly_warnings
     from .stacks.fleet_app import synth_fleet
 
     from .contracts.fleet import write_fleet_records
 
-    try:
+    def synth() -> Any:
         assembly = synth_fleet(fleet, out)
         write_fleet_records(fleet, out / "contracts")
-    except OSError as exc:
-        raise cannot_write(out, exc) from None
-    except PolicyValidationError as exc:
-        return policy_violations(exc)
-    code = report_synth_warnings(assembly_warnings(assembly), strict=args.strict)
-    for stack in sorted(assembly.stacks, key=lambda s: s.stack_name):
-        template = out / "cdk.out" / stack.template_file
+        return assembly
+
+    def line(stack: Any, template: Path) -> str:
         count = len(json.loads(template.read_text()).get("Resources", {}))
-        print(f"{stack.stack_name} ({stack.environment.account}/{stack.environment.region}): {count} resources "
-              f"-> {template}")
-    return code
+        return (f"{stack.stack_name} ({stack.environment.account}/{stack.environment.region}): {count} resources "
+                f"-> {template}")
+
+    return synth_outcome(out, synth, line, strict=args.strict)

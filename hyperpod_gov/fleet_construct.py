@@ -15,31 +15,13 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from .charts import Manifests, governance_manifests
+from .charts.fleet_objects import fleet_cluster_objects
 from .construct import WARNING_PREFIX, HyperPodGovernance
 from .plan.fleet import FleetPlan, build_fleet
 
 if TYPE_CHECKING:
     from .plan.multikueue_credential import CredentialPlan
     from .spec.fleet import FleetSpec
-
-
-def fleet_cluster_objects(fleet: FleetPlan) -> dict[str, list[dict[str, Any]]]:
-    """The extra cluster-wide Kubernetes objects of each member, by cluster name: with ``fleet.dispatch``, the
-    MultiKueue objects (docs/fleet.md). The manager gets its MultiKueueClusters, MultiKueueConfig, AdmissionCheck,
-    fleet ClusterQueues and LocalQueues; each worker its mirrored LocalQueues and MultiKueue service account
-    (``plan.multikueue.multikueue_plans``, ``charts.multikueue.multikueue_objects``). The fleet rules have checked
-    what those need (kueue mode, the manager not a worker, at most 20 workers). Without dispatch: none."""
-    from .charts.multikueue import multikueue_objects
-    from .charts.multikueue_credential import fleet_credential_objects
-    from .plan.multikueue import multikueue_plans
-
-    dispatch = fleet.fleet.dispatch
-    if dispatch is None:
-        return {}
-    roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
-    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
-            for cluster, mk in roles.items()}
 
 
 def credential_plans(fleet: FleetPlan) -> dict[str, "CredentialPlan"]:

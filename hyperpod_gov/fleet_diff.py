@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from .cli_support import diff_plans, print_json, usage_error
+from .cli_support import diff_plans, diff_sides, load_sides, print_json, usage_error
 from .fleet_commands import fleet_review, is_fleet_file
 
 if TYPE_CHECKING:
@@ -35,17 +35,9 @@ def _sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[
         usage_error(SpecIssue("--trace", "is not simulated in a fleet diff", args.trace,
                               "leave --trace out; `hyperpod-gov simulate` replays a trace on one cluster's spec"))
         return None
-    if args.against is not None:
-        if args.new is not None or args.environment is None:
-            usage_error(SpecIssue("--against", "compares two environments of one spec", args.against,
-                                  "give one spec, --environment NAME and --against OTHER"))
-            return None
-        return ([(args.old, args.environment, False), (args.old, args.against, True)],
-                f"{args.old}: environment {args.environment} -> {args.against}")
-    if args.new is None:
-        usage_error(SpecIssue("diff", "needs the spec before and the spec after the change", args.old,
-                              "give OLD NEW, or SPEC --environment NAME --against OTHER"))
-        return None
+    sides = diff_sides(args)
+    if sides is None or args.against is not None:
+        return sides
     kinds = {p: "a fleet spec (clusters:)" if is_fleet_file(p) else "a single-cluster spec (cluster:)"
              for p in (args.old, args.new)}
     if len(set(kinds.values())) > 1:
@@ -53,7 +45,7 @@ def _sides(args: argparse.Namespace) -> Optional[tuple[list[tuple[str, Optional[
                               "fleet's clusters do not pair with one spec", f"{args.old} {args.new}",
                               "diff two fleet specs, or two single-cluster specs"))
         return None
-    return [(args.old, args.environment, False), (args.new, args.environment, True)], f"{args.old} -> {args.new}"
+    return sides
 
 
 def fleet_snapshots(fleet: "FleetPlan") -> dict[str, dict[str, Any]]:
@@ -91,19 +83,12 @@ def _dispatch(fleet: "FleetPlan") -> Optional[dict[str, Any]]:
 
 def fleet_diff(args: argparse.Namespace) -> int:
     """The fleet diff (module docstring); exit 1 with ``--fail`` when anything changed, else 0."""
-    from .spec import SpecError
-
     sides = _sides(args)
     if sides is None:
         return 2
     paths, title = sides
-    fleets: list["FleetPlan"] = []
-    for path, environment, warn in paths:
-        try:
-            fleets.append(fleet_review(path, strict=args.strict, environment=environment, warn=warn))
-        except SpecError as exc:  # say which of the two specs is wrong
-            raise SpecError(exc.issues, exc.source or path, exc.note) from None
-    old, new = fleets
+    old, new = load_sides(paths, lambda path, environment, warn: fleet_review(path, strict=args.strict,
+                                                                              environment=environment, warn=warn))
     as_json = getattr(args, "format", "text") == "json"
     moves, explained = _moves(args, old, new)
     if not as_json:  # the moves first: they explain count changes the clusters' sections then leave out

@@ -63,16 +63,20 @@ def chosen_clusters(command: str, args: argparse.Namespace, fleet: "FleetPlan") 
     return names
 
 
-def _load(command: str, args: argparse.Namespace) -> Optional["FleetPlan"]:
+def _load(command: str, args: argparse.Namespace) -> Optional[tuple["FleetPlan", list[str]]]:
+    """The fleet and the members to check (``chosen_clusters``), or None after saying why not (an invalid fleet
+    spec, or the members cannot be chosen)."""
     from .spec import SpecError
 
     try:
-        return fleet_review(args.spec, environment=getattr(args, "environment", None), warn=False)
+        fleet = fleet_review(args.spec, environment=getattr(args, "environment", None), warn=False)
     except SpecError as exc:
         source = "" if exc.source else f"{args.spec}: "
         print(f"hyperpod-gov {command}: cannot check against an invalid fleet spec.\n{source}{exc.render()}",
               file=sys.stderr)
         return None
+    clusters = chosen_clusters(command, args, fleet)
+    return None if clusters is None else (fleet, clusters)
 
 
 def _run_members(command: str, args: argparse.Namespace, fleet: "FleetPlan", clusters: list[str],
@@ -114,30 +118,20 @@ _WORDS = {"drift": {0: "no drift", 1: "drift", 2: "could not check"},
 
 
 def multikueue_objects_of(fleet: "FleetPlan") -> dict[str, list[dict[str, Any]]]:
-    """Each dispatch member's MultiKueue objects, as ``fleet_construct.fleet_cluster_objects`` adds them to its
-    manifests (made here without that module, which loads the AWS CDK as well as the charts)."""
-    from .charts.multikueue import multikueue_objects
-    from .charts.multikueue_credential import fleet_credential_objects
-    from .plan.multikueue import multikueue_plans
+    """Each dispatch member's MultiKueue objects, as the synth adds them to its manifests
+    (``charts.fleet_objects.fleet_cluster_objects``, imported here when asked: the charts start Node.js)."""
+    from .charts.fleet_objects import fleet_cluster_objects
 
-    dispatch = fleet.fleet.dispatch
-    if dispatch is None:
-        return {}
-    roles = multikueue_plans(fleet.plans, dispatch.manager, dispatch.workers)
-    credentials = fleet_credential_objects(fleet)  # the worker credential's Roles (docs/fleet.md)
-    return {cluster: [*multikueue_objects(fleet.plans[cluster], mk), *credentials.get(cluster, [])]
-            for cluster, mk in roles.items()}
+    return fleet_cluster_objects(fleet)
 
 
 def run_fleet_drift(args: argparse.Namespace, clients: Optional[Callable[[str], Any]] = None,
                     kube: Optional[Callable[[str], Any]] = None) -> int:
     """``drift FLEET.yaml [--cluster NAME]``: each member's drift (its MultiKueue objects compared too)."""
-    fleet = _load("drift", args)
-    if fleet is None:
+    loaded = _load("drift", args)
+    if loaded is None:
         return EXIT_CANNOT_CHECK
-    clusters = chosen_clusters("drift", args, fleet)
-    if clusters is None:
-        return EXIT_CANNOT_CHECK
+    fleet, clusters = loaded
     # the charts (cdk8s) start Node.js: only when the Kubernetes side is read, as for one cluster
     extra = {} if getattr(args, "no_kubernetes", False) else multikueue_objects_of(fleet)
 
@@ -152,12 +146,10 @@ def run_fleet_preflight(args: argparse.Namespace, clients: Optional[Callable[[st
                         kube: Optional[Callable[[str], Any]] = None) -> int:
     """``preflight FLEET.yaml [--cluster NAME]``: each member's preflight (``--endpoint-policies DIR``: each
     member's into DIR/<cluster>)."""
-    fleet = _load("preflight", args)
-    if fleet is None:
+    loaded = _load("preflight", args)
+    if loaded is None:
         return EXIT_CANNOT_CHECK
-    clusters = chosen_clusters("preflight", args, fleet)
-    if clusters is None:
-        return EXIT_CANNOT_CHECK
+    fleet, clusters = loaded
 
     def run(cluster: str, a: argparse.Namespace) -> int:
         spec = fleet.fleet.members[cluster]

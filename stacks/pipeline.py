@@ -40,7 +40,19 @@ def add_pipeline(app: cdk.App, spec: GovernanceSpec, *, spec_path: str, nag: boo
     names: list[Optional[str]] = [e.name for e in spec.environments] or [None]
     stages = [HyperPodGovernanceStage(app, env or "Deploy", spec=spec, environment=env, nag=nag) for env in names]
     plan = stages[0].governance.plan
-    p = plan.pipeline
+    repository, connection, context = pipeline_source(app, plan.pipeline, spec_path)
+    pipeline = PipelineStack(app, plan.stacks.pipeline, stages=stages, synth_context=context, repository=repository,
+                             connection_arn=connection, toolchain=toolchain_versions())
+    if nag:
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return pipeline
+
+
+def pipeline_source(app: cdk.App, p: Any, spec_path: str) -> tuple[str, str, dict[str, str]]:
+    """The pipeline's repository and connection (``p``: the plan's ``deployment.pipeline``; what it leaves unset,
+    from the context; raises ``SpecError`` when either is in neither), and the context of the pipeline's own synth:
+    what CodeBuild runs to rebuild this app, the spec as a path of the repository it checks out, and every context
+    value this synth took from the command line rather than the spec."""
     repository = p.repository or app.node.try_get_context("pipelineRepository")
     connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
     missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
@@ -48,18 +60,12 @@ def add_pipeline(app: cdk.App, spec: GovernanceSpec, *, spec_path: str, nag: boo
     if missing:
         raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
                                    f"set it in the spec or pass -c {c}=...") for k, c in missing])
-    # What CodeBuild runs to rebuild this app: the spec as a path of the repository it checks out, and every
-    # context value this synth took from the command line rather than the spec.
     context = {"spec": repository_path(spec_path), "pipeline": "true"}
     if not p.repository:
         context["pipelineRepository"] = repository
     if not p.connection_arn:
         context["pipelineConnectionArn"] = connection
-    pipeline = PipelineStack(app, plan.stacks.pipeline, stages=stages, synth_context=context, repository=repository,
-                             connection_arn=connection, toolchain=toolchain_versions())
-    if nag:
-        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return pipeline
+    return repository, connection, context
 
 
 def build_pipeline_app(spec: GovernanceSpec, *, spec_path: str, app: Optional[cdk.App] = None,
@@ -250,16 +256,22 @@ def acknowledge_pipeline(stack: Stack, pipeline: pipelines.CodePipeline) -> None
 
 def acknowledge_evidence_builds(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
     """Each evidence upload build (``evidence_upload``) writes its own log streams and reports, named per build."""
+    acknowledge_builds(stack, pipeline, "Evidence", "evidence")
+
+
+def acknowledge_builds(stack: Stack, pipeline: pipelines.CodePipeline, step: str, what: str) -> None:
+    """Each build of the pipeline's ``<step>-...`` steps (``what``: the build, as the reasons name it) writes log
+    streams in its own log group and reports into its own report groups, named per build."""
     region, account = stack.region, stack.account
     for project in pipeline.node.find_all():
-        if isinstance(project, codebuild.CfnProject) and "/Evidence-" in project.node.path:
+        if isinstance(project, codebuild.CfnProject) and f"/{step}-" in project.node.path:
             lid = stack.get_logical_id(project)
             acknowledge(project.node.scope, [  # type: ignore[arg-type]
                 (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
                           f"<{lid}>:*"),
-                 "The evidence build writes log streams (named per build) in its own log group."),
+                 f"The {what} build writes log streams (named per build) in its own log group."),
                 (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/<{lid}>-*"),
-                 "The evidence build reports into its own report groups (named after the project)."),
+                 f"The {what} build reports into its own report groups (named after the project)."),
             ])
 
 

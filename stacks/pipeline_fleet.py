@@ -18,18 +18,18 @@ from pathlib import PurePosixPath
 from typing import Any, Optional
 
 import aws_cdk as cdk
-from aws_cdk import Environment, Stack, Tags, aws_codebuild as codebuild, aws_codepipeline as codepipeline
+from aws_cdk import Environment, Stack, Tags, aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam, pipelines
 from cdk_nag import AwsSolutionsChecks
 
 from constructs import Construct
 
-from hyperpod_gov import (FleetSpec, HyperPodGovernance, SpecError, SpecIssue, add_credential_stack, build_fleet,
-                          fleet_manifests, load_fleet)
+from hyperpod_gov import (FleetSpec, HyperPodGovernance, add_credential_stack, build_fleet, fleet_manifests,
+                          load_fleet)
 
 from .pipeline import (DEPLOY_ROLE, EVIDENCE_OUTPUT, LOOKUP_ROLE, TEST_COMMAND, _role_arns_as_sub, acknowledge,
-                       acknowledge_evidence_builds, acknowledge_pipeline, repository_path, synth_command,
-                       toolchain_versions, wildcard)
+                       acknowledge_builds, acknowledge_evidence_builds, acknowledge_pipeline, pipeline_source,
+                       synth_command, toolchain_versions, wildcard)
 
 INSTALL = "python3 -m venv /tmp/hyperpod-gov && /tmp/hyperpod-gov/bin/pip install -q -c constraints.txt ."
 
@@ -208,17 +208,7 @@ class FleetPipelineStack(Stack):
 
 def acknowledge_check_builds(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
     """Each member's drift check build writes its own log streams and reports, named per build."""
-    region, account = stack.region, stack.account
-    for project in pipeline.node.find_all():
-        if isinstance(project, codebuild.CfnProject) and "/Check-" in project.node.path:
-            lid = stack.get_logical_id(project)
-            acknowledge(project.node.scope, [  # type: ignore[arg-type]
-                (wildcard("Resource", f"arn:<AWS::Partition>:logs:{region}:{account}:log-group:/aws/codebuild/"
-                          f"<{lid}>:*"), "The drift check build writes log streams (named per build) in its own "
-                 "log group."),
-                (wildcard("Resource", f"arn:<AWS::Partition>:codebuild:{region}:{account}:report-group/<{lid}>-*"),
-                 "The drift check build reports into its own report groups (named after the project)."),
-            ])
+    acknowledge_builds(stack, pipeline, "Check", "drift check")
 
 
 def acknowledge_replication(stack: Stack, pipeline: pipelines.CodePipeline) -> None:
@@ -240,19 +230,8 @@ def add_fleet_pipeline(app: cdk.App, path: str, *, spec_path: Optional[str] = No
     """The fleet's pipeline stack (``<fleet name>-pipeline``) and its waves in ``app``; repository and connection
     from the first member's ``deployment.pipeline`` or the context, as ``add_pipeline``."""
     waves = fleet_waves(app, path, nag=nag)
-    p = first_member(waves).governance.plan.pipeline
-    repository = p.repository or app.node.try_get_context("pipelineRepository")
-    connection = p.connection_arn or app.node.try_get_context("pipelineConnectionArn")
-    missing = [(k, c) for k, v, c in (("repository", repository, "pipelineRepository"),
-                                      ("connectionArn", connection, "pipelineConnectionArn")) if not v]
-    if missing:
-        raise SpecError([SpecIssue(f"deployment.pipeline.{k}", "is not set", None,
-                                   f"set it in the spec or pass -c {c}=...") for k, c in missing])
-    context = {"spec": repository_path(spec_path or path), "pipeline": "true"}
-    if not p.repository:
-        context["pipelineRepository"] = repository
-    if not p.connection_arn:
-        context["pipelineConnectionArn"] = connection
+    repository, connection, context = pipeline_source(app, first_member(waves).governance.plan.pipeline,
+                                                      spec_path or path)
     name = first_member(waves).fleet
     stack = FleetPipelineStack(app, f"{name}-pipeline", waves=waves, synth_context=context, repository=repository,
                                connection_arn=connection, toolchain=toolchain_versions())

@@ -109,16 +109,10 @@ def run_drift(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
     reported, with the reason the Kubernetes side was not checked (exit 2 for that only with
     ``--require-kubernetes``). ``kube`` lets tests say how the API is reached.
     """
+    from ..cli_support import one_cluster_refused
     from ..plan import build_plan
-    from ..spec.fleet import is_fleet_spec
 
-    if is_fleet_spec(args.spec):  # the command hands a fleet over to fleet_live (hyperpod_gov.dispatch)
-        print(f"hyperpod-gov drift: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_drift checks each "
-              "member, as `hyperpod-gov drift` does", file=sys.stderr)
-        return EXIT_CANNOT_CHECK
-    if getattr(args, "cluster", None) is not None:
-        print(f"hyperpod-gov drift: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); --cluster "
-              "chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+    if one_cluster_refused("drift", args):
         return EXIT_CANNOT_CHECK
     try:
         plan = build_plan(load_spec(args.spec, environment=args.environment), base_dir=Path(args.spec).resolve().parent)

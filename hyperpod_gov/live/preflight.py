@@ -314,15 +314,9 @@ def _write_endpoint_policies(spec: Any, folder: str) -> bool:
 def run_preflight(args: argparse.Namespace, clients: Optional[ClientFactory] = None,
                   kube: Optional[Callable[[], KubeApi]] = None) -> int:
     """Exit 0: every check passed; 1: something to fix (each with its fix); 2: could not check."""
-    from ..spec.fleet import is_fleet_spec
+    from ..cli_support import one_cluster_refused
 
-    if is_fleet_spec(args.spec):  # the command hands a fleet over to fleet_live (hyperpod_gov.dispatch)
-        print(f"hyperpod-gov preflight: {args.spec} is a fleet spec (clusters:): fleet_live.run_fleet_preflight checks "
-              "each member, as `hyperpod-gov preflight` does", file=sys.stderr)
-        return EXIT_CANNOT_CHECK
-    if getattr(args, "cluster", None) is not None:
-        print(f"hyperpod-gov preflight: --cluster {args.cluster}: {args.spec} is one cluster's spec (cluster:); "
-              "--cluster chooses a member of a fleet spec (clusters:): leave it out", file=sys.stderr)
+    if one_cluster_refused("preflight", args):
         return EXIT_CANNOT_CHECK
     try:
         spec = load_spec(args.spec)

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import aws_cdk as cdk
 
@@ -181,14 +181,20 @@ def synth(plan: Plan, out_dir: Path, *, nag: bool = True, manifests: Optional[Ma
     ``SpecError`` on anything else that fails during synth.
     """
     checks = checks or shared_template_checks()
+    return synth_in_place(out_dir, lambda assembly_dir: _synth_into(
+        plan, out_dir, assembly_dir, nag=nag, manifests=manifests, checks=checks, resource_counts=resource_counts))
+
+
+def synth_in_place(out_dir: Path, synth_into: Callable[[Path], object]) -> cdk.cx_api.CloudAssembly:
+    """``synth_into(assembly_dir)`` writes a cloud assembly to ``assembly_dir``, beside ``out_dir/cdk.out``; once
+    whole it takes that place (a ``PolicyValidationError``'s assembly too, its report then named there), so an
+    earlier synth's templates (another spec's stacks) never stay beside the new ones, and a synth that fails
+    otherwise leaves the last one as it was. Returns the assembly as ``out_dir/cdk.out`` holds it."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    # The assembly is written beside out_dir/cdk.out and takes its place once whole: an earlier synth's templates
-    # (another spec's stacks) never stay beside the new ones, and a synth that fails leaves the last one as it was.
     assembly_dir = out_dir / f".cdk.out.{os.getpid()}.tmp"
     shutil.rmtree(assembly_dir, ignore_errors=True)
     try:
-        assembly = _synth_into(plan, out_dir, assembly_dir, nag=nag, manifests=manifests, checks=checks,
-                               resource_counts=resource_counts)
+        synth_into(assembly_dir)
     except PolicyValidationError as exc:  # a whole assembly, with its validation report: it takes the place too
         _replace(assembly_dir, out_dir / "cdk.out")
         raise PolicyValidationError(exc.violations, _moved(exc.report, assembly_dir, out_dir / "cdk.out")) from None

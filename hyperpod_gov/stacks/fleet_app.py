@@ -8,7 +8,6 @@ single-cluster spec keeps ``stacks.app.synth`` and its layout (``out/k8s/``).
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Mapping, Optional
@@ -21,8 +20,7 @@ from hyperpod_gov.plan.fleet import FleetPlan
 from hyperpod_gov.slurm.render import files as slurm_files
 from hyperpod_gov.spec.errors import SpecError
 
-from .app import (PolicyValidationError, _moved, _replace, check_manifests, synth_failure, write_governance_files,
-                  write_tools_documents)
+from .app import check_manifests, synth_failure, synth_in_place, write_governance_files, write_tools_documents
 from .base import STACK_CONTEXT
 
 FLEET_ID = "HyperPodFleet"  # the fleet construct's id in the apps the library builds (the CLI's, app.py's)
@@ -76,10 +74,8 @@ def synth_fleet(fleet: FleetPlan, out_dir: Path, *, nag: bool = True,
             issues += [(cluster, i) for i in exc.issues]
     if issues:
         raise SpecError(fleet.fleet.fleet_issues(issues))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    assembly_dir = out_dir / f".cdk.out.{os.getpid()}.tmp"
-    shutil.rmtree(assembly_dir, ignore_errors=True)
-    try:
+
+    def synth_into(assembly_dir: Path) -> None:
         try:
             app = build_fleet_app(fleet, manifests, outdir=str(assembly_dir), nag=nag)
             app.synth()
@@ -89,11 +85,5 @@ def synth_fleet(fleet: FleetPlan, out_dir: Path, *, nag: bool = True,
             raise synth_failure(exc, assembly_dir) from None
         finally:
             write_fleet_files(fleet, manifests, out_dir)
-    except PolicyValidationError as exc:  # a whole assembly, with its validation report: it takes the place too
-        _replace(assembly_dir, out_dir / "cdk.out")
-        raise PolicyValidationError(exc.violations, _moved(exc.report, assembly_dir, out_dir / "cdk.out")) from None
-    except BaseException:
-        shutil.rmtree(assembly_dir, ignore_errors=True)
-        raise
-    _replace(assembly_dir, out_dir / "cdk.out")
-    return cdk.cx_api.CloudAssembly(str(out_dir / "cdk.out"))
+
+    return synth_in_place(out_dir, synth_into)
